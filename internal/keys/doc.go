@@ -1,0 +1,47 @@
+// Package keys defines Cairn's record key: a major path of one or more string
+// components and a minor path of zero or more. It parses and prints the
+// string form, checks size limits, hashes the major path to a partition, and
+// encodes keys into the order-preserving byte form that the storage layer
+// uses as a Pebble key.
+//
+// # String form
+//
+//	/major1/major2/-/minor1/minor2
+//
+// Components are separated by '/'. A component that is exactly "-" separates
+// the major path from the minor path. Inside a component '%' and '/' are
+// written %25 and %2F, and a component that is exactly "-" is written %2D.
+// Bytes below 0x20 and 0x7F are written %XX too, so a printed key is one line
+// of plain text. Parse accepts %XX for any byte. Print then Parse returns an
+// equal key, and Parse then Print returns the input when it is canonical.
+//
+// # Storage key
+//
+// Records live in the record key space, which sorts by the 64-bit hash of the
+// major path first, so each partition (a contiguous range of hash space) is
+// one contiguous range of Pebble keys:
+//
+//	+------+------------------+--------------------+------+--------------------+
+//	| 0x72 | hash (8 bytes BE)| major components   | 0x00 | minor components   |
+//	| 'r'  | xxhash64(major)  | each: esc(c) 00 01 | 0x02 | each: esc(c) 00 01 |
+//	+------+------------------+--------------------+------+--------------------+
+//
+// esc(c) writes the component's bytes with every 0x00 replaced by 00 FF. The
+// terminator 00 01 therefore sorts below any continuation of the component,
+// so comparing encoded paths bytewise compares them component by component,
+// a parent before its children. The marker 00 02 cannot start a component
+// (a component starts with 00 only as 00 FF or, empty, as 00 01), so the
+// bytes up to and including it are a prefix shared by exactly the records of
+// one major path.
+//
+// # Partitions
+//
+// A store has N partitions. Partition p owns hashes h with
+// floor(h*N / 2^64) == p, that is [ceil(p*2^64/N), ceil((p+1)*2^64/N)).
+// Splitting a partition later means adding a boundary inside its range.
+//
+// # Concurrency
+//
+// Everything here is a pure function or an immutable value; all of it is safe
+// for concurrent use.
+package keys

@@ -1,0 +1,104 @@
+package keys
+
+import (
+	"errors"
+	"fmt"
+	"unicode/utf8"
+)
+
+// ErrLimit is returned (wrapped in a *LimitError) when a key or value is over
+// a configured limit.
+var ErrLimit = errors.New("keys: over limit")
+
+// ErrInvalid is returned (wrapped) for a key that is structurally invalid:
+// no major component, or a component that is not UTF-8.
+var ErrInvalid = errors.New("keys: invalid key")
+
+// Limits bounds keys and values. The zero value is not valid; use
+// DefaultLimits.
+type Limits struct {
+	// MaxKeyBytes bounds the sum of the component lengths of a key, in bytes.
+	// Default 10 KiB.
+	MaxKeyBytes int
+	// MaxValueBytes bounds a value, in bytes. Default 4 MiB.
+	MaxValueBytes int
+	// MaxComponents bounds the number of major plus minor components.
+	// Default 64.
+	MaxComponents int
+}
+
+// DefaultLimits returns the default limits.
+func DefaultLimits() Limits {
+	return Limits{MaxKeyBytes: 10 << 10, MaxValueBytes: 4 << 20, MaxComponents: 64}
+}
+
+// Validate reports whether the limits themselves are usable.
+func (l Limits) Validate() error {
+	if l.MaxKeyBytes <= 0 || l.MaxValueBytes <= 0 || l.MaxComponents <= 0 {
+		return fmt.Errorf("keys: limits must be positive: %+v", l)
+	}
+	return nil
+}
+
+// LimitError says which limit was exceeded, its value, and the size seen.
+type LimitError struct {
+	Limit string // "max-key-bytes", "max-value-bytes" or "max-components"
+	Max   int
+	Seen  int
+}
+
+func (e *LimitError) Error() string {
+	return fmt.Sprintf("%s: %d exceeds %s %d", ErrLimit, e.Seen, e.Limit, e.Max)
+}
+
+func (e *LimitError) Unwrap() error { return ErrLimit }
+
+// CheckKey validates a record key: at least one major component, UTF-8
+// components, and within the limits.
+func (l Limits) CheckKey(k Key) error {
+	if len(k.Major) == 0 {
+		return fmt.Errorf("%w: the major path is empty (a key needs at least one major component)", ErrInvalid)
+	}
+	return l.checkPath(k)
+}
+
+// CheckParent validates a parent key for a store scan, which may be empty.
+func (l Limits) CheckParent(k Key) error {
+	if len(k.Major) == 0 && len(k.Minor) > 0 {
+		return fmt.Errorf("%w: a minor path needs a major path", ErrInvalid)
+	}
+	return l.checkPath(k)
+}
+
+func (l Limits) checkPath(k Key) error {
+	n := len(k.Major) + len(k.Minor)
+	if n > l.MaxComponents {
+		return &LimitError{Limit: "max-components", Max: l.MaxComponents, Seen: n}
+	}
+	size := 0
+	for _, c := range k.Major {
+		size += len(c)
+	}
+	for _, c := range k.Minor {
+		size += len(c)
+	}
+	if size > l.MaxKeyBytes {
+		return &LimitError{Limit: "max-key-bytes", Max: l.MaxKeyBytes, Seen: size}
+	}
+	for _, p := range [][]string{k.Major, k.Minor} {
+		for _, c := range p {
+			if !utf8.ValidString(c) {
+				return fmt.Errorf("%w: component %q is not valid UTF-8", ErrInvalid, c)
+			}
+		}
+	}
+	return nil
+}
+
+// CheckValue validates a value's size.
+func (l Limits) CheckValue(v []byte) error {
+	if len(v) > l.MaxValueBytes {
+		return &LimitError{Limit: "max-value-bytes", Max: l.MaxValueBytes, Seen: len(v)}
+	}
+	return nil
+}

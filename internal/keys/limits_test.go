@@ -1,0 +1,128 @@
+package keys
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+var small = Limits{MaxKeyBytes: 10, MaxValueBytes: 5, MaxComponents: 3}
+
+// checkLimitError fails unless err is a *LimitError for limit with the given
+// sizes, wraps ErrLimit, and names the limit and both sizes in its message.
+func checkLimitError(t *testing.T, what string, err error, limit string, max, seen int) {
+	t.Helper()
+	var le *LimitError
+	if !errors.As(err, &le) {
+		t.Errorf("%s: error %v is not a *LimitError", what, err)
+		return
+	}
+	if le.Limit != limit || le.Max != max || le.Seen != seen {
+		t.Errorf("%s: got %+v, want {Limit:%s Max:%d Seen:%d}", what, *le, limit, max, seen)
+	}
+	if !errors.Is(err, ErrLimit) {
+		t.Errorf("%s: error %v does not wrap ErrLimit", what, err)
+	}
+	msg := err.Error()
+	for _, s := range []string{limit, strconv.Itoa(max), strconv.Itoa(seen)} {
+		if !strings.Contains(msg, s) {
+			t.Errorf("%s: message %q does not mention %q", what, msg, s)
+		}
+	}
+}
+
+func TestCheckKeyLimits(t *testing.T) {
+	for _, tc := range []struct {
+		k           Key
+		limit       string
+		max, seen   int
+		description string
+	}{
+		{New([]string{"a"}, "b", "c", "d"), "max-components", 3, 4, "four components"},
+		{New([]string{"a", "b", "c", "d"}), "max-components", 3, 4, "four major components"},
+		{New([]string{"", ""}, "", ""), "max-components", 3, 4, "four empty components"},
+		{New([]string{"01234567890"}), "max-key-bytes", 10, 11, "11 bytes in one component"},
+		{New([]string{"0123"}, "4567", "890"), "max-key-bytes", 10, 11, "11 bytes over three components"},
+		{New([]string{"é"}, "日本", "abc"), "max-key-bytes", 10, 11, "multi-byte runes count as bytes"},
+	} {
+		checkLimitError(t, tc.description, small.CheckKey(tc.k), tc.limit, tc.max, tc.seen)
+		checkLimitError(t, tc.description+" (parent)", small.CheckParent(tc.k), tc.limit, tc.max, tc.seen)
+	}
+}
+
+func TestCheckKeyAtLimit(t *testing.T) {
+	for _, k := range []Key{
+		New([]string{"a"}),
+		New([]string{""}),
+		New([]string{"a"}, "b", "c"),
+		New([]string{"0123456789"}),
+		New([]string{"0123"}, "4567", "89"),
+		New([]string{"é"}, "日本", "ab"),
+	} {
+		if err := small.CheckKey(k); err != nil {
+			t.Errorf("CheckKey(%q): %v", k, err)
+		}
+		if err := small.CheckParent(k); err != nil {
+			t.Errorf("CheckParent(%q): %v", k, err)
+		}
+	}
+}
+
+func TestCheckKeyInvalid(t *testing.T) {
+	for _, k := range []Key{
+		{},
+		{Major: []string{}},
+		New(nil, "a"),
+		New([]string{"\xff"}),
+		New([]string{"a"}, "b\xc3"),
+	} {
+		if err := small.CheckKey(k); !errors.Is(err, ErrInvalid) {
+			t.Errorf("CheckKey(%#v) = %v, want ErrInvalid", k, err)
+		}
+	}
+}
+
+func TestCheckParent(t *testing.T) {
+	if err := small.CheckParent(Key{}); err != nil {
+		t.Errorf("CheckParent(empty key) = %v, want nil (the whole store)", err)
+	}
+	for _, k := range []Key{
+		New(nil, "a"),
+		New([]string{"\xff"}),
+	} {
+		if err := small.CheckParent(k); !errors.Is(err, ErrInvalid) {
+			t.Errorf("CheckParent(%#v) = %v, want ErrInvalid", k, err)
+		}
+	}
+}
+
+func TestCheckValue(t *testing.T) {
+	for _, n := range []int{0, 1, 5} {
+		if err := small.CheckValue(make([]byte, n)); err != nil {
+			t.Errorf("CheckValue(%d bytes) = %v, want nil", n, err)
+		}
+	}
+	checkLimitError(t, "6-byte value", small.CheckValue(make([]byte, 6)), "max-value-bytes", 5, 6)
+	checkLimitError(t, "1000-byte value", small.CheckValue(make([]byte, 1000)), "max-value-bytes", 5, 1000)
+}
+
+func TestLimitsValidate(t *testing.T) {
+	if err := DefaultLimits().Validate(); err != nil {
+		t.Errorf("DefaultLimits().Validate() = %v", err)
+	}
+	d := DefaultLimits()
+	if d.MaxKeyBytes != 10<<10 || d.MaxValueBytes != 4<<20 || d.MaxComponents != 64 {
+		t.Errorf("DefaultLimits() = %+v, want the documented 10 KiB, 4 MiB, 64", d)
+	}
+	for _, l := range []Limits{
+		{},
+		{MaxKeyBytes: 0, MaxValueBytes: 1, MaxComponents: 1},
+		{MaxKeyBytes: 1, MaxValueBytes: -1, MaxComponents: 1},
+		{MaxKeyBytes: 1, MaxValueBytes: 1, MaxComponents: 0},
+	} {
+		if err := l.Validate(); err == nil {
+			t.Errorf("%+v.Validate() = nil, want an error", l)
+		}
+	}
+}

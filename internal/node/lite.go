@@ -1,0 +1,179 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/cairndb/cairn/api/cairnpb"
+	"github.com/cairndb/cairn/internal/keys"
+	"github.com/cairndb/cairn/internal/replica"
+	"github.com/cairndb/cairn/internal/server"
+	"github.com/cairndb/cairn/internal/storage"
+	"google.golang.org/grpc"
+)
+
+// LiteConfig configures a lite node.
+type LiteConfig struct {
+	// Root is the directory holding the node's files. Required.
+	Root string
+	// Host and Port are where the node listens. Port 0 picks a free port.
+	// Defaults 127.0.0.1 and 5000.
+	Host string
+	Port int
+	// Store names the store. Default "kvstore".
+	Store string
+	// Partitions is the partition count, fixed at creation. Default 10.
+	Partitions uint32
+	// CacheBytes sizes the block cache. Default 256 MiB.
+	CacheBytes int64
+	// MinFreeBytes: writes are refused below this much free disk. Default 64 MiB.
+	MinFreeBytes int64
+	// Limits bounds keys and values. Default keys.DefaultLimits().
+	Limits keys.Limits
+	// ShutdownGrace bounds how long Close waits for in-flight requests. Default 5s.
+	ShutdownGrace time.Duration
+	// Version is reported to clients. Default "dev".
+	Version string
+	// Logger. Default slog.Default().
+	Logger *slog.Logger
+	// Replica tunes the apply loop; zero means replica.DefaultConfig().
+	Replica replica.Config
+}
+
+// DefaultLiteConfig returns the defaults for root.
+func DefaultLiteConfig(root string) LiteConfig {
+	return LiteConfig{
+		Root: root, Host: "127.0.0.1", Port: 5000, Store: "kvstore", Partitions: 10,
+		CacheBytes: 256 << 20, MinFreeBytes: 64 << 20, Limits: keys.DefaultLimits(),
+		ShutdownGrace: 5 * time.Second, Version: "dev",
+	}
+}
+
+var storeNameRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]{0,63}$`)
+
+// MaxPartitions bounds a store's partition count.
+const MaxPartitions = 1 << 20
+
+// Validate reports a config that cannot work, naming the field.
+func (c LiteConfig) Validate() error {
+	switch {
+	case c.Root == "":
+		return errors.New("root: required (the directory for the store's files)")
+	case c.Port < 0 || c.Port > 65535:
+		return fmt.Errorf("port: %d is not a TCP port", c.Port)
+	case !storeNameRE.MatchString(c.Store):
+		return fmt.Errorf("store: %q is not a store name (a letter, then up to 63 letters, digits, '_' or '-')", c.Store)
+	case c.Partitions < 1 || c.Partitions > MaxPartitions:
+		return fmt.Errorf("partitions: %d is not between 1 and %d", c.Partitions, MaxPartitions)
+	case c.ShutdownGrace < 0:
+		return fmt.Errorf("shutdown-grace: negative %v", c.ShutdownGrace)
+	}
+	return c.Limits.Validate()
+}
+
+// Lite is a running lite node.
+type Lite struct {
+	cfg     LiteConfig
+	log     *slog.Logger
+	lis     net.Listener
+	grpc    *grpc.Server
+	replica *replica.Local
+	engine  *storage.Engine
+	served  chan error
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// StartLite opens (or creates) the store under cfg.Root and starts serving.
+// It returns once the listener is bound, so Addr is reachable.
+func StartLite(ctx context.Context, cfg LiteConfig) (*Lite, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	sc := storage.DefaultConfig(filepath.Join(cfg.Root, "data"))
+	sc.CacheBytes, sc.MinFreeBytes, sc.Logger = cfg.CacheBytes, cfg.MinFreeBytes, cfg.Logger
+	e, err := storage.Open(sc)
+	if err != nil {
+		return nil, err
+	}
+	n := &Lite{cfg: cfg, log: cfg.Logger, engine: e, served: make(chan error, 1)}
+	if err := n.start(); err != nil {
+		n.shutdown()
+		return nil, err
+	}
+	return n, nil
+}
+
+func (n *Lite) start() error {
+	meta, err := n.engine.Init(n.cfg.Store, n.cfg.Partitions)
+	if err != nil {
+		return err
+	}
+	rc := n.cfg.Replica
+	if rc.MaxGroup == 0 {
+		rc = replica.DefaultConfig()
+	}
+	rc.Logger = n.log
+	if n.replica, err = replica.OpenLocal(n.engine, meta, rc); err != nil {
+		return err
+	}
+	scfg := server.DefaultConfig()
+	scfg.Limits, scfg.Version = n.cfg.Limits, n.cfg.Version
+	srv, err := server.New(n.replica, scfg)
+	if err != nil {
+		return err
+	}
+	addr := net.JoinHostPort(n.cfg.Host, strconv.Itoa(n.cfg.Port))
+	if n.lis, err = net.Listen("tcp", addr); err != nil {
+		return fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	n.grpc = grpc.NewServer(grpc.MaxRecvMsgSize(64<<20), grpc.MaxSendMsgSize(64<<20))
+	cairnpb.RegisterKVServer(n.grpc, srv)
+	go func() { n.served <- n.grpc.Serve(n.lis) }()
+	return nil
+}
+
+// Addr returns the host:port the node listens on.
+func (n *Lite) Addr() string { return n.lis.Addr().String() }
+
+// Store returns the store's identity.
+func (n *Lite) Store() storage.StoreMeta { return n.replica.Meta() }
+
+// Done returns a channel that receives the serve loop's
+// error if the gRPC server stops on its own.
+func (n *Lite) Done() <-chan error { return n.served }
+
+// Close stops serving (letting in-flight requests finish for up to
+// ShutdownGrace), stops the replica, and closes the engine.
+func (n *Lite) Close() error {
+	n.closeOnce.Do(func() { n.closeErr = n.shutdown() })
+	return n.closeErr
+}
+
+func (n *Lite) shutdown() error {
+	if n.grpc != nil {
+		stopped := make(chan struct{})
+		go func() { n.grpc.GracefulStop(); close(stopped) }()
+		select {
+		case <-stopped:
+		case <-time.After(n.cfg.ShutdownGrace):
+			n.grpc.Stop()
+		}
+	}
+	if n.replica != nil {
+		n.replica.Close()
+	}
+	return n.engine.Close()
+}

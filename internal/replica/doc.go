@@ -1,0 +1,26 @@
+// Package replica orders the commands of one shard and applies them.
+//
+// Today a shard has a single replica, Local: it assigns each proposed
+// command the next index, applies it with storage.Batch.Apply, and commits
+// groups of commands in one Pebble batch, so many concurrent writers share
+// one fsync (group commit). The replication issue puts a Raft log in front of
+// the same apply function; callers keep the same contract:
+//
+//   - Propose returns only after the command is applied and committed with
+//     at least the requested durability; the Result is final.
+//   - A Propose whose context ends before the command was taken for
+//     applying returns the context error and the command is never applied.
+//     Once taken, Propose waits for the outcome even if the context ends, so
+//     an acknowledged or failed write is never "unknown" in a single replica.
+//   - Reads go straight to the engine after ReadReady says the replica may
+//     serve them under the requested consistency.
+//   - A failed commit (a failed fsync, a full disk that Pebble could not
+//     absorb) is fatal: the replica stops applying and calls Config.Fatal.
+//
+// # Concurrency
+//
+// Propose, ReadReady, AppliedIndex and Engine are safe from any goroutine.
+// One goroutine (the apply loop) owns the engine's write path; another runs
+// the TTL sweeper, which proposes Expire commands like any client. Close
+// stops both and waits for them.
+package replica

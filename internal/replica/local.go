@@ -1,0 +1,153 @@
+package replica
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cairndb/cairn/internal/storage"
+	"github.com/cairndb/cairn/internal/storage/commandpb"
+)
+
+// ErrClosed is returned by Propose and ReadReady after Close.
+var ErrClosed = errors.New("replica: shutting down")
+
+// Config configures a Local replica.
+type Config struct {
+	// MaxGroup bounds the commands committed in one batch. Default 512.
+	MaxGroup int
+	// SweepInterval is how often expired records are reclaimed. Default 1s.
+	SweepInterval time.Duration
+	// SweepBatch bounds the records one Expire command removes. Default 1000.
+	SweepBatch int
+	// Logger for state changes. Default slog.Default().
+	Logger *slog.Logger
+	// Fatal is called once if a commit fails; it must not return normally
+	// in production (default: log and os.Exit(70)).
+	Fatal func(error)
+}
+
+// DefaultConfig returns the defaults.
+func DefaultConfig() Config {
+	return Config{MaxGroup: 512, SweepInterval: time.Second, SweepBatch: 1000}
+}
+
+// Local is a shard with one replica.
+type Local struct {
+	cfg  Config
+	e    *storage.Engine
+	meta storage.StoreMeta
+	log  *slog.Logger
+
+	proposals chan *proposal
+	closing   chan struct{}
+	wg        sync.WaitGroup
+	closeOnce sync.Once
+	failed    atomic.Bool
+
+	applied  atomic.Uint64
+	mu       sync.Mutex
+	advanced chan struct{} // closed and replaced whenever applied grows
+}
+
+type proposal struct {
+	ctx  context.Context
+	cmd  *commandpb.Command
+	sync storage.SyncMode
+	done chan outcome
+}
+
+type outcome struct {
+	res storage.Result
+	err error
+}
+
+// OpenLocal starts a replica over an engine that Init has been called on.
+func OpenLocal(e *storage.Engine, meta storage.StoreMeta, cfg Config) (*Local, error) {
+	if cfg.MaxGroup <= 0 || cfg.SweepInterval <= 0 || cfg.SweepBatch <= 0 {
+		return nil, fmt.Errorf("replica: MaxGroup, SweepInterval and SweepBatch must be positive: %+v", cfg)
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Fatal == nil {
+		log := cfg.Logger
+		cfg.Fatal = func(err error) {
+			log.Error("fatal: commit failed; exiting without retrying", "err", err)
+			os.Exit(70)
+		}
+	}
+	idx, err := e.AppliedIndex()
+	if err != nil {
+		return nil, err
+	}
+	l := &Local{
+		cfg: cfg, e: e, meta: meta, log: cfg.Logger,
+		proposals: make(chan *proposal, cfg.MaxGroup),
+		closing:   make(chan struct{}),
+		advanced:  make(chan struct{}),
+	}
+	l.applied.Store(idx)
+	l.wg.Add(2)
+	go l.applyLoop()
+	go l.sweepLoop()
+	return l, nil
+}
+
+// Engine returns the replica's engine, for reads.
+func (l *Local) Engine() *storage.Engine { return l.e }
+
+// Meta returns the store identity.
+func (l *Local) Meta() storage.StoreMeta { return l.meta }
+
+// AppliedIndex returns the index of the last applied command.
+func (l *Local) AppliedIndex() uint64 { return l.applied.Load() }
+
+// Close stops accepting proposals, finishes the ones taken, and stops the
+// sweeper. It does not close the engine.
+func (l *Local) Close() {
+	l.closeOnce.Do(func() { close(l.closing) })
+	l.wg.Wait()
+}
+
+// Propose applies cmd with the given sync mode and returns its result. It
+// sets cmd.NowMs from the wall clock when zero.
+func (l *Local) Propose(ctx context.Context, cmd *commandpb.Command, mode storage.SyncMode) (storage.Result, error) {
+	if l.failed.Load() {
+		return storage.Result{}, ErrClosed
+	}
+	if addsData(cmd) && l.e.LowDisk() {
+		return storage.Result{}, storage.ErrDiskFull
+	}
+	if cmd.NowMs == 0 {
+		cmd.NowMs = time.Now().UnixMilli()
+	}
+	p := &proposal{ctx: ctx, cmd: cmd, sync: mode, done: make(chan outcome, 1)}
+	select {
+	case l.proposals <- p:
+	case <-ctx.Done():
+		return storage.Result{}, ctx.Err()
+	case <-l.closing:
+		return storage.Result{}, ErrClosed
+	}
+	o := <-p.done // taken: wait for the outcome whatever the context says
+	return o.res, o.err
+}
+
+func addsData(cmd *commandpb.Command) bool {
+	b, ok := cmd.GetBody().(*commandpb.Command_Batch)
+	if !ok {
+		return false
+	}
+	for _, op := range b.Batch.GetOps() {
+		if op.GetPut() != nil {
+			return true
+		}
+	}
+	return false
+}

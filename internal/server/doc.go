@@ -1,0 +1,15 @@
+// Package server implements the gRPC KV service: it validates each request,
+// turns writes into commands for the shard's replica, serves reads from the
+// engine once the replica says the read's consistency is met, and maps every
+// error to a gRPC status carrying a cairnpb.ErrorDetail that tells the client
+// whether to retry, refresh, or fix its input.
+//
+// Validation happens here, before a command exists: a command that reaches
+// the replica is well formed (storage.Apply still rejects malformed commands
+// deterministically, as a second line of defence).
+//
+// # Concurrency
+//
+// A Server is safe for concurrent use by gRPC's handler goroutines; it keeps
+// no per-request state.
+package server

@@ -1,0 +1,90 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/cairndb/cairn/api/cairnpb"
+	"github.com/cairndb/cairn/internal/keys"
+	"github.com/cairndb/cairn/internal/replica"
+	"github.com/cairndb/cairn/internal/storage"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// inputError is a request the client must fix. kind is the ErrorDetail kind.
+type inputError struct {
+	kind string
+	msg  string
+}
+
+func (e *inputError) Error() string { return e.msg }
+
+func badInput(kind, format string, args ...any) error {
+	return &inputError{kind: kind, msg: fmt.Sprintf(format, args...)}
+}
+
+// errStoreMismatch is returned when a request names another store.
+var errStoreMismatch = errors.New("request is for another store")
+
+type mapping struct {
+	code   codes.Code
+	kind   string
+	action cairnpb.ErrorDetail_Action
+}
+
+var sentinels = []struct {
+	err error
+	m   mapping
+}{
+	{storage.ErrBadResume, mapping{codes.InvalidArgument, "bad_resume", cairnpb.ErrorDetail_FIX_INPUT}},
+	{storage.ErrBadVersion, mapping{codes.InvalidArgument, "bad_version", cairnpb.ErrorDetail_FIX_INPUT}},
+	{storage.ErrBadCommand, mapping{codes.InvalidArgument, "invalid_argument", cairnpb.ErrorDetail_FIX_INPUT}},
+	{keys.ErrMalformed, mapping{codes.InvalidArgument, "invalid_key", cairnpb.ErrorDetail_FIX_INPUT}},
+	{keys.ErrInvalid, mapping{codes.InvalidArgument, "invalid_key", cairnpb.ErrorDetail_FIX_INPUT}},
+	{replica.ErrForeignVersion, mapping{codes.InvalidArgument, "foreign_version", cairnpb.ErrorDetail_FIX_INPUT}},
+	{storage.ErrTooLarge, mapping{codes.FailedPrecondition, "result_too_large", cairnpb.ErrorDetail_FIX_INPUT}},
+	{errStoreMismatch, mapping{codes.FailedPrecondition, "store_mismatch", cairnpb.ErrorDetail_FIX_INPUT}},
+	{storage.ErrDiskFull, mapping{codes.ResourceExhausted, "disk_full", cairnpb.ErrorDetail_RETRY}},
+	{replica.ErrConsistency, mapping{codes.Unavailable, "consistency_timeout", cairnpb.ErrorDetail_RETRY}},
+	{replica.ErrClosed, mapping{codes.Unavailable, "shutting_down", cairnpb.ErrorDetail_RETRY}},
+	{context.DeadlineExceeded, mapping{codes.DeadlineExceeded, "timeout", cairnpb.ErrorDetail_RETRY}},
+	{context.Canceled, mapping{codes.Canceled, "canceled", cairnpb.ErrorDetail_NONE}},
+	{storage.ErrCorrupt, mapping{codes.DataLoss, "corruption", cairnpb.ErrorDetail_NONE}},
+	{keys.ErrCorrupt, mapping{codes.DataLoss, "corruption", cairnpb.ErrorDetail_NONE}},
+}
+
+// toStatus maps an error to a gRPC status with an ErrorDetail.
+func toStatus(err error) error {
+	if err == nil {
+		return nil
+	}
+	if _, ok := status.FromError(err); ok {
+		return err
+	}
+	m := mapping{codes.Internal, "internal", cairnpb.ErrorDetail_NONE}
+	d := &cairnpb.ErrorDetail{}
+	var le *keys.LimitError
+	var ie *inputError
+	switch {
+	case errors.As(err, &le):
+		m = mapping{codes.InvalidArgument, "limit_exceeded", cairnpb.ErrorDetail_FIX_INPUT}
+		d.Limit, d.Max, d.Seen = le.Limit, int64(le.Max), int64(le.Seen)
+	case errors.As(err, &ie):
+		m = mapping{codes.InvalidArgument, ie.kind, cairnpb.ErrorDetail_FIX_INPUT}
+	default:
+		for _, s := range sentinels {
+			if errors.Is(err, s.err) {
+				m = s.m
+				break
+			}
+		}
+	}
+	d.Kind, d.Action = m.kind, m.action
+	st, derr := status.New(m.code, err.Error()).WithDetails(d)
+	if derr != nil {
+		return status.Error(m.code, err.Error())
+	}
+	return st.Err()
+}

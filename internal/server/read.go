@@ -1,0 +1,158 @@
+package server
+
+import (
+	"context"
+	"time"
+
+	"github.com/cairndb/cairn/api/cairnpb"
+	"github.com/cairndb/cairn/internal/keys"
+	"github.com/cairndb/cairn/internal/storage"
+)
+
+const (
+	defaultScanBatch = 100
+	maxScanBatch     = 10000
+	maxScanVisited   = 50000
+	pageBytes        = 4 << 20
+)
+
+// Get reads one record.
+func (s *Server) Get(ctx context.Context, req *cairnpb.GetRequest) (*cairnpb.GetResponse, error) {
+	if err := s.checkKey("key", req.GetKey()); err != nil {
+		return nil, toStatus(err)
+	}
+	ctx, cancel, err := s.readBegin(ctx, req.GetHeader(), req.GetConsistency())
+	defer cancel()
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	rec, ok, err := s.shard.Engine().Get(keyOf(req.GetKey()), time.Now().UnixMilli())
+	if err != nil || !ok {
+		return &cairnpb.GetResponse{}, toStatus(err)
+	}
+	return &cairnpb.GetResponse{Found: true, Record: recordPB(rec)}, nil
+}
+
+// MultiGet reads records under a complete major path, whole or in pages.
+func (s *Server) MultiGet(ctx context.Context, req *cairnpb.MultiGetRequest) (*cairnpb.MultiGetResponse, error) {
+	sc, err := s.multiGetScan(req)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	ctx, cancel, err := s.readBegin(ctx, req.GetHeader(), req.GetConsistency())
+	defer cancel()
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	recs, resume, err := s.shard.Engine().MultiGet(sc, time.Now().UnixMilli())
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &cairnpb.MultiGetResponse{Records: recordsPB(recs), Resume: resume}, nil
+}
+
+func (s *Server) multiGetScan(req *cairnpb.MultiGetRequest) (storage.Scan, error) {
+	if err := s.checkKey("parent", req.GetParent()); err != nil {
+		return storage.Scan{}, err
+	}
+	depth, err := checkDepth(req.GetDepth())
+	if err != nil {
+		return storage.Scan{}, err
+	}
+	r, err := checkRange(req.GetRange())
+	if err != nil {
+		return storage.Scan{}, err
+	}
+	if err := checkEnum("direction", req.GetDirection()); err != nil {
+		return storage.Scan{}, err
+	}
+	if req.GetDirection() == cairnpb.Direction_UNORDERED {
+		return storage.Scan{}, badInput("invalid_argument", "direction: a multi-get is FORWARD or REVERSE")
+	}
+	if req.GetBatchSize() < 0 {
+		return storage.Scan{}, badInput("invalid_argument", "batch_size: negative %d", req.GetBatchSize())
+	}
+	sc := storage.Scan{
+		Parent: keyOf(req.GetParent()), Range: r, Depth: depth, KeysOnly: req.GetKeysOnly(),
+		Reverse: req.GetDirection() == cairnpb.Direction_REVERSE, Resume: req.GetResume(),
+		Limit: int(min(req.GetBatchSize(), maxScanBatch)), MaxBytes: s.cfg.MaxResultBytes,
+	}
+	if sc.Limit > 0 {
+		sc.MaxBytes = pageBytes
+	}
+	return sc, nil
+}
+
+// StoreScan reads a page of the whole store, or of the records under a
+// partial major path.
+func (s *Server) StoreScan(ctx context.Context, req *cairnpb.StoreScanRequest) (*cairnpb.StoreScanResponse, error) {
+	sc, err := s.storeScan(req)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	ctx, cancel, err := s.readBegin(ctx, req.GetHeader(), req.GetConsistency())
+	defer cancel()
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	recs, resume, err := s.shard.Engine().StoreScan(sc, time.Now().UnixMilli())
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &cairnpb.StoreScanResponse{Records: recordsPB(recs), Resume: resume}, nil
+}
+
+func (s *Server) storeScan(req *cairnpb.StoreScanRequest) (storage.Scan, error) {
+	parent := keyOf(req.GetParent())
+	if len(parent.Minor) > 0 {
+		return storage.Scan{}, badInput("invalid_key", "parent: a store scan's parent is a major path without a minor path, got %s", parent)
+	}
+	if err := s.limits.CheckParent(parent); err != nil {
+		return storage.Scan{}, err
+	}
+	depth, err := checkDepth(req.GetDepth())
+	if err != nil {
+		return storage.Scan{}, err
+	}
+	r, err := checkRange(req.GetRange())
+	if err != nil {
+		return storage.Scan{}, err
+	}
+	batch := int(req.GetBatchSize())
+	switch {
+	case batch < 0:
+		return storage.Scan{}, badInput("invalid_argument", "batch_size: negative %d", batch)
+	case batch == 0:
+		batch = defaultScanBatch
+	}
+	return storage.Scan{
+		Parent: parent, Range: r, Depth: depth, KeysOnly: req.GetKeysOnly(), Resume: req.GetResume(),
+		Limit: min(batch, maxScanBatch), MaxScanned: maxScanVisited, MaxBytes: pageBytes,
+	}, nil
+}
+
+func (s *Server) readBegin(ctx context.Context, h *cairnpb.RequestHeader, c *cairnpb.Consistency) (context.Context, context.CancelFunc, error) {
+	cons, err := checkConsistency(c)
+	if err != nil {
+		return ctx, func() {}, err
+	}
+	ctx, cancel, err := s.begin(ctx, h)
+	if err != nil {
+		return ctx, cancel, err
+	}
+	return ctx, cancel, s.shard.ReadReady(ctx, cons)
+}
+
+func recordPB(r storage.Record) *cairnpb.Record {
+	return &cairnpb.Record{Key: keyPB(r.Key), Value: r.Value, Version: r.Version, ExpirationMs: r.ExpiresMs}
+}
+
+func recordsPB(rs []storage.Record) []*cairnpb.Record {
+	out := make([]*cairnpb.Record, len(rs))
+	for i, r := range rs {
+		out[i] = recordPB(r)
+	}
+	return out
+}
+
+func keyPB(k keys.Key) *cairnpb.Key { return &cairnpb.Key{Major: k.Major, Minor: k.Minor} }

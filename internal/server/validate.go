@@ -1,0 +1,171 @@
+package server
+
+import (
+	"slices"
+	"time"
+
+	"github.com/cairndb/cairn/api/cairnpb"
+	"github.com/cairndb/cairn/internal/keys"
+	"github.com/cairndb/cairn/internal/replica"
+	"github.com/cairndb/cairn/internal/storage"
+	"google.golang.org/protobuf/reflect/protoreflect"
+)
+
+func keyOf(k *cairnpb.Key) keys.Key { return keys.Key{Major: k.GetMajor(), Minor: k.GetMinor()} }
+
+// checkEnum rejects enum numbers this server does not know.
+func checkEnum(field string, v protoreflect.Enum) error {
+	if v.Descriptor().Values().ByNumber(v.Number()) == nil {
+		return badInput("unknown_enum", "%s: unknown value %d", field, v.Number())
+	}
+	return nil
+}
+
+func (s *Server) checkKey(field string, k *cairnpb.Key) error {
+	if k == nil {
+		return badInput("invalid_key", "%s: missing key", field)
+	}
+	if err := s.limits.CheckKey(keyOf(k)); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *Server) checkPut(op *cairnpb.PutOp) error {
+	if op == nil {
+		return badInput("invalid_argument", "put: missing operation")
+	}
+	if err := s.checkKey("put.key", op.GetKey()); err != nil {
+		return err
+	}
+	if err := s.limits.CheckValue(op.GetValue()); err != nil {
+		return err
+	}
+	if err := checkEnum("put.condition", op.GetCondition()); err != nil {
+		return err
+	}
+	if err := checkEnum("put.return", op.GetReturn()); err != nil {
+		return err
+	}
+	if op.GetCondition() == cairnpb.Condition_IF_VERSION {
+		if _, _, err := storage.ParseVersion(op.GetMatchVersion()); err != nil {
+			return err
+		}
+	}
+	if op.GetTtlMs() < 0 {
+		return badInput("invalid_argument", "put.ttl_ms: negative TTL %d", op.GetTtlMs())
+	}
+	return nil
+}
+
+func (s *Server) checkDelete(op *cairnpb.DeleteOp) error {
+	if op == nil {
+		return badInput("invalid_argument", "delete: missing operation")
+	}
+	if err := s.checkKey("delete.key", op.GetKey()); err != nil {
+		return err
+	}
+	if err := checkEnum("delete.return", op.GetReturn()); err != nil {
+		return err
+	}
+	switch op.GetCondition() {
+	case cairnpb.Condition_CONDITION_UNSPECIFIED:
+	case cairnpb.Condition_IF_VERSION:
+		if _, _, err := storage.ParseVersion(op.GetMatchVersion()); err != nil {
+			return err
+		}
+	default:
+		return badInput("invalid_argument", "delete.condition: %v is not a delete condition (only IF_VERSION)", op.GetCondition())
+	}
+	return nil
+}
+
+func (s *Server) checkOps(ops []*cairnpb.Operation) error {
+	if len(ops) == 0 {
+		return badInput("invalid_argument", "execute: no operations")
+	}
+	var major []string
+	for i, op := range ops {
+		var k *cairnpb.Key
+		switch o := op.GetOp().(type) {
+		case *cairnpb.Operation_Put:
+			if err := s.checkPut(o.Put); err != nil {
+				return err
+			}
+			k = o.Put.GetKey()
+		case *cairnpb.Operation_Delete:
+			if err := s.checkDelete(o.Delete); err != nil {
+				return err
+			}
+			k = o.Delete.GetKey()
+		default:
+			return badInput("invalid_argument", "execute: operation %d is neither put nor delete", i)
+		}
+		if i == 0 {
+			major = k.GetMajor()
+		} else if !slices.Equal(major, k.GetMajor()) {
+			return badInput("multiple_major_paths",
+				"execute: operation %d has major path %s but operation 0 has %s; all operations must share one major path",
+				i, keys.Key{Major: k.GetMajor()}, keys.Key{Major: major})
+		}
+	}
+	return nil
+}
+
+func checkDurability(d *cairnpb.Durability) (storage.SyncMode, error) {
+	for _, e := range []struct {
+		f string
+		v protoreflect.Enum
+	}{{"durability.master_sync", d.GetMasterSync()}, {"durability.replica_sync", d.GetReplicaSync()}, {"durability.replica_ack", d.GetReplicaAck()}} {
+		if err := checkEnum(e.f, e.v); err != nil {
+			return 0, err
+		}
+	}
+	switch d.GetMasterSync() {
+	case cairnpb.SyncPolicy_SYNC:
+		return storage.Sync, nil
+	case cairnpb.SyncPolicy_NO_SYNC:
+		return storage.NoSync, nil
+	}
+	return storage.WriteNoSync, nil
+}
+
+func checkConsistency(c *cairnpb.Consistency) (replica.Consistency, error) {
+	if err := checkEnum("consistency.kind", c.GetKind()); err != nil {
+		return replica.Consistency{}, err
+	}
+	if c.GetTimeoutMs() < 0 || c.GetPermissibleLagMs() < 0 {
+		return replica.Consistency{}, badInput("invalid_argument", "consistency: negative timeout or lag")
+	}
+	out := replica.Consistency{Timeout: time.Duration(c.GetTimeoutMs()) * time.Millisecond}
+	switch c.GetKind() {
+	case cairnpb.ConsistencyKind_ABSOLUTE:
+		out.Kind = replica.Absolute
+	case cairnpb.ConsistencyKind_TIME_LAG:
+		out.Kind, out.Lag = replica.TimeLag, time.Duration(c.GetPermissibleLagMs())*time.Millisecond
+	case cairnpb.ConsistencyKind_VERSION:
+		if _, _, err := storage.ParseVersion(c.GetVersion()); err != nil {
+			return replica.Consistency{}, err
+		}
+		out.Kind, out.Version = replica.AtVersion, c.GetVersion()
+	}
+	return out, nil
+}
+
+func checkDepth(d cairnpb.Depth) (keys.Depth, error) {
+	if err := checkEnum("depth", d); err != nil {
+		return 0, err
+	}
+	if d == cairnpb.Depth_DEPTH_UNSPECIFIED {
+		return keys.ParentAndDescendants, nil
+	}
+	return keys.Depth(d), nil
+}
+
+func checkRange(r *cairnpb.KeyRange) (*keys.Range, error) {
+	kr := storage.RangeFromPB(r)
+	if err := kr.Validate(); err != nil {
+		return nil, err
+	}
+	return kr, nil
+}

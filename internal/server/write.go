@@ -1,0 +1,94 @@
+package server
+
+import (
+	"context"
+
+	"github.com/cairndb/cairn/api/cairnpb"
+	"github.com/cairndb/cairn/internal/storage"
+	"github.com/cairndb/cairn/internal/storage/commandpb"
+)
+
+// Put handles put and its conditional forms.
+func (s *Server) Put(ctx context.Context, req *cairnpb.PutRequest) (*cairnpb.WriteResponse, error) {
+	if err := s.checkPut(req.GetOp()); err != nil {
+		return nil, toStatus(err)
+	}
+	op := &cairnpb.Operation{Op: &cairnpb.Operation_Put{Put: req.GetOp()}}
+	return s.writeOne(ctx, req.GetHeader(), req.GetDurability(), op)
+}
+
+// Delete handles delete and deleteIfVersion.
+func (s *Server) Delete(ctx context.Context, req *cairnpb.DeleteRequest) (*cairnpb.WriteResponse, error) {
+	if err := s.checkDelete(req.GetOp()); err != nil {
+		return nil, toStatus(err)
+	}
+	op := &cairnpb.Operation{Op: &cairnpb.Operation_Delete{Delete: req.GetOp()}}
+	return s.writeOne(ctx, req.GetHeader(), req.GetDurability(), op)
+}
+
+func (s *Server) writeOne(ctx context.Context, h *cairnpb.RequestHeader, d *cairnpb.Durability, op *cairnpb.Operation) (*cairnpb.WriteResponse, error) {
+	res, err := s.propose(ctx, h, d, batchCommand(op))
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &cairnpb.WriteResponse{Result: res.Ops[0]}, nil
+}
+
+// Execute applies a list of operations on one major path atomically.
+func (s *Server) Execute(ctx context.Context, req *cairnpb.ExecuteRequest) (*cairnpb.ExecuteResponse, error) {
+	if err := s.checkOps(req.GetOps()); err != nil {
+		return nil, toStatus(err)
+	}
+	res, err := s.propose(ctx, req.GetHeader(), req.GetDurability(), batchCommand(req.GetOps()...))
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	if res.Aborted {
+		return &cairnpb.ExecuteResponse{FailedIndex: int32(res.FailedIndex), FailedResult: res.Failed}, nil
+	}
+	return &cairnpb.ExecuteResponse{Committed: true, Results: res.Ops}, nil
+}
+
+// MultiDelete deletes the records under a parent key.
+func (s *Server) MultiDelete(ctx context.Context, req *cairnpb.MultiDeleteRequest) (*cairnpb.MultiDeleteResponse, error) {
+	if err := s.checkKey("parent", req.GetParent()); err != nil {
+		return nil, toStatus(err)
+	}
+	depth, err := checkDepth(req.GetDepth())
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	if _, err := checkRange(req.GetRange()); err != nil {
+		return nil, toStatus(err)
+	}
+	cmd := &commandpb.Command{Body: &commandpb.Command_MultiDelete{MultiDelete: &commandpb.MultiDelete{
+		Parent: req.GetParent(), Range: req.GetRange(), Depth: cairnpb.Depth(depth),
+	}}}
+	res, err := s.propose(ctx, req.GetHeader(), req.GetDurability(), cmd)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &cairnpb.MultiDeleteResponse{Deleted: res.Deleted}, nil
+}
+
+func batchCommand(ops ...*cairnpb.Operation) *commandpb.Command {
+	return &commandpb.Command{Body: &commandpb.Command_Batch{Batch: &commandpb.Batch{Ops: ops}}}
+}
+
+// propose runs a validated command through the shard.
+func (s *Server) propose(ctx context.Context, h *cairnpb.RequestHeader, d *cairnpb.Durability, cmd *commandpb.Command) (storage.Result, error) {
+	mode, err := checkDurability(d)
+	if err != nil {
+		return storage.Result{}, err
+	}
+	ctx, cancel, err := s.begin(ctx, h)
+	defer cancel()
+	if err != nil {
+		return storage.Result{}, err
+	}
+	res, err := s.shard.Propose(ctx, cmd, mode)
+	if err != nil {
+		return storage.Result{}, err
+	}
+	return res, res.Err
+}

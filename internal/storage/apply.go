@@ -1,0 +1,308 @@
+package storage
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/cairndb/cairn/api/cairnpb"
+	"github.com/cairndb/cairn/internal/keys"
+	"github.com/cairndb/cairn/internal/storage/commandpb"
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// SyncMode is how a commit reaches the disk; larger is stronger.
+type SyncMode int
+
+// The sync modes, weakest first.
+const (
+	NoSync      SyncMode = 1 // may stay in Pebble's buffer in this process
+	WriteNoSync SyncMode = 2 // written to the OS, not fsynced
+	Sync        SyncMode = 3 // fsynced
+)
+
+// ErrBadCommand is the Result.Err of a command that cannot be applied as
+// written (no operation, an empty major path, keys of several major paths in
+// one batch). It is deterministic: every replica rejects the same command the
+// same way, and nothing is written.
+var ErrBadCommand = errors.New("storage: bad command")
+
+// Result is what applying one command produced.
+type Result struct {
+	// Ops holds one result per operation of a Batch that committed.
+	Ops []*cairnpb.OperationResult
+	// Aborted is set when an operation with abort_if_unsuccessful failed;
+	// then nothing was written, and FailedIndex/Failed say which and why.
+	Aborted     bool
+	FailedIndex int
+	Failed      *cairnpb.OperationResult
+	// Deleted counts the live records a MultiDelete or Expire removed.
+	Deleted int64
+	// Err is set for a command that was rejected (wraps ErrBadCommand).
+	Err error
+}
+
+// Batch accumulates the effects of consecutive commands for one commit.
+type Batch struct {
+	e      *Engine
+	b      *pebble.Batch
+	origin uint64
+	last   uint64
+	buf    []byte
+}
+
+// NewBatch starts a batch for a store whose versions carry origin.
+func (e *Engine) NewBatch(origin uint64) *Batch {
+	return &Batch{e: e, b: e.db.NewIndexedBatch(), origin: origin}
+}
+
+// Close releases the batch; call it after Commit or to discard.
+func (b *Batch) Close() { _ = b.b.Close() }
+
+// Commit writes the batch and the applied index atomically with mode.
+func (b *Batch) Commit(mode SyncMode) error {
+	var idx [8]byte
+	binary.BigEndian.PutUint64(idx[:], b.last)
+	if err := b.b.Set(metaAppliedKey, idx[:], nil); err != nil {
+		return err
+	}
+	switch mode {
+	case Sync:
+		return b.b.Commit(pebble.Sync)
+	case WriteNoSync:
+		b.e.fs.skip.Store(true)
+		defer b.e.fs.skip.Store(false)
+		return b.b.Commit(pebble.Sync)
+	default:
+		return b.b.Commit(pebble.NoSync)
+	}
+}
+
+// Apply applies cmd as the command at index. Indexes must increase by one
+// across calls on the engine (the caller's contract; Apply does not check).
+func (b *Batch) Apply(index uint64, cmd *commandpb.Command) Result {
+	b.last = index
+	switch body := cmd.GetBody().(type) {
+	case *commandpb.Command_Batch:
+		return b.applyOps(index, cmd.GetNowMs(), body.Batch.GetOps())
+	case *commandpb.Command_MultiDelete:
+		return b.applyMultiDelete(cmd.GetNowMs(), body.MultiDelete)
+	case *commandpb.Command_Expire:
+		return b.applyExpire(cmd.GetNowMs(), body.Expire)
+	}
+	return Result{Err: fmt.Errorf("%w: command has no body", ErrBadCommand)}
+}
+
+// pending is an operation's effect held until its batch is known to commit.
+type pending struct {
+	sk      []byte
+	deleted bool
+	rec     []byte // encoded record when !deleted
+	expMs   int64
+}
+
+// overlay makes a multi-operation batch atomic: operations read their
+// predecessors' effects from it, and it reaches Pebble only if no operation
+// aborts.
+type overlay struct {
+	byKey map[string]*pending
+	order []*pending
+}
+
+func (o *overlay) put(p *pending) {
+	if o.byKey == nil {
+		o.byKey = make(map[string]*pending)
+	}
+	if old, ok := o.byKey[string(p.sk)]; ok {
+		*old = *p
+		return
+	}
+	o.byKey[string(p.sk)] = p
+	o.order = append(o.order, p)
+}
+
+func (b *Batch) applyOps(index uint64, now int64, ops []*cairnpb.Operation) Result {
+	if err := checkOps(ops); err != nil {
+		return Result{Err: err}
+	}
+	var ov overlay
+	res := make([]*cairnpb.OperationResult, len(ops))
+	for i, op := range ops {
+		r, err := b.applyOp(&ov, index, now, op)
+		if err != nil {
+			return Result{Err: err}
+		}
+		if !r.Success && op.GetAbortIfUnsuccessful() {
+			return Result{Aborted: true, FailedIndex: i, Failed: r}
+		}
+		res[i] = r
+	}
+	for _, p := range ov.order {
+		if err := b.write(p); err != nil {
+			return Result{Err: err}
+		}
+	}
+	return Result{Ops: res}
+}
+
+// checkOps rejects batches that apply cannot make atomic or meaningful.
+func checkOps(ops []*cairnpb.Operation) error {
+	if len(ops) == 0 {
+		return fmt.Errorf("%w: no operations", ErrBadCommand)
+	}
+	var first []string
+	for i, op := range ops {
+		k := opKey(op)
+		if k == nil || len(k.GetMajor()) == 0 {
+			return fmt.Errorf("%w: operation %d has no key or an empty major path", ErrBadCommand, i)
+		}
+		if i == 0 {
+			first = k.GetMajor()
+		} else if !slices.Equal(first, k.GetMajor()) {
+			return fmt.Errorf("%w: operation %d's major path differs from operation 0's", ErrBadCommand, i)
+		}
+	}
+	return nil
+}
+
+func opKey(op *cairnpb.Operation) *cairnpb.Key {
+	switch o := op.GetOp().(type) {
+	case *cairnpb.Operation_Put:
+		return o.Put.GetKey()
+	case *cairnpb.Operation_Delete:
+		return o.Delete.GetKey()
+	}
+	return nil
+}
+
+func (b *Batch) write(p *pending) error {
+	if p.deleted {
+		return b.b.Delete(p.sk, nil)
+	}
+	if err := b.b.Set(p.sk, p.rec, nil); err != nil {
+		return err
+	}
+	if p.expMs != 0 {
+		return b.b.Set(expiryKey(p.expMs, p.sk), nil, nil)
+	}
+	return nil
+}
+
+// read returns the live record at sk as of this batch and overlay.
+func (b *Batch) read(ov *overlay, sk []byte, now int64) (recordView, bool, error) {
+	if p, ok := ov.byKey[string(sk)]; ok {
+		if p.deleted {
+			return recordView{}, false, nil
+		}
+		v, err := decodeRecord(p.rec)
+		return v, err == nil, err
+	}
+	raw, closer, err := b.b.Get(sk)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return recordView{}, false, nil
+	} else if err != nil {
+		return recordView{}, false, err
+	}
+	v, err := decodeRecord(bytes.Clone(raw))
+	closer.Close()
+	if err != nil {
+		return recordView{}, false, err
+	}
+	return v, liveAt(v.expMs, now), nil
+}
+
+func (b *Batch) applyOp(ov *overlay, index uint64, now int64, op *cairnpb.Operation) (*cairnpb.OperationResult, error) {
+	switch o := op.GetOp().(type) {
+	case *cairnpb.Operation_Put:
+		return b.applyPut(ov, index, now, o.Put)
+	case *cairnpb.Operation_Delete:
+		return b.applyDelete(ov, now, o.Delete)
+	}
+	return nil, fmt.Errorf("%w: operation has no put or delete", ErrBadCommand)
+}
+
+func (b *Batch) applyPut(ov *overlay, index uint64, now int64, put *cairnpb.PutOp) (*cairnpb.OperationResult, error) {
+	sk := keys.Encode(keyFromPB(put.GetKey()))
+	needOld := put.GetCondition() != cairnpb.Condition_CONDITION_UNSPECIFIED || wantsPrevious(put.GetReturn())
+	var old recordView
+	var exists bool
+	if needOld {
+		var err error
+		if old, exists, err = b.read(ov, sk, now); err != nil {
+			return nil, err
+		}
+	}
+	r := &cairnpb.OperationResult{}
+	fillPrevious(r, put.GetReturn(), old, exists)
+	switch put.GetCondition() {
+	case cairnpb.Condition_IF_ABSENT:
+		r.Success = !exists
+	case cairnpb.Condition_IF_PRESENT:
+		r.Success = exists
+	case cairnpb.Condition_IF_VERSION:
+		r.Success = exists && bytes.Equal(old.version, put.GetMatchVersion())
+	default:
+		r.Success = true
+	}
+	if !r.Success {
+		return r, nil
+	}
+	var exp int64
+	if ttl := put.GetTtlMs(); ttl > 0 {
+		exp = now + ttl
+	}
+	version := MakeVersion(b.origin, index)
+	ov.put(&pending{sk: sk, rec: encodeRecord(nil, version, exp, put.GetValue()), expMs: exp})
+	r.NewVersion = version
+	return r, nil
+}
+
+func (b *Batch) applyDelete(ov *overlay, now int64, del *cairnpb.DeleteOp) (*cairnpb.OperationResult, error) {
+	sk := keys.Encode(keyFromPB(del.GetKey()))
+	old, exists, err := b.read(ov, sk, now)
+	if err != nil {
+		return nil, err
+	}
+	r := &cairnpb.OperationResult{}
+	fillPrevious(r, del.GetReturn(), old, exists)
+	switch del.GetCondition() {
+	case cairnpb.Condition_IF_VERSION:
+		r.Success = exists && bytes.Equal(old.version, del.GetMatchVersion())
+	case cairnpb.Condition_CONDITION_UNSPECIFIED:
+		r.Success = exists
+	default:
+		return nil, fmt.Errorf("%w: delete takes no condition %v", ErrBadCommand, del.GetCondition())
+	}
+	if r.Success {
+		ov.put(&pending{sk: sk, deleted: true})
+	}
+	return r, nil
+}
+
+func wantsPrevious(rv cairnpb.ReturnValueVersion) bool {
+	return rv == cairnpb.ReturnValueVersion_RETURN_VALUE || rv == cairnpb.ReturnValueVersion_RETURN_VERSION ||
+		rv == cairnpb.ReturnValueVersion_RETURN_ALL
+}
+
+func fillPrevious(r *cairnpb.OperationResult, rv cairnpb.ReturnValueVersion, old recordView, exists bool) {
+	if !wantsPrevious(rv) || !exists {
+		return
+	}
+	r.PreviousExists = true
+	r.PreviousExpirationMs = old.expMs
+	if rv == cairnpb.ReturnValueVersion_RETURN_VALUE || rv == cairnpb.ReturnValueVersion_RETURN_ALL {
+		r.PreviousValue = bytes.Clone(old.value)
+		if r.PreviousValue == nil {
+			r.PreviousValue = []byte{}
+		}
+	}
+	if rv == cairnpb.ReturnValueVersion_RETURN_VERSION || rv == cairnpb.ReturnValueVersion_RETURN_ALL {
+		r.PreviousVersion = bytes.Clone(old.version)
+	}
+}
+
+func keyFromPB(k *cairnpb.Key) keys.Key {
+	return keys.Key{Major: k.GetMajor(), Minor: k.GetMinor()}
+}

@@ -1,0 +1,57 @@
+// Package storage is Cairn's only user of Pebble. It owns the on-disk layout
+// of one node's engine, the record format, the read paths (get, multi-get,
+// store scan) and the deterministic apply function that turns commands into
+// writes.
+//
+// # Key spaces
+//
+// The first byte of every Pebble key names its space:
+//
+//	'm' meta     'm' name                     -> see meta.go (store identity,
+//	                                             applied index)
+//	'r' records  'r' hash(8) major 00 02 minor -> record (see package keys)
+//	'x' expiry   'x' expiry-ms(8 BE) record-key -> empty
+//
+// Records sort by the hash of their major path, so a partition is one
+// contiguous range of the 'r' space. The 'x' space indexes records with a TTL
+// by expiry time so the sweeper finds expired records without a full scan. An
+// index entry may be stale (the record was rewritten or deleted since); the
+// sweeper checks the record before deleting it.
+//
+// # Record
+//
+//	0      1                  9                 17                25
+//	+------+------------------+-----------------+-----------------+----------
+//	| 0x01 | origin (8, BE)   | index (8, BE)   | expiry-ms (8,BE)| value ...
+//	+------+------------------+-----------------+-----------------+----------
+//	 format  version (16 bytes, opaque to clients)  0 = never
+//
+// The version is the shard's origin (a random id fixed when the store was
+// created) and the index of the command that wrote the record, so it changes
+// on every write and orders writes within a shard.
+//
+// # Apply
+//
+// State changes only through Batch.Apply(index, command), called by one
+// goroutine in index order. Apply reads nothing but the store and the command
+// (the command carries the proposer's clock), so any replica that applies the
+// same commands reaches the same bytes. Batch.Commit writes the applied index
+// with the commands' effects atomically, so after a crash the engine reopens
+// at a command boundary.
+//
+// # Durability
+//
+// Commit takes a SyncMode. Sync fsyncs Pebble's WAL. WriteNoSync makes Pebble
+// write its WAL buffer to the OS (so a process crash cannot lose it) but skips
+// the fsync: the engine's FS wrapper turns WAL fsyncs into no-ops for exactly
+// that commit. NoSync leaves the WAL record in Pebble's buffer. The WAL uses
+// format FormatColumnarBlocks, before WAL sync-offset chunks, so a skipped
+// fsync followed by power loss reads as a torn tail, not as corruption.
+//
+// # Concurrency
+//
+// Engine reads (Get, MultiGet, StoreScan, ExpiredBefore) are safe from any
+// goroutine and see a consistent snapshot each. A Batch belongs to one
+// goroutine, and at most one Batch may be committing at a time (the replica's
+// apply loop); Close must not race with either.
+package storage

@@ -1,0 +1,194 @@
+package storage
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+
+	"github.com/cairndb/cairn/internal/keys"
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// ErrBadResume is returned (wrapped) for a resume token that does not belong
+// to the scan it is passed to.
+var ErrBadResume = errors.New("storage: resume token does not match this scan")
+
+// ErrTooLarge is returned (wrapped) when an unpaged read would return more
+// than Scan.MaxBytes; use a paged read instead.
+var ErrTooLarge = errors.New("storage: result too large")
+
+// Get returns the live record for k at nowMs.
+func (e *Engine) Get(k keys.Key, nowMs int64) (Record, bool, error) {
+	raw, closer, err := e.db.Get(keys.Encode(k))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return Record{}, false, nil
+	} else if err != nil {
+		return Record{}, false, fmt.Errorf("storage: get: %w", err)
+	}
+	defer closer.Close()
+	v, err := decodeRecord(raw)
+	if err != nil {
+		return Record{}, false, err
+	}
+	if !liveAt(v.expMs, nowMs) {
+		return Record{}, false, nil
+	}
+	return v.clone(k, true), true, nil
+}
+
+// Scan describes a multi-get or a store scan.
+type Scan struct {
+	// Parent is, for MultiGet, a complete major path and an optional minor
+	// path; for StoreScan, an optional partial major path (Minor empty).
+	Parent keys.Key
+	// Range restricts the component right after Parent (nil: all).
+	Range *keys.Range
+	// Depth selects parent, children and/or descendants. Required.
+	Depth keys.Depth
+	// Reverse iterates in descending key order (MultiGet only).
+	Reverse bool
+	// KeysOnly leaves Record.Value nil.
+	KeysOnly bool
+	// Limit bounds the records returned; 0 means no bound.
+	Limit int
+	// MaxScanned bounds the keys visited by one call; 0 means no bound. A
+	// call that stops on it returns a resume token, maybe with no records.
+	MaxScanned int
+	// MaxBytes bounds the keys and values returned. When Limit is 0 it is an
+	// error (ErrTooLarge) to exceed it; otherwise the page ends early.
+	MaxBytes int
+	// Resume continues after the key a previous call returned as resume.
+	Resume []byte
+}
+
+// MultiGet reads records under one complete major path, in key order.
+func (e *Engine) MultiGet(s Scan, nowMs int64) ([]Record, []byte, error) {
+	return scan(e.db, s, nowMs, multiGetSpan(s.Parent), multiGetMatcher(s))
+}
+
+// StoreScan reads records across the whole store or under a partial major
+// path, in storage (hash) order.
+func (e *Engine) StoreScan(s Scan, nowMs int64) ([]Record, []byte, error) {
+	s.Reverse = false
+	return scan(e.db, s, nowMs, span{[]byte{keys.RecordSpace}, []byte{keys.RecordSpace + 1}}, storeMatcher(s))
+}
+
+type span struct{ lower, upper []byte }
+
+func multiGetSpan(parent keys.Key) span {
+	p := keys.AppendMinor(keys.MajorPrefix(parent.Major), parent.Minor)
+	return span{p, prefixEnd(p)}
+}
+
+// prefixEnd returns the smallest key greater than every key with prefix p.
+func prefixEnd(p []byte) []byte {
+	end := bytes.Clone(p)
+	for i := len(end) - 1; i >= 0; i-- {
+		if end[i] != 0xFF {
+			end[i]++
+			return end[:i+1]
+		}
+	}
+	return nil
+}
+
+type matcher func(k keys.Key) bool
+
+func multiGetMatcher(s Scan) matcher {
+	parent := s.Parent.Path()
+	return func(k keys.Key) bool { return keys.Match(parent, k.Path(), s.Range, s.Depth) }
+}
+
+// storeMatcher selects records whose major path extends Parent.Major. A
+// range applies to the major component right after the parent, so records
+// whose major path is exactly the parent fall outside any non-full range.
+func storeMatcher(s Scan) matcher {
+	parent := s.Parent.Major
+	return func(k keys.Key) bool {
+		if !s.Range.IsFull() && len(k.Major) <= len(parent) {
+			return false
+		}
+		return keys.Match(parent, k.Path(), s.Range, s.Depth)
+	}
+}
+
+func scan(r pebble.Reader, s Scan, nowMs int64, sp span, match matcher) ([]Record, []byte, error) {
+	it, err := openScan(r, s, sp)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer it.Close()
+	first, next := it.First, it.Next
+	if s.Reverse {
+		first, next = it.Last, it.Prev
+	}
+	var out []Record
+	size, scanned := 0, 0
+	for ok := first(); ok; ok = next() {
+		sk := it.Key()
+		scanned++
+		rec, ok, err := readMatch(it, sk, nowMs, match, !s.KeysOnly)
+		if err != nil {
+			return nil, nil, err
+		}
+		if ok {
+			out = append(out, rec)
+			size += len(sk) + len(rec.Value)
+			if s.MaxBytes > 0 && size > s.MaxBytes && s.Limit == 0 {
+				return nil, nil, fmt.Errorf("%w: over %d bytes; read it in pages (an iterator)", ErrTooLarge, s.MaxBytes)
+			}
+		}
+		full := s.Limit > 0 && (len(out) >= s.Limit || (s.MaxBytes > 0 && size >= s.MaxBytes))
+		if full || (s.MaxScanned > 0 && scanned >= s.MaxScanned) {
+			last := bytes.Clone(sk)
+			if more := next(); !more {
+				return out, nil, it.Error() // nothing left: no resume token
+			}
+			return out, last, nil
+		}
+	}
+	return out, nil, it.Error()
+}
+
+// openScan opens an iterator over sp, narrowed by the resume token: the
+// token is the last key a previous page consumed, and this page starts
+// strictly after it (before it, in reverse).
+func openScan(r pebble.Reader, s Scan, sp span) (*pebble.Iterator, error) {
+	lower, upper := sp.lower, sp.upper
+	if s.Resume != nil {
+		if bytes.Compare(s.Resume, lower) < 0 || (upper != nil && bytes.Compare(s.Resume, upper) >= 0) {
+			return nil, ErrBadResume
+		}
+		if s.Reverse {
+			upper = s.Resume
+		} else {
+			lower = append(bytes.Clone(s.Resume), 0)
+		}
+	}
+	it, err := r.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+	if err != nil {
+		return nil, fmt.Errorf("storage: %w", err)
+	}
+	return it, nil
+}
+
+// readMatch decodes the iterator's current record if its key matches and it
+// is live at nowMs.
+func readMatch(it *pebble.Iterator, sk []byte, nowMs int64, match matcher, withValue bool) (Record, bool, error) {
+	k, err := keys.Decode(sk)
+	if err != nil {
+		return Record{}, false, err
+	}
+	if !match(k) {
+		return Record{}, false, nil
+	}
+	raw, err := it.ValueAndErr()
+	if err != nil {
+		return Record{}, false, fmt.Errorf("storage: %w", err)
+	}
+	v, err := decodeRecord(raw)
+	if err != nil || !liveAt(v.expMs, nowMs) {
+		return Record{}, false, err
+	}
+	return v.clone(k, withValue), true, nil
+}
