@@ -2222,7 +2222,9 @@ func (x *Limits) GetMaxComponents() int32 {
 	return 0
 }
 
-// ErrorDetail is attached to every non-OK status Cairn returns.
+// ErrorDetail is attached to every non-OK status Cairn's handlers return. A
+// request that is not valid protobuf never reaches a handler: gRPC itself
+// answers INTERNAL "failed to unmarshal", without an ErrorDetail.
 type ErrorDetail struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Kind          string                 `protobuf:"bytes,1,opt,name=kind,proto3" json:"kind,omitempty"` // stable machine name, e.g. "key_too_large"

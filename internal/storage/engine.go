@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"sync/atomic"
+	"syscall"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
@@ -82,7 +83,9 @@ func Open(cfg Config) (*Engine, error) {
 		opts.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
 	}
 	db, err := pebble.Open(cfg.Dir, opts)
-	if err != nil {
+	if errors.Is(err, syscall.EWOULDBLOCK) {
+		return nil, fmt.Errorf("storage: %s is locked by another process (is another cairn running on this root?): %w", cfg.Dir, err)
+	} else if err != nil {
 		return nil, fmt.Errorf("storage: open %s: %w", cfg.Dir, err)
 	}
 	e.db = db

@@ -105,7 +105,7 @@ func multiGetMatcher(s Scan) matcher {
 func storeMatcher(s Scan) matcher {
 	parent := s.Parent.Major
 	return func(k keys.Key) bool {
-		if !s.Range.IsFull() && len(k.Major) <= len(parent) {
+		if len(k.Major) < len(parent) || (!s.Range.IsFull() && len(k.Major) == len(parent)) {
 			return false
 		}
 		return keys.Match(parent, k.Path(), s.Range, s.Depth)

@@ -23,7 +23,7 @@ func MakeVersion(origin, index uint64) []byte {
 // ParseVersion decodes a version made by MakeVersion.
 func ParseVersion(v []byte) (origin, index uint64, err error) {
 	if len(v) != VersionLen {
-		return 0, 0, fmt.Errorf("%w: %d bytes, want %d", ErrBadVersion, len(v), VersionLen)
+		return 0, 0, fmt.Errorf("%w: %d bytes, want %d (pass a version exactly as a write returned it)", ErrBadVersion, len(v), VersionLen)
 	}
 	return binary.BigEndian.Uint64(v[0:8]), binary.BigEndian.Uint64(v[8:16]), nil
 }

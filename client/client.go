@@ -1,0 +1,202 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/connectivity"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/cairndb/cairn/api/cairnpb"
+)
+
+// maxMsgBytes bounds a gRPC message in either direction. It is well above
+// the largest value the server accepts, so the server's limit errors (which
+// name the limit) are what callers see.
+const maxMsgBytes = 64 << 20
+
+// Retry backoff: the first wait, and the cap the doubling stops at.
+const (
+	initialBackoff = 10 * time.Millisecond
+	maxBackoff     = 500 * time.Millisecond
+)
+
+// Client is a connection pool to one store. It is safe for concurrent use.
+type Client struct {
+	cfg   Config
+	conns []*grpc.ClientConn // interleaved by host: h0 h1 ... h0 h1 ...
+	kvs   []cairnpb.KVClient // kvs[i] talks over conns[i]
+	next  atomic.Uint64      // round-robin cursor into conns
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Open connects to the store: it creates cfg.Conns connections to each host,
+// asks the hosts in order for StoreInfo until one answers, and checks that
+// it serves cfg.Store. It fails if no host answers (each is asked once,
+// within the context and cfg.Timeout) or with ErrStoreMismatch.
+func Open(ctx context.Context, cfg Config) (*Client, error) {
+	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg.Hosts = append([]string(nil), cfg.Hosts...)
+	c := &Client{cfg: cfg}
+	for range cfg.Conns {
+		for _, h := range cfg.Hosts {
+			cc, err := grpc.NewClient(h,
+				grpc.WithTransportCredentials(insecure.NewCredentials()),
+				grpc.WithDefaultCallOptions(grpc.MaxCallSendMsgSize(maxMsgBytes), grpc.MaxCallRecvMsgSize(maxMsgBytes)),
+				grpc.WithStatsHandler(sentTracker{}),
+			)
+			if err != nil {
+				c.Close()
+				return nil, invalidConfig(fmt.Errorf("host %q: %w", h, err))
+			}
+			c.conns = append(c.conns, cc)
+			c.kvs = append(c.kvs, cairnpb.NewKVClient(cc))
+		}
+	}
+	if err := c.checkStore(ctx); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// checkStore asks each host in turn for StoreInfo; the first answer decides.
+func (c *Client) checkStore(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
+	defer cancel()
+	var failures []string
+	var last *Error
+	for i, h := range c.cfg.Hosts {
+		resp, err := c.kvs[i].StoreInfo(ctx, &cairnpb.StoreInfoRequest{})
+		if err != nil {
+			last = convertError(err, false, false)
+			failures = append(failures, h+": "+last.Msg)
+			continue
+		}
+		if resp.GetStore() != c.cfg.Store {
+			return &Error{Code: codes.FailedPrecondition, Kind: KindStoreMismatch, Action: ActionFixInput,
+				Msg: fmt.Sprintf("node %s serves store %q, not %q", h, resp.GetStore(), c.cfg.Store)}
+		}
+		return nil
+	}
+	return &Error{Code: last.Code, Kind: last.Kind, Action: last.Action,
+		Msg: "no host answered: " + strings.Join(failures, "; ")}
+}
+
+// Close closes every connection. Operations in flight fail with
+// ErrUnavailable or a cancellation error. Close is idempotent.
+func (c *Client) Close() error {
+	c.closeOnce.Do(func() {
+		var errs []error
+		for _, cc := range c.conns {
+			errs = append(errs, cc.Close())
+		}
+		c.closeErr = errors.Join(errs...)
+	})
+	return c.closeErr
+}
+
+// StoreInfo asks a node about the store. It retries like a read.
+func (c *Client) StoreInfo(ctx context.Context, opts ...Option) (StoreInfo, error) {
+	o := c.cfg.resolve(opts)
+	var info StoreInfo
+	err := c.call(ctx, o, false, func(ctx context.Context, kv cairnpb.KVClient, _ *cairnpb.RequestHeader) error {
+		resp, err := kv.StoreInfo(ctx, &cairnpb.StoreInfoRequest{})
+		if err == nil {
+			info = storeInfoFromPB(resp)
+		}
+		return err
+	})
+	return info, err
+}
+
+// pick returns the next connection in round-robin order, skipping those that
+// are failing or shut down as long as another one is not.
+func (c *Client) pick() cairnpb.KVClient {
+	n := uint64(len(c.conns))
+	start := c.next.Add(1) - 1
+	for i := range n {
+		j := (start + i) % n
+		switch c.conns[j].GetState() {
+		case connectivity.TransientFailure, connectivity.Shutdown:
+			continue
+		}
+		return c.kvs[j]
+	}
+	return c.kvs[start%n]
+}
+
+// header builds the request header for an attempt under ctx's deadline.
+func (c *Client) header(ctx context.Context) *cairnpb.RequestHeader {
+	h := &cairnpb.RequestHeader{Store: c.cfg.Store}
+	if dl, ok := ctx.Deadline(); ok {
+		h.TimeoutMs = max(millis(time.Until(dl)), 1)
+	}
+	return h
+}
+
+// attempt is one RPC against one connection.
+type attempt func(ctx context.Context, kv cairnpb.KVClient, h *cairnpb.RequestHeader) error
+
+// call runs fn until it succeeds, fails in a way that must not be retried,
+// or the deadline leaves no room for another try. Reads retry on
+// Unavailable and on RETRY or REFRESH; writes only on RETRY or REFRESH when
+// the write was certainly not applied. It returns an *Error.
+func (c *Client) call(ctx context.Context, o options, write bool, fn attempt) error {
+	ctx, cancel := context.WithTimeout(ctx, o.timeout)
+	defer cancel()
+	backoff := initialBackoff
+	for {
+		var sent atomic.Bool
+		err := fn(context.WithValue(ctx, sentKey{}, &sent), c.pick(), c.header(ctx))
+		if err == nil {
+			return nil
+		}
+		e := convertError(err, write, sent.Load())
+		if !retryable(e, write) {
+			return e
+		}
+		wait := backoff/2 + rand.N(backoff/2+1)
+		if dl, _ := ctx.Deadline(); time.Until(dl) < wait {
+			return e
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return e
+		case <-t.C:
+		}
+		backoff = min(2*backoff, maxBackoff)
+	}
+}
+
+// retryable reports whether a failed attempt may be tried again.
+func retryable(e *Error, write bool) bool {
+	if e.Code == codes.Canceled || e.Code == codes.DeadlineExceeded {
+		return false
+	}
+	// The server already waited (consistency) or the condition outlasts a
+	// request (a full disk): report at once and let the application decide.
+	if e.Kind == "consistency_timeout" || e.Kind == "disk_full" {
+		return false
+	}
+	again := e.Action == ActionRetry || e.Action == ActionRefresh
+	if write {
+		return again && !e.MaybeApplied
+	}
+	return again || e.Code == codes.Unavailable
+}

@@ -1,0 +1,79 @@
+package client
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Config configures a Client. Hosts and Store are required; every other
+// field has a default that a zero value selects.
+type Config struct {
+	// Hosts lists host:port addresses of one or more nodes of the store.
+	// Required. Requests are spread over all of them; one that cannot be
+	// reached is skipped while others can.
+	Hosts []string
+	// Store is the store's name. Required. Open fails with ErrStoreMismatch
+	// if the node it reaches serves another store, and every request carries
+	// it so a node of another store rejects the request the same way.
+	Store string
+	// Timeout bounds each operation (each page, for an iterator) unless
+	// WithTimeout overrides it. Default 5s.
+	Timeout time.Duration
+	// Durability is the default durability of writes. Each zero field takes
+	// its value from DefaultDurability: {WriteNoSync, NoSync,
+	// AckSimpleMajority}.
+	Durability Durability
+	// Consistency is the default consistency of reads. Default NoneRequired.
+	Consistency Consistency
+	// Conns is the number of gRPC connections to each host; requests
+	// round-robin over all of them. Default 2.
+	Conns int
+}
+
+// Default values of Config fields.
+const (
+	DefaultTimeout = 5 * time.Second
+	DefaultConns   = 2
+)
+
+// WithDefaults returns c with every zero field set to its default.
+func (c Config) WithDefaults() Config {
+	if c.Timeout == 0 {
+		c.Timeout = DefaultTimeout
+	}
+	c.Durability = c.Durability.or(DefaultDurability)
+	if c.Consistency.IsZero() {
+		c.Consistency = NoneRequired
+	}
+	if c.Conns == 0 {
+		c.Conns = DefaultConns
+	}
+	return c
+}
+
+// Validate reports a config that Open cannot use.
+func (c Config) Validate() error {
+	var errs []error
+	if len(c.Hosts) == 0 {
+		errs = append(errs, errors.New("Hosts is empty (want at least one host:port)"))
+	}
+	for i, h := range c.Hosts {
+		if h == "" {
+			errs = append(errs, fmt.Errorf("Hosts[%d] is empty", i))
+		}
+	}
+	if c.Store == "" {
+		errs = append(errs, errors.New("Store is empty"))
+	}
+	if c.Timeout < 0 {
+		errs = append(errs, fmt.Errorf("Timeout %v is negative", c.Timeout))
+	}
+	if c.Conns < 0 {
+		errs = append(errs, fmt.Errorf("Conns %d is negative", c.Conns))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return invalidConfig(err)
+	}
+	return nil
+}

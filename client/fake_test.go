@@ -1,0 +1,394 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"net"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/connectivity"
+	"google.golang.org/grpc/status"
+
+	"github.com/cairndb/cairn/api/cairnpb"
+)
+
+// fakeKV is a scripted KV server: each RPC calls its hook, if set, and
+// records the request header.
+type fakeKV struct {
+	cairnpb.UnimplementedKVServer
+	store string
+
+	get       func(context.Context, *cairnpb.GetRequest) (*cairnpb.GetResponse, error)
+	put       func(context.Context, *cairnpb.PutRequest) (*cairnpb.WriteResponse, error)
+	execute   func(context.Context, *cairnpb.ExecuteRequest) (*cairnpb.ExecuteResponse, error)
+	multiGet  func(context.Context, *cairnpb.MultiGetRequest) (*cairnpb.MultiGetResponse, error)
+	storeScan func(context.Context, *cairnpb.StoreScanRequest) (*cairnpb.StoreScanResponse, error)
+
+	calls   atomic.Int64 // RPCs other than StoreInfo
+	mu      sync.Mutex
+	headers []*cairnpb.RequestHeader
+}
+
+func (f *fakeKV) record(h *cairnpb.RequestHeader) {
+	f.calls.Add(1)
+	f.mu.Lock()
+	f.headers = append(f.headers, h)
+	f.mu.Unlock()
+}
+
+func (f *fakeKV) StoreInfo(context.Context, *cairnpb.StoreInfoRequest) (*cairnpb.StoreInfoResponse, error) {
+	return &cairnpb.StoreInfoResponse{Store: f.store, Partitions: 4, Version: "fake",
+		Limits: &cairnpb.Limits{MaxKeyBytes: 10 << 10, MaxValueBytes: 4 << 20, MaxComponents: 64}}, nil
+}
+
+func (f *fakeKV) Get(ctx context.Context, r *cairnpb.GetRequest) (*cairnpb.GetResponse, error) {
+	f.record(r.GetHeader())
+	return f.get(ctx, r)
+}
+
+func (f *fakeKV) Put(ctx context.Context, r *cairnpb.PutRequest) (*cairnpb.WriteResponse, error) {
+	f.record(r.GetHeader())
+	return f.put(ctx, r)
+}
+
+func (f *fakeKV) Execute(ctx context.Context, r *cairnpb.ExecuteRequest) (*cairnpb.ExecuteResponse, error) {
+	f.record(r.GetHeader())
+	return f.execute(ctx, r)
+}
+
+func (f *fakeKV) MultiGet(ctx context.Context, r *cairnpb.MultiGetRequest) (*cairnpb.MultiGetResponse, error) {
+	f.record(r.GetHeader())
+	return f.multiGet(ctx, r)
+}
+
+func (f *fakeKV) StoreScan(ctx context.Context, r *cairnpb.StoreScanRequest) (*cairnpb.StoreScanResponse, error) {
+	f.record(r.GetHeader())
+	return f.storeScan(ctx, r)
+}
+
+// serveFake serves f on a free 127.0.0.1 port until the test ends.
+func serveFake(t *testing.T, f *fakeKV) (addr string, srv *grpc.Server) {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv = grpc.NewServer()
+	cairnpb.RegisterKVServer(srv, f)
+	go srv.Serve(lis)
+	t.Cleanup(srv.Stop)
+	return lis.Addr().String(), srv
+}
+
+// deadAddr returns an address nothing listens on.
+func deadAddr(t *testing.T) string {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := lis.Addr().String()
+	lis.Close()
+	return addr
+}
+
+func openFake(t *testing.T, hosts ...string) *Client {
+	t.Helper()
+	c, err := Open(context.Background(), Config{Hosts: hosts, Store: "kvstore"})
+	if err != nil {
+		t.Fatalf("Open(%v): %v", hosts, err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// serverError is a Cairn-style status with an ErrorDetail.
+func serverError(c codes.Code, kind string, a cairnpb.ErrorDetail_Action, maybeApplied bool) error {
+	st, _ := status.New(c, kind).WithDetails(&cairnpb.ErrorDetail{Kind: kind, Action: a, MaybeApplied: maybeApplied})
+	return st.Err()
+}
+
+func TestOpenStoreMismatch(t *testing.T) {
+	addr, _ := serveFake(t, &fakeKV{store: "other"})
+	_, err := Open(context.Background(), Config{Hosts: []string{addr}, Store: "kvstore"})
+	if !errors.Is(err, ErrStoreMismatch) {
+		t.Fatalf("Open = %v, want ErrStoreMismatch", err)
+	}
+}
+
+func TestOpenNoHostAnswers(t *testing.T) {
+	_, err := Open(context.Background(), Config{Hosts: []string{deadAddr(t), deadAddr(t)}, Store: "kvstore"})
+	if !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("Open = %v, want ErrUnavailable", err)
+	}
+}
+
+func TestOpenSkipsDeadHost(t *testing.T) {
+	addr, _ := serveFake(t, &fakeKV{store: "kvstore"})
+	c := openFake(t, deadAddr(t), addr)
+	info, err := c.StoreInfo(context.Background())
+	if err != nil || info.Store != "kvstore" || info.Partitions != 4 || info.Limits.MaxValueBytes != 4<<20 {
+		t.Fatalf("StoreInfo = %+v, %v", info, err)
+	}
+}
+
+func TestRequestHeader(t *testing.T) {
+	f := &fakeKV{store: "kvstore", get: func(ctx context.Context, r *cairnpb.GetRequest) (*cairnpb.GetResponse, error) {
+		if _, ok := ctx.Deadline(); !ok {
+			return nil, status.Error(codes.Internal, "no deadline")
+		}
+		return &cairnpb.GetResponse{}, nil
+	}}
+	addr, _ := serveFake(t, f)
+	c := openFake(t, addr)
+	if _, found, err := c.Get(context.Background(), MustParseKey("/a"), WithTimeout(3*time.Second)); err != nil || found {
+		t.Fatalf("Get = %v, %v", found, err)
+	}
+	h := f.headers[0]
+	if h.GetStore() != "kvstore" || h.GetTimeoutMs() <= 0 || h.GetTimeoutMs() > 3000 {
+		t.Errorf("header = %v, want store kvstore and 0 < timeout_ms <= 3000", h)
+	}
+}
+
+func TestReadRetriesUnavailable(t *testing.T) {
+	f := &fakeKV{store: "kvstore"}
+	f.get = func(context.Context, *cairnpb.GetRequest) (*cairnpb.GetResponse, error) {
+		if f.calls.Load() < 3 {
+			return nil, serverError(codes.Unavailable, "no_leader", cairnpb.ErrorDetail_RETRY, false)
+		}
+		return &cairnpb.GetResponse{Found: true, Record: &cairnpb.Record{
+			Key: &cairnpb.Key{Major: []string{"a"}}, Value: []byte("v"), Version: []byte{1}, ExpirationMs: 1000}}, nil
+	}
+	addr, _ := serveFake(t, f)
+	c := openFake(t, addr)
+	rec, found, err := c.Get(context.Background(), MustParseKey("/a"))
+	if err != nil || !found || string(rec.Value) != "v" || rec.Expiration.UnixMilli() != 1000 {
+		t.Fatalf("Get = %+v, %v, %v", rec, found, err)
+	}
+	if n := f.calls.Load(); n != 3 {
+		t.Errorf("%d attempts, want 3", n)
+	}
+}
+
+func TestWriteRetry(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		maybe    bool
+		attempts int64
+	}{
+		{"not applied: retried", false, 2},
+		{"maybe applied: surfaced", true, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &fakeKV{store: "kvstore"}
+			f.put = func(context.Context, *cairnpb.PutRequest) (*cairnpb.WriteResponse, error) {
+				if f.calls.Load() == 1 {
+					return nil, serverError(codes.Unavailable, "leader_lost", cairnpb.ErrorDetail_RETRY, tc.maybe)
+				}
+				return &cairnpb.WriteResponse{Result: &cairnpb.OperationResult{Success: true, NewVersion: []byte{7}}}, nil
+			}
+			addr, _ := serveFake(t, f)
+			c := openFake(t, addr)
+			v, err := c.Put(context.Background(), MustParseKey("/a"), []byte("v"))
+			var e *Error
+			if tc.maybe {
+				if !errors.As(err, &e) || !e.MaybeApplied {
+					t.Fatalf("Put = %v, %v; want a MaybeApplied error", v, err)
+				}
+			} else if err != nil || v.String() != "07" {
+				t.Fatalf("Put = %v, %v; want version 07", v, err)
+			}
+			if n := f.calls.Load(); n != tc.attempts {
+				t.Errorf("%d attempts, want %d", n, tc.attempts)
+			}
+		})
+	}
+}
+
+func TestWriteBrokenConnectionIsMaybeApplied(t *testing.T) {
+	f := &fakeKV{store: "kvstore"}
+	addr, srv := serveFake(t, f)
+	f.put = func(ctx context.Context, _ *cairnpb.PutRequest) (*cairnpb.WriteResponse, error) {
+		go srv.Stop() // drop every connection while the request is in flight
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	c := openFake(t, addr)
+	_, err := c.Put(context.Background(), MustParseKey("/a"), []byte("v"))
+	var e *Error
+	if !errors.As(err, &e) || !e.MaybeApplied || e.Code != codes.Unavailable {
+		t.Fatalf("Put = %v; want Unavailable with MaybeApplied", err)
+	}
+	if n := f.calls.Load(); n != 1 {
+		t.Errorf("%d attempts, want 1", n)
+	}
+}
+
+func TestWriteRefusedIsNotMaybeApplied(t *testing.T) {
+	f := &fakeKV{store: "kvstore"}
+	addr, srv := serveFake(t, f)
+	c := openFake(t, addr)
+	srv.Stop()
+	// Wait until every connection has noticed, so the put is refused before
+	// anything is sent; a request written to a connection that then breaks
+	// is (rightly) MaybeApplied.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for _, cc := range c.conns {
+		for cc.GetState() == connectivity.Ready {
+			if !cc.WaitForStateChange(ctx, connectivity.Ready) {
+				t.Fatal("connection still ready 5s after the server stopped")
+			}
+		}
+	}
+	_, err := c.Put(context.Background(), MustParseKey("/a"), []byte("v"), WithTimeout(300*time.Millisecond))
+	var e *Error
+	if !errors.As(err, &e) || e.MaybeApplied || !(e.Code == codes.Unavailable || e.Code == codes.DeadlineExceeded) {
+		t.Fatalf("Put = %v; want Unavailable or DeadlineExceeded, not MaybeApplied", err)
+	}
+}
+
+// pager serves recs in pages of the request's batch size, with the next
+// index as the resume token.
+func pager(recs []*cairnpb.Record, batch int32, resume []byte) ([]*cairnpb.Record, []byte) {
+	i := 0
+	if len(resume) > 0 {
+		i, _ = strconv.Atoi(string(resume))
+	}
+	if batch == 0 {
+		batch = int32(len(recs))
+	}
+	j := min(i+int(batch), len(recs))
+	if j == len(recs) {
+		return recs[i:j], nil
+	}
+	return recs[i:j], []byte(strconv.Itoa(j))
+}
+
+func testRecords(n int) []*cairnpb.Record {
+	var recs []*cairnpb.Record
+	for i := range n {
+		recs = append(recs, &cairnpb.Record{Key: &cairnpb.Key{Major: []string{"p"}, Minor: []string{strconv.Itoa(i)}}})
+	}
+	return recs
+}
+
+func TestMultiGetIteratorPaging(t *testing.T) {
+	recs := testRecords(5)
+	f := &fakeKV{store: "kvstore"}
+	var dirs []cairnpb.Direction
+	f.multiGet = func(_ context.Context, r *cairnpb.MultiGetRequest) (*cairnpb.MultiGetResponse, error) {
+		dirs = append(dirs, r.GetDirection())
+		page, next := pager(recs, r.GetBatchSize(), r.GetResume())
+		return &cairnpb.MultiGetResponse{Records: page, Resume: next}, nil
+	}
+	addr, _ := serveFake(t, f)
+	c := openFake(t, addr)
+	ctx := context.Background()
+
+	var got []string
+	for k, err := range c.MultiGetKeysIterator(ctx, Reverse, 2, MustParseKey("/p"), nil, 0) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, k.String())
+	}
+	if len(got) != 5 || got[4] != "/p/-/4" || f.calls.Load() != 3 {
+		t.Errorf("keys %v after %d pages, want 5 keys in 3 pages", got, f.calls.Load())
+	}
+	if dirs[0] != cairnpb.Direction_REVERSE {
+		t.Errorf("direction %v, want REVERSE", dirs[0])
+	}
+
+	// Breaking stops the fetching: 3 records need 2 pages of 2.
+	f.calls.Store(0)
+	n := 0
+	for _, err := range c.MultiGetIterator(ctx, Forward, 2, MustParseKey("/p"), nil, 0) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n++; n == 3 {
+			break
+		}
+	}
+	if f.calls.Load() != 2 {
+		t.Errorf("%d pages fetched for 3 records, want 2", f.calls.Load())
+	}
+
+	// MultiGet asks for everything (batch 0) but follows a resume token.
+	f.calls.Store(0)
+	all, err := c.MultiGet(ctx, MustParseKey("/p"), nil, 0)
+	if err != nil || len(all) != 5 {
+		t.Fatalf("MultiGet = %d records, %v", len(all), err)
+	}
+}
+
+func TestIteratorYieldsErrorLast(t *testing.T) {
+	recs := testRecords(4)
+	f := &fakeKV{store: "kvstore"}
+	f.storeScan = func(_ context.Context, r *cairnpb.StoreScanRequest) (*cairnpb.StoreScanResponse, error) {
+		if len(r.GetResume()) > 0 {
+			return nil, serverError(codes.InvalidArgument, "bad_resume", cairnpb.ErrorDetail_FIX_INPUT, false)
+		}
+		if r.GetParent() != nil {
+			return nil, status.Error(codes.Internal, "parent should be unset for a whole-store scan")
+		}
+		page, next := pager(recs, r.GetBatchSize(), nil)
+		return &cairnpb.StoreScanResponse{Records: page, Resume: next}, nil
+	}
+	addr, _ := serveFake(t, f)
+	c := openFake(t, addr)
+	var n int
+	var last error
+	for _, err := range c.StoreKeysIterator(context.Background(), 2, nil, nil, 0) {
+		if last != nil {
+			t.Fatal("element after an error")
+		}
+		if err != nil {
+			last = err
+			continue
+		}
+		n++
+	}
+	if n != 2 || !errors.Is(last, ErrInvalidArgument) {
+		t.Errorf("%d keys then %v; want 2 keys then an invalid-argument error", n, last)
+	}
+}
+
+func TestExecute(t *testing.T) {
+	f := &fakeKV{store: "kvstore"}
+	f.execute = func(_ context.Context, r *cairnpb.ExecuteRequest) (*cairnpb.ExecuteResponse, error) {
+		if !r.GetOps()[1].GetAbortIfUnsuccessful() {
+			return &cairnpb.ExecuteResponse{Committed: true, Results: []*cairnpb.OperationResult{{Success: true}, {Success: true}}}, nil
+		}
+		return &cairnpb.ExecuteResponse{FailedIndex: 1, FailedResult: &cairnpb.OperationResult{
+			PreviousExists: true, PreviousValue: []byte("old")}}, nil
+	}
+	addr, _ := serveFake(t, f)
+	c := openFake(t, addr)
+	ctx := context.Background()
+	a, b := MustParseKey("/m/-/a"), MustParseKey("/m/-/b")
+
+	res, err := c.Execute(ctx, []Op{OpPut(a, nil), OpDelete(b)})
+	if err != nil || len(res) != 2 || !res[1].Done {
+		t.Fatalf("Execute = %+v, %v", res, err)
+	}
+	res, err = c.Execute(ctx, []Op{OpPut(a, nil), OpPutIfAbsent(b, nil).AbortIfUnsuccessful().Return(ReturnAll)})
+	var ee *ExecutionError
+	if res != nil || !errors.As(err, &ee) || ee.Index != 1 || ee.Result.Previous == nil ||
+		string(ee.Result.Previous.Value) != "old" || !ee.Result.Previous.Key.Equal(b) {
+		t.Fatalf("Execute = %+v, %v; want *ExecutionError at 1 with the previous record", res, err)
+	}
+
+	f.calls.Store(0)
+	_, err = c.Execute(ctx, []Op{OpPut(a, nil), OpPut(MustParseKey("/n/-/a"), nil)})
+	if !isKind(err, KindMultipleMajorPaths) || !errors.Is(err, ErrInvalidArgument) || f.calls.Load() != 0 {
+		t.Errorf("Execute across major paths = %v after %d RPCs; want multiple_major_paths before sending", err, f.calls.Load())
+	}
+}

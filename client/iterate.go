@@ -1,0 +1,121 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"iter"
+	"math"
+
+	"google.golang.org/grpc/codes"
+
+	"github.com/cairndb/cairn/api/cairnpb"
+)
+
+// DefaultBatchSize is the page size iterators use when given batchSize <= 0.
+const DefaultBatchSize = 100
+
+// MultiGetIterator returns the records under parent selected by r and d in
+// key order (dir Reverse: descending), fetching batchSize records per
+// request. Each page is a separate read, so the iteration as a whole is not
+// one snapshot. An error is yielded once, as the last element. Breaking out
+// of the loop stops the fetching.
+func (c *Client) MultiGetIterator(ctx context.Context, dir Direction, batchSize int, parent Key, r *KeyRange, d Depth, opts ...Option) iter.Seq2[Record, error] {
+	return func(yield func(Record, error) bool) {
+		c.multiGetPages(ctx, dir, batchSize, parent, r, d, false, opts, yield)
+	}
+}
+
+// MultiGetKeysIterator is MultiGetIterator returning keys only.
+func (c *Client) MultiGetKeysIterator(ctx context.Context, dir Direction, batchSize int, parent Key, r *KeyRange, d Depth, opts ...Option) iter.Seq2[Key, error] {
+	return func(yield func(Key, error) bool) {
+		c.multiGetPages(ctx, dir, batchSize, parent, r, d, true, opts, keysOf(yield))
+	}
+}
+
+// StoreIterator returns the records of the whole store (parent nil), or of
+// the major paths that start with parent's major path, selected by r and d.
+// parent is a possibly partial major path with no minor path. The order
+// across partitions is unspecified. It pages like MultiGetIterator.
+func (c *Client) StoreIterator(ctx context.Context, batchSize int, parent *Key, r *KeyRange, d Depth, opts ...Option) iter.Seq2[Record, error] {
+	return func(yield func(Record, error) bool) {
+		c.storeScanPages(ctx, batchSize, parent, r, d, false, opts, yield)
+	}
+}
+
+// StoreKeysIterator is StoreIterator returning keys only.
+func (c *Client) StoreKeysIterator(ctx context.Context, batchSize int, parent *Key, r *KeyRange, d Depth, opts ...Option) iter.Seq2[Key, error] {
+	return func(yield func(Key, error) bool) {
+		c.storeScanPages(ctx, batchSize, parent, r, d, true, opts, keysOf(yield))
+	}
+}
+
+func (c *Client) multiGetPages(ctx context.Context, dir Direction, batchSize int, parent Key, r *KeyRange, d Depth, keysOnly bool, opts []Option, yield func(Record, error) bool) {
+	o := c.cfg.resolve(opts)
+	req := &cairnpb.MultiGetRequest{
+		Parent: parent.toPB(), Range: r.toPB(), Depth: cairnpb.Depth(d),
+		Direction: cairnpb.Direction(dir), KeysOnly: keysOnly,
+		BatchSize: pageSize(batchSize), Consistency: o.consistency.toPB(),
+	}
+	pages(yield, func(resume []byte) ([]*cairnpb.Record, []byte, error) {
+		req.Resume = resume
+		resp, err := c.multiGetPage(ctx, o, req)
+		return resp.GetRecords(), resp.GetResume(), err
+	})
+}
+
+func (c *Client) storeScanPages(ctx context.Context, batchSize int, parent *Key, r *KeyRange, d Depth, keysOnly bool, opts []Option, yield func(Record, error) bool) {
+	o := c.cfg.resolve(opts)
+	req := &cairnpb.StoreScanRequest{
+		Range: r.toPB(), Depth: cairnpb.Depth(d), KeysOnly: keysOnly,
+		BatchSize: pageSize(batchSize), Consistency: o.consistency.toPB(),
+	}
+	if parent != nil {
+		req.Parent = parent.toPB()
+	}
+	pages(yield, func(resume []byte) ([]*cairnpb.Record, []byte, error) {
+		req.Resume = resume
+		resp, err := c.storeScanPage(ctx, o, req)
+		return resp.GetRecords(), resp.GetResume(), err
+	})
+}
+
+// pages yields the records of successive pages until a page has no resume
+// token, fetch fails, or yield returns false.
+func pages(yield func(Record, error) bool, fetch func(resume []byte) ([]*cairnpb.Record, []byte, error)) {
+	var resume []byte
+	for {
+		recs, next, err := fetch(resume)
+		if err != nil {
+			yield(Record{}, err)
+			return
+		}
+		for _, p := range recs {
+			if !yield(recordFromPB(p), nil) {
+				return
+			}
+		}
+		if len(next) == 0 {
+			return
+		}
+		if len(recs) == 0 && bytes.Equal(next, resume) {
+			// A server bug would otherwise make this loop forever.
+			yield(Record{}, &Error{Code: codes.Internal, Action: ActionNone,
+				Msg: "server returned an empty page with an unchanged resume token"})
+			return
+		}
+		resume = next
+	}
+}
+
+// keysOf adapts a key consumer to a record consumer.
+func keysOf(yield func(Key, error) bool) func(Record, error) bool {
+	return func(r Record, err error) bool { return yield(r.Key, err) }
+}
+
+// pageSize maps a caller's batch size to the wire's: <= 0 is the default.
+func pageSize(n int) int32 {
+	if n <= 0 {
+		return DefaultBatchSize
+	}
+	return int32(min(n, math.MaxInt32))
+}

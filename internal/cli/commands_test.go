@@ -1,0 +1,258 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cairndb/cairn/client"
+	"github.com/cairndb/cairn/internal/node"
+)
+
+// startKV runs a lite node and returns a KV on it writing to out.
+func startKV(t *testing.T) (*KV, *bytes.Buffer) {
+	t.Helper()
+	cfg := node.DefaultLiteConfig(t.TempDir())
+	cfg.Port, cfg.Partitions = 0, 3
+	cfg.Logger = slog.New(slog.DiscardHandler)
+	n, err := node.StartLite(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("StartLite: %v", err)
+	}
+	t.Cleanup(func() { n.Close() })
+	g := DefaultGlobals()
+	g.Hosts = []string{n.Addr()}
+	c, err := g.Open(context.Background())
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { c.Close() })
+	var out bytes.Buffer
+	return &KV{Client: c, Out: &out}, &out
+}
+
+func TestPutGetCommands(t *testing.T) {
+	kv, out := startKV(t)
+	ctx := context.Background()
+
+	if err := kv.Put(ctx, PutArgs{Key: "/u/-/a", Value: "hello", HasValue: true}); err != nil {
+		t.Fatal(err)
+	}
+	version := strings.TrimSpace(out.String())
+	if _, err := client.ParseVersion(version); err != nil {
+		t.Fatalf("put printed %q, not a version", out.String())
+	}
+
+	out.Reset()
+	if err := kv.Get(ctx, "/u/-/a"); err != nil || out.String() != "hello" {
+		t.Fatalf("get printed %q, %v; want the exact value", out.String(), err)
+	}
+	out.Reset()
+	kv.Terminal = true
+	if err := kv.Get(ctx, "/u/-/a"); err != nil || out.String() != "hello\n" {
+		t.Fatalf("get on a terminal printed %q, %v; want a trailing newline", out.String(), err)
+	}
+	kv.Terminal = false
+
+	// Binary values from a file and from stdin come back byte for byte.
+	bin := []byte{0, 1, 2, 0xff, '\n'}
+	path := filepath.Join(t.TempDir(), "v")
+	if err := os.WriteFile(path, bin, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := kv.Put(ctx, PutArgs{Key: "/u/-/file", File: path}); err != nil {
+		t.Fatal(err)
+	}
+	kv.In = bytes.NewReader(bin[1:])
+	if err := kv.Put(ctx, PutArgs{Key: "/u/-/stdin", File: "-"}); err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range map[string][]byte{"/u/-/file": bin, "/u/-/stdin": bin[1:]} {
+		out.Reset()
+		if err := kv.Get(ctx, k); err != nil || !bytes.Equal(out.Bytes(), want) {
+			t.Errorf("get %s = %q, %v; want %q", k, out.Bytes(), err, want)
+		}
+	}
+
+	out.Reset()
+	kv.JSON = true
+	if err := kv.Get(ctx, "/u/-/file"); err != nil {
+		t.Fatal(err)
+	}
+	var j RecordJSON
+	if err := json.Unmarshal(out.Bytes(), &j); err != nil || j.Key != "/u/-/file" || j.ValueBase64 == nil || j.Value != nil || j.Version == "" {
+		t.Errorf("get --json printed %s (%v)", out.String(), err)
+	}
+	kv.JSON = false
+
+	out.Reset()
+	if err := kv.Get(ctx, "/u/-/missing"); !errors.Is(err, ErrNotFound) || out.Len() != 0 {
+		t.Errorf("get of a missing key = %v, printed %q; want ErrNotFound and nothing", err, out.String())
+	}
+	if err := kv.Get(ctx, "u"); ExitCode(err) != ExitBadInput || !strings.Contains(Message(err), "does not start with '/'") {
+		t.Errorf("get of a malformed key = %v", err)
+	}
+}
+
+func TestConditionalPutCommands(t *testing.T) {
+	kv, out := startKV(t)
+	ctx := context.Background()
+	put := func(a PutArgs) error {
+		out.Reset()
+		a.Key = "/c"
+		return kv.Put(ctx, a)
+	}
+	if err := put(PutArgs{HasValue: true, Value: "1", IfPresent: true}); !errors.Is(err, ErrNotDone) {
+		t.Errorf("--if-present on a missing key = %v, want ErrNotDone", err)
+	}
+	if err := put(PutArgs{HasValue: true, Value: "1", IfAbsent: true}); err != nil {
+		t.Fatal(err)
+	}
+	v1 := strings.TrimSpace(out.String())
+	if err := put(PutArgs{HasValue: true, Value: "2", IfAbsent: true}); !errors.Is(err, ErrNotDone) || out.Len() != 0 {
+		t.Errorf("--if-absent on a present key = %v, printed %q", err, out.String())
+	}
+	if err := put(PutArgs{HasValue: true, Value: "2", IfVersion: v1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := put(PutArgs{HasValue: true, Value: "3", IfVersion: v1}); !errors.Is(err, ErrNotDone) {
+		t.Errorf("--if-version with a stale version = %v, want ErrNotDone", err)
+	}
+	for name, a := range map[string]PutArgs{
+		"two conditions": {Value: "x", IfAbsent: true, IfPresent: true},
+		"bad version":    {Value: "x", IfVersion: "nothex"},
+		"negative ttl":   {Value: "x", TTL: -time.Second},
+		"value and file": {Value: "x", File: "f"},
+		"missing file":   {File: filepath.Join(t.TempDir(), "nope")},
+	} {
+		if name == "missing file" {
+			a.Key = "/c"
+			if err := kv.Put(ctx, a); ExitCode(err) != ExitBadInput {
+				t.Errorf("%s: %v, want bad input", name, err)
+			}
+			continue
+		}
+		if err := put(a); ExitCode(err) != ExitBadInput {
+			t.Errorf("%s: %v, want bad input", name, err)
+		}
+	}
+	if err := kv.Put(ctx, PutArgs{Key: "/c"}); ExitCode(err) != ExitBadInput {
+		t.Errorf("put without a value: %v, want bad input", err)
+	}
+	// The server's limit comes back as bad input naming the limit.
+	err := kv.Put(ctx, PutArgs{Key: "/big", Value: strings.Repeat("x", 4<<20+1), HasValue: true})
+	if ExitCode(err) != ExitBadInput || !strings.Contains(Message(err), "max-value-bytes") {
+		t.Errorf("oversized put: %v", err)
+	}
+}
+
+func TestDeleteCommand(t *testing.T) {
+	kv, out := startKV(t)
+	ctx := context.Background()
+	if err := kv.Put(ctx, PutArgs{Key: "/d", Value: "v", HasValue: true}); err != nil {
+		t.Fatal(err)
+	}
+	v := strings.TrimSpace(out.String())
+	if err := kv.Delete(ctx, "/d", "00000000000000000000000000000001"); !errors.Is(err, ErrNotDone) {
+		t.Errorf("delete --if-version with another version = %v, want ErrNotDone", err)
+	}
+	if err := kv.Delete(ctx, "/d", v); err != nil {
+		t.Errorf("delete --if-version with the version = %v", err)
+	}
+	if err := kv.Delete(ctx, "/d", ""); !errors.Is(err, ErrNotFound) {
+		t.Errorf("delete of a missing key = %v, want ErrNotFound", err)
+	}
+	if err := kv.Delete(ctx, "/d", v); !errors.Is(err, ErrNotFound) {
+		t.Errorf("delete --if-version of a missing key = %v, want ErrNotFound", err)
+	}
+}
+
+func TestMultiGetScanCount(t *testing.T) {
+	kv, out := startKV(t)
+	ctx := context.Background()
+	for _, k := range []string{"/m", "/m/-/a", "/m/-/b", "/m/-/b/x", "/m/-/c", "/n/-/a", "/n2"} {
+		if err := kv.Put(ctx, PutArgs{Key: k, Value: "v" + k, HasValue: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := kv.Put(ctx, PutArgs{Key: "/m/-/tab", Value: "a\tb", HasValue: true}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name    string
+		run     func() error
+		want    string
+		sortOut bool // scan order is unspecified
+	}{
+		{"multi-get", func() error { return kv.MultiGet(ctx, "/m", Selection{Batch: 2}, false) },
+			"/m\tv/m\n/m/-/a\tv/m/-/a\n/m/-/b\tv/m/-/b\n/m/-/b/x\tv/m/-/b/x\n/m/-/c\tv/m/-/c\n/m/-/tab\t\"a\\tb\"\n", false},
+		{"multi-get range reverse keys", func() error {
+			s := Selection{Depth: "children_only", KeysOnly: true, Range: RangeFlags{Start: "a", HasStart: true, StartExclusive: true, End: "c", HasEnd: true}}
+			return kv.MultiGet(ctx, "/m", s, true)
+		}, "/m/-/c\n/m/-/b\n", false},
+		{"multi-get prefix", func() error {
+			return kv.MultiGet(ctx, "/m", Selection{Depth: "descendants_only", KeysOnly: true, Range: RangeFlags{Prefix: "b", HasPrefix: true}}, false)
+		}, "/m/-/b\n/m/-/b/x\n", false},
+		{"scan all keys", func() error { return kv.Scan(ctx, "", Selection{KeysOnly: true, Batch: 3}) },
+			"/m\n/m/-/a\n/m/-/b\n/m/-/b/x\n/m/-/c\n/m/-/tab\n/n/-/a\n/n2\n", true},
+		{"scan under /n", func() error { return kv.Scan(ctx, "/n", Selection{}) }, "/n/-/a\tv/n/-/a\n", true},
+		{"count", func() error { return kv.Count(ctx, "/", Selection{Batch: 2}) }, "8\n", false},
+		{"count children", func() error { return kv.Count(ctx, "/m", Selection{Depth: "parent_and_children"}) }, "5\n", false},
+	} {
+		out.Reset()
+		if err := tc.run(); err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+			continue
+		}
+		got := out.String()
+		if tc.sortOut {
+			got = sortLines(got)
+		}
+		if got != tc.want {
+			t.Errorf("%s printed\n%s\nwant\n%s", tc.name, got, tc.want)
+		}
+	}
+
+	out.Reset()
+	kv.JSON = true
+	if err := kv.MultiGet(ctx, "/m", Selection{Depth: "children_only"}, false); err != nil {
+		t.Fatal(err)
+	}
+	var recs []RecordJSON
+	if err := json.Unmarshal(out.Bytes(), &recs); err != nil || len(recs) != 4 || *recs[3].Value != "a\tb" {
+		t.Errorf("multi-get --json printed %s (%v)", out.String(), err)
+	}
+	out.Reset()
+	if err := kv.Count(ctx, "", Selection{}); err != nil || strings.TrimSpace(out.String()) != `{"count":8}` {
+		t.Errorf("count --json printed %q, %v", out.String(), err)
+	}
+	if err := kv.Scan(ctx, "/m/-/a", Selection{}); ExitCode(err) != ExitBadInput {
+		t.Errorf("scan with a minor path: %v, want bad input", err)
+	}
+	if err := kv.MultiGet(ctx, "/m", Selection{Depth: "deep"}, false); ExitCode(err) != ExitBadInput {
+		t.Errorf("multi-get with a bad depth: %v, want bad input", err)
+	}
+}
+
+func sortLines(s string) string {
+	lines := strings.Split(strings.TrimSuffix(s, "\n"), "\n")
+	slices.Sort(lines)
+	return strings.Join(lines, "\n") + "\n"
+}
+
+func TestUnavailable(t *testing.T) {
+	g := DefaultGlobals()
+	g.Hosts = []string{"127.0.0.1:1"}
+	_, err := g.Open(context.Background())
+	if ExitCode(err) != ExitUnavailable || !strings.Contains(Message(err), "check --hosts") {
+		t.Errorf("Open of a dead host: %v (exit %d)", err, ExitCode(err))
+	}
+}
