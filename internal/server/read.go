@@ -39,16 +39,26 @@ func (s *Server) MultiGet(ctx context.Context, req *cairnpb.MultiGetRequest) (*c
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	ctx, cancel, err := s.readBegin(ctx, req.GetHeader(), req.GetConsistency())
+	recs, resume, err := s.scan(ctx, req.GetHeader(), req.GetConsistency(), sc, s.shard.Engine().MultiGet)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &cairnpb.MultiGetResponse{Records: recs, Resume: resume}, nil
+}
+
+// scan runs a validated scan once the read's consistency is met.
+func (s *Server) scan(ctx context.Context, h *cairnpb.RequestHeader, c *cairnpb.Consistency, sc storage.Scan,
+	read func(storage.Scan, int64) ([]storage.Record, []byte, error)) ([]*cairnpb.Record, []byte, error) {
+	ctx, cancel, err := s.readBegin(ctx, h, c)
 	defer cancel()
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, nil, err
 	}
-	recs, resume, err := s.shard.Engine().MultiGet(sc, time.Now().UnixMilli())
+	recs, resume, err := read(sc, time.Now().UnixMilli())
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, nil, err
 	}
-	return &cairnpb.MultiGetResponse{Records: recordsPB(recs), Resume: resume}, nil
+	return recordsPB(recs), resume, nil
 }
 
 func (s *Server) multiGetScan(req *cairnpb.MultiGetRequest) (storage.Scan, error) {
@@ -90,16 +100,11 @@ func (s *Server) StoreScan(ctx context.Context, req *cairnpb.StoreScanRequest) (
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	ctx, cancel, err := s.readBegin(ctx, req.GetHeader(), req.GetConsistency())
-	defer cancel()
+	recs, resume, err := s.scan(ctx, req.GetHeader(), req.GetConsistency(), sc, s.shard.Engine().StoreScan)
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	recs, resume, err := s.shard.Engine().StoreScan(sc, time.Now().UnixMilli())
-	if err != nil {
-		return nil, toStatus(err)
-	}
-	return &cairnpb.StoreScanResponse{Records: recordsPB(recs), Resume: resume}, nil
+	return &cairnpb.StoreScanResponse{Records: recs, Resume: resume}, nil
 }
 
 func (s *Server) storeScan(req *cairnpb.StoreScanRequest) (storage.Scan, error) {
