@@ -12,3 +12,6 @@ protoc -I . --go_out=. --go_opt=paths=source_relative \
   api/cairnpb/kv.proto
 protoc -I . --go_out=. --go_opt=paths=source_relative \
   internal/storage/commandpb/command.proto
+protoc -I . --go_out=. --go_opt=paths=source_relative \
+  --go-grpc_out=. --go-grpc_opt=paths=source_relative \
+  internal/transport/transportpb/transport.proto

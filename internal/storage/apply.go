@@ -44,29 +44,44 @@ type Result struct {
 	Err error
 }
 
-// Batch accumulates the effects of consecutive commands for one commit.
+// Batch accumulates the effects of consecutive commands for one commit, and
+// (for replicated shards) Raft log and state writes.
 type Batch struct {
-	e      *Engine
-	b      *pebble.Batch
-	origin uint64
-	last   uint64
-	buf    []byte
+	e          *Engine
+	b          *pebble.Batch
+	origin     uint64
+	appliedKey []byte // where Commit records the last applied index
+	last       uint64 // the last index applied in this batch; 0 if none
 }
 
-// NewBatch starts a batch for a store whose versions carry origin.
+// NewBatch starts a batch for the single-shard (lite) store whose versions
+// carry origin.
 func (e *Engine) NewBatch(origin uint64) *Batch {
-	return &Batch{e: e, b: e.db.NewIndexedBatch(), origin: origin}
+	return &Batch{e: e, b: e.db.NewIndexedBatch(), origin: origin, appliedKey: metaAppliedKey}
 }
+
+// NewShardBatch starts a batch for one replicated shard: its applied index is
+// kept per shard, and its versions carry the shard's origin.
+func (e *Engine) NewShardBatch(shard, origin uint64) *Batch {
+	return &Batch{e: e, b: e.db.NewIndexedBatch(), origin: origin, appliedKey: shardKey(shard, shardApplied)}
+}
+
+// Skip records index as applied without a command (a Raft entry that carries
+// none, such as a new leader's empty entry).
+func (b *Batch) Skip(index uint64) { b.last = index }
 
 // Close releases the batch; call it after Commit or to discard.
 func (b *Batch) Close() { _ = b.b.Close() }
 
-// Commit writes the batch and the applied index atomically with mode.
+// Commit writes the batch, and the applied index if a command was applied,
+// atomically with mode.
 func (b *Batch) Commit(mode SyncMode) error {
-	var idx [8]byte
-	binary.BigEndian.PutUint64(idx[:], b.last)
-	if err := b.b.Set(metaAppliedKey, idx[:], nil); err != nil {
-		return err
+	if b.last > 0 {
+		var idx [8]byte
+		binary.BigEndian.PutUint64(idx[:], b.last)
+		if err := b.b.Set(b.appliedKey, idx[:], nil); err != nil {
+			return err
+		}
 	}
 	switch mode {
 	case Sync:

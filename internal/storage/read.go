@@ -2,6 +2,7 @@ package storage
 
 import (
 	"bytes"
+	"slices"
 	"errors"
 	"fmt"
 
@@ -59,6 +60,9 @@ type Scan struct {
 	MaxBytes int
 	// Resume continues after the key a previous call returned as resume.
 	Resume []byte
+	// Spans restricts a store scan to these record spans (a shard's
+	// partitions), in order; nil means the whole record space.
+	Spans []Span
 }
 
 // MultiGet reads records under one complete major path, in key order.
@@ -70,7 +74,40 @@ func (e *Engine) MultiGet(s Scan, nowMs int64) ([]Record, []byte, error) {
 // path, in storage (hash) order.
 func (e *Engine) StoreScan(s Scan, nowMs int64) ([]Record, []byte, error) {
 	s.Reverse = false
-	return scan(e.db, s, nowMs, span{[]byte{keys.RecordSpace}, []byte{keys.RecordSpace + 1}}, storeMatcher(s))
+	spans := s.Spans
+	if spans == nil {
+		spans = []Span{{[]byte{keys.RecordSpace}, []byte{keys.RecordSpace + 1}}}
+	}
+	first := 0
+	if s.Resume != nil {
+		first = slices.IndexFunc(spans, func(sp Span) bool { return sp.contains(s.Resume) })
+		if first < 0 {
+			return nil, nil, ErrBadResume
+		}
+	}
+	var out []Record
+	for i := first; i < len(spans); i++ {
+		page := s
+		if i > first {
+			page.Resume = nil
+		}
+		if page.Limit > 0 {
+			page.Limit -= len(out)
+		}
+		recs, resume, err := scan(e.db, page, nowMs, span{spans[i].Start, spans[i].End}, storeMatcher(s))
+		if err != nil {
+			return nil, nil, err
+		}
+		out = append(out, recs...)
+		if resume != nil {
+			return out, resume, nil
+		}
+		if s.Limit > 0 && len(out) >= s.Limit && i+1 < len(spans) {
+			// Full exactly at a span's end: resume at the next span's start.
+			return out, spans[i+1].Start, nil
+		}
+	}
+	return out, nil, nil
 }
 
 type span struct{ lower, upper []byte }

@@ -26,6 +26,11 @@ func expiryKey(expMs int64, sk []byte) []byte {
 // before nowMs, oldest first. Entries may be stale; applying an Expire
 // command with them deletes only records that still carry that expiry.
 func (e *Engine) ExpiredBefore(nowMs int64, limit int) ([]*commandpb.ExpiredRecord, error) {
+	return e.ExpiredIn(nil, nowMs, limit)
+}
+
+// ExpiredIn is ExpiredBefore restricted to records in spans (nil: all).
+func (e *Engine) ExpiredIn(spans []Span, nowMs int64, limit int) ([]*commandpb.ExpiredRecord, error) {
 	upper := binary.BigEndian.AppendUint64([]byte{expirySpace}, uint64(nowMs)+1)
 	it, err := e.db.NewIter(&pebble.IterOptions{LowerBound: []byte{expirySpace}, UpperBound: upper})
 	if err != nil {
@@ -37,6 +42,9 @@ func (e *Engine) ExpiredBefore(nowMs int64, limit int) ([]*commandpb.ExpiredReco
 		k := it.Key()
 		if len(k) < 9 {
 			return nil, fmt.Errorf("%w: expiry key %x", ErrCorrupt, k)
+		}
+		if spans != nil && !inSpans(spans, k[9:]) {
+			continue
 		}
 		out = append(out, &commandpb.ExpiredRecord{
 			ExpirationMs: int64(binary.BigEndian.Uint64(k[1:9])),

@@ -1,0 +1,363 @@
+package replica
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cairndb/cairn/internal/storage"
+	"github.com/cairndb/cairn/internal/storage/commandpb"
+	"github.com/cairndb/cairn/internal/transport/transportpb"
+	"go.etcd.io/raft/v3"
+	"go.etcd.io/raft/v3/raftpb"
+)
+
+// ErrNotLeader is returned (wrapped in *NotLeaderError) when a request that
+// needs the leader reaches another replica. The request was not applied.
+var ErrNotLeader = errors.New("replica: not the leader")
+
+// NotLeaderError names the leader this replica knows of (0: none known).
+type NotLeaderError struct{ Leader uint64 }
+
+func (e *NotLeaderError) Error() string {
+	if e.Leader == 0 {
+		return "replica: not the leader, and no leader is known yet (an election is under way)"
+	}
+	return fmt.Sprintf("replica: not the leader; node %d is", e.Leader)
+}
+
+func (e *NotLeaderError) Unwrap() error { return ErrNotLeader }
+
+// ErrDropped is returned when a proposal was certainly not applied: a new
+// leader's log superseded it. Retrying is safe.
+var ErrDropped = errors.New("replica: write dropped by a leader change; it was not applied")
+
+// ErrUnknownOutcome is returned when a write's proposal was handed to Raft
+// but its outcome was not learned before the request's deadline: it may or
+// may not be applied. Do not retry blindly.
+var ErrUnknownOutcome = errors.New("replica: write outcome unknown (it may have been applied)")
+
+// ErrAckTimeout is returned for a write with replica-ack ALL that was
+// applied (it is on a majority) but not every replica confirmed it in time.
+var ErrAckTimeout = errors.New("replica: write applied, but not every replica acknowledged it in time")
+
+// AckPolicy is how many replicas must hold a write before it is acknowledged.
+type AckPolicy int
+
+// The ack policies.
+const (
+	AckMajority AckPolicy = iota
+	AckAll
+	AckNone
+)
+
+// Sender sends Raft traffic to other nodes (the transport).
+type Sender interface {
+	Send(shard uint64, msgs []*raftpb.Message)
+	SendNotice(shard uint64, to uint64, n *transportpb.CommitNotice)
+}
+
+// RaftConfig configures one replica of a replicated shard.
+type RaftConfig struct {
+	Shard  uint64   // the shard's id
+	Node   uint64   // this node's id, also its Raft id in every group
+	Voters []uint64 // node ids of the shard's replicas, this one included
+	// Spans are the record spans of the shard's partitions.
+	Spans []storage.Span
+	// Origin makes this shard's versions unique in the store.
+	Origin uint64
+	// Preferred is the node that should lead, so leaders spread evenly
+	// (0: no preference).
+	Preferred uint64
+	// TickInterval is one Raft tick. Default 100ms.
+	TickInterval time.Duration
+	// ElectionTicks and HeartbeatTicks, in ticks. Defaults 10 and 1.
+	ElectionTicks, HeartbeatTicks int
+	// LogKeep entries stay in the log after truncation; truncation runs when
+	// the log holds twice as many. Default 10000.
+	LogKeep       uint64
+	MaxGroup      int           // proposals per Raft batch; default 512
+	SweepInterval time.Duration // TTL sweeping, default 1s
+	SweepBatch    int           // default 1000
+	Sender        Sender
+	Logger        *slog.Logger
+	Fatal         func(error) // default: log and exit 70
+}
+
+func (c *RaftConfig) setDefaults() {
+	if c.TickInterval == 0 {
+		c.TickInterval = 100 * time.Millisecond
+	}
+	if c.ElectionTicks == 0 {
+		c.ElectionTicks = 10
+	}
+	if c.HeartbeatTicks == 0 {
+		c.HeartbeatTicks = 1
+	}
+	if c.LogKeep == 0 {
+		c.LogKeep = 10000
+	}
+	if c.MaxGroup == 0 {
+		c.MaxGroup = 512
+	}
+	if c.SweepInterval == 0 {
+		c.SweepInterval = time.Second
+	}
+	if c.SweepBatch == 0 {
+		c.SweepBatch = 1000
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.Fatal == nil {
+		log := c.Logger
+		c.Fatal = func(err error) {
+			log.Error("fatal: persisting the Raft log failed; exiting without retrying", "err", err)
+			os.Exit(70)
+		}
+	}
+}
+
+// Raft is one replica of a replicated shard. See the package doc for the
+// contract it shares with Local.
+type Raft struct {
+	cfg  RaftConfig
+	e    *storage.Engine
+	meta storage.StoreMeta
+	log  *slog.Logger
+	rn   *raft.RawNode
+	ls   *logStore
+
+	inbox     chan *raftpb.Message
+	proposals chan *raftProposal
+	reads     chan *readRequest
+	closing   chan struct{}
+	wg        sync.WaitGroup
+	closeOnce sync.Once
+	failed    atomic.Bool
+
+	applied  atomic.Uint64
+	leader   atomic.Uint64
+	term     atomic.Uint64
+	mu       sync.Mutex
+	advanced chan struct{}
+	notice   atomic.Pointer[noticeSeen]
+
+	// Owned by the loop goroutine.
+	nextProp  uint64
+	pending   map[uint64]*raftProposal
+	ackWait   []*raftProposal
+	readSeq   uint64
+	readWait  map[string][]*readRequest
+	readIndex []*readRequest
+	ticks     int
+	lastTerm  uint64 // the term of the last applied entry
+	snapCache *raftpb.Snapshot
+}
+
+// noticeSeen is the freshest commit notice a follower has received.
+type noticeSeen struct {
+	at     time.Time
+	commit uint64
+}
+
+// OpenRaft starts a replica of cfg.Shard over the engine.
+func OpenRaft(e *storage.Engine, meta storage.StoreMeta, cfg RaftConfig) (*Raft, error) {
+	cfg.setDefaults()
+	if cfg.Sender == nil || cfg.Node == 0 || len(cfg.Voters) == 0 {
+		return nil, fmt.Errorf("replica: shard %d: Sender, Node and Voters are required", cfg.Shard)
+	}
+	ls, err := openLogStore(e, cfg.Shard, cfg.Voters)
+	if err != nil {
+		return nil, err
+	}
+	applied, err := e.ShardApplied(cfg.Shard)
+	if err != nil {
+		return nil, err
+	}
+	r := &Raft{
+		cfg: cfg, e: e, meta: meta, ls: ls,
+		log:       cfg.Logger.With("shard", cfg.Shard, "node", cfg.Node),
+		inbox:     make(chan *raftpb.Message, 4096),
+		proposals: make(chan *raftProposal, cfg.MaxGroup),
+		reads:     make(chan *readRequest, 4096),
+		closing:   make(chan struct{}),
+		advanced:  make(chan struct{}),
+		pending:   make(map[uint64]*raftProposal),
+		readWait:  make(map[string][]*readRequest),
+	}
+	ls.snapshot = r.buildSnapshot
+	r.applied.Store(applied)
+	rn, err := raft.NewRawNode(&raft.Config{
+		ID: cfg.Node, ElectionTick: cfg.ElectionTicks, HeartbeatTick: cfg.HeartbeatTicks,
+		Storage: ls, Applied: applied, MaxSizePerMsg: 1 << 20, MaxInflightMsgs: 256,
+		MaxUncommittedEntriesSize: 256 << 20, CheckQuorum: true, PreVote: true,
+		ReadOnlyOption: raft.ReadOnlySafe, DisableProposalForwarding: true, Logger: raftLogger{r.log},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("replica: shard %d: %w", cfg.Shard, err)
+	}
+	r.rn = rn
+	r.wg.Add(2)
+	go r.loop()
+	go r.sweepLoop()
+	return r, nil
+}
+
+// Engine returns the engine, for reads.
+func (r *Raft) Engine() *storage.Engine { return r.e }
+
+// Meta returns the store identity.
+func (r *Raft) Meta() storage.StoreMeta { return r.meta }
+
+// Spans returns the shard's record spans.
+func (r *Raft) Spans() []storage.Span { return r.cfg.Spans }
+
+// AppliedIndex returns the last applied index.
+func (r *Raft) AppliedIndex() uint64 { return r.applied.Load() }
+
+// Leader returns the node this replica believes leads (0: unknown) and the term.
+func (r *Raft) Leader() (uint64, uint64) { return r.leader.Load(), r.term.Load() }
+
+// IsLeader reports whether this replica leads its shard.
+func (r *Raft) IsLeader() bool { return r.leader.Load() == r.cfg.Node }
+
+// Step hands an inbound Raft message to the replica. It never blocks: when
+// the inbox is full the message is dropped, and Raft retransmits.
+func (r *Raft) Step(m *raftpb.Message) {
+	select {
+	case r.inbox <- m:
+	default:
+	}
+}
+
+// Notice records a leader's commit notice (time-lag reads).
+func (r *Raft) Notice(n *transportpb.CommitNotice) {
+	if n.GetTerm() < r.term.Load() {
+		return
+	}
+	r.notice.Store(&noticeSeen{at: time.Now(), commit: n.GetCommit()})
+	r.signal()
+}
+
+// Close stops the replica. It does not close the engine.
+func (r *Raft) Close() {
+	r.closeOnce.Do(func() { close(r.closing) })
+	r.wg.Wait()
+}
+
+type raftProposal struct {
+	ctx     context.Context
+	cmd     *commandpb.Command
+	master  storage.SyncMode
+	replica storage.SyncMode
+	ack     AckPolicy
+	id      uint64
+	term    uint64
+	index   uint64 // known once persisted (for AckNone) or applied
+	state   atomic.Int32
+	applied atomic.Bool    // set before an AckAll write waits for every replica
+	result  storage.Result // its result, while it waits
+	done    chan outcome
+}
+
+const (
+	propQueued int32 = iota
+	propProposed
+	propAbandoned
+)
+
+// WriteOptions are a write's durability settings.
+type WriteOptions struct {
+	Master, Replica storage.SyncMode
+	Ack             AckPolicy
+}
+
+// Propose replicates and applies cmd. Errors: *NotLeaderError (not applied),
+// ErrDropped (not applied), ErrUnknownOutcome, ErrAckTimeout, ErrClosed,
+// storage.ErrDiskFull, or the context's error if it ended before the
+// proposal reached Raft (not applied).
+func (r *Raft) ProposeWith(ctx context.Context, cmd *commandpb.Command, w WriteOptions) (storage.Result, error) {
+	if r.failed.Load() {
+		return storage.Result{}, ErrClosed
+	}
+	if leader := r.leader.Load(); leader != r.cfg.Node {
+		return storage.Result{}, &NotLeaderError{Leader: leader}
+	}
+	if addsData(cmd) && r.e.LowDisk() {
+		return storage.Result{}, storage.ErrDiskFull
+	}
+	if cmd.NowMs == 0 {
+		cmd.NowMs = time.Now().UnixMilli()
+	}
+	p := &raftProposal{ctx: ctx, cmd: cmd, master: w.Master, replica: w.Replica, ack: w.Ack, done: make(chan outcome, 1)}
+	select {
+	case r.proposals <- p:
+	case <-ctx.Done():
+		return storage.Result{}, ctx.Err()
+	case <-r.closing:
+		return storage.Result{}, ErrClosed
+	}
+	select {
+	case o := <-p.done:
+		return o.res, o.err
+	case <-ctx.Done():
+		if p.state.CompareAndSwap(propQueued, propAbandoned) {
+			return storage.Result{}, ctx.Err()
+		}
+		select { // the outcome may have arrived at the same moment
+		case o := <-p.done:
+			return o.res, o.err
+		default:
+		}
+		if p.applied.Load() {
+			return storage.Result{}, ErrAckTimeout
+		}
+		return storage.Result{}, fmt.Errorf("%w: %v", ErrUnknownOutcome, ctx.Err())
+	}
+}
+
+// Propose is ProposeWith with the same sync mode on every replica and a
+// majority ack.
+func (r *Raft) Propose(ctx context.Context, cmd *commandpb.Command, mode storage.SyncMode) (storage.Result, error) {
+	return r.ProposeWith(ctx, cmd, WriteOptions{Master: mode, Replica: mode})
+}
+
+// TransferLeadership asks Raft to hand leadership to node.
+func (r *Raft) TransferLeadership(node uint64) {
+	r.Step(&raftpb.Message{Type: raftpb.MsgTransferLeader.Enum(), From: &node, To: &r.cfg.Node})
+}
+
+func (r *Raft) signal() {
+	r.mu.Lock()
+	close(r.advanced)
+	r.advanced = make(chan struct{})
+	r.mu.Unlock()
+}
+
+func (r *Raft) waitChan() <-chan struct{} {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.advanced
+}
+
+// raftLogger routes etcd raft's logging to slog (its info is our debug).
+type raftLogger struct{ l *slog.Logger }
+
+func (g raftLogger) Debug(v ...any)              { g.l.Debug(fmt.Sprint(v...)) }
+func (g raftLogger) Debugf(f string, v ...any)   { g.l.Debug(fmt.Sprintf(f, v...)) }
+func (g raftLogger) Info(v ...any)               { g.l.Debug(fmt.Sprint(v...)) }
+func (g raftLogger) Infof(f string, v ...any)    { g.l.Debug(fmt.Sprintf(f, v...)) }
+func (g raftLogger) Warning(v ...any)            { g.l.Warn(fmt.Sprint(v...)) }
+func (g raftLogger) Warningf(f string, v ...any) { g.l.Warn(fmt.Sprintf(f, v...)) }
+func (g raftLogger) Error(v ...any)              { g.l.Error(fmt.Sprint(v...)) }
+func (g raftLogger) Errorf(f string, v ...any)   { g.l.Error(fmt.Sprintf(f, v...)) }
+func (g raftLogger) Fatal(v ...any)              { g.l.Error(fmt.Sprint(v...)); panic(fmt.Sprint(v...)) }
+func (g raftLogger) Fatalf(f string, v ...any)   { g.Fatal(fmt.Sprintf(f, v...)) }
+func (g raftLogger) Panic(v ...any)              { g.Fatal(v...) }
+func (g raftLogger) Panicf(f string, v ...any)   { g.Fatal(fmt.Sprintf(f, v...)) }

@@ -1,0 +1,420 @@
+package replica
+
+import (
+	"encoding/binary"
+	"time"
+	"errors"
+	"fmt"
+
+	"github.com/cairndb/cairn/api/cairnpb"
+	"github.com/cairndb/cairn/internal/storage"
+	"github.com/cairndb/cairn/internal/storage/commandpb"
+	"github.com/cairndb/cairn/internal/transport/transportpb"
+	"go.etcd.io/raft/v3"
+	"go.etcd.io/raft/v3/raftpb"
+	"google.golang.org/protobuf/proto"
+)
+
+// loop is the replica's only goroutine that touches the RawNode. It follows
+// etcd raft's Ready contract: persist entries, hard state and snapshot (with
+// an fsync where a write's durability or a vote asks for it), then send
+// messages, then apply committed entries, then Advance.
+func (r *Raft) loop() {
+	defer r.wg.Done()
+	t := time.NewTicker(r.cfg.TickInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-r.closing:
+			r.shutdown()
+			return
+		case <-t.C:
+			r.tick()
+		case m := <-r.inbox:
+			r.step(m)
+		case p := <-r.proposals:
+			r.propose(p)
+		case q := <-r.reads:
+			r.startReads(q)
+		}
+		r.drain()
+		if r.rn.HasReady() {
+			if err := r.handleReady(); err != nil {
+				r.failed.Store(true)
+				r.shutdown()
+				r.cfg.Fatal(fmt.Errorf("shard %d: %w", r.cfg.Shard, err))
+				return
+			}
+		}
+	}
+}
+
+// drain takes everything already queued, so one Ready covers many requests.
+func (r *Raft) drain() {
+	var reads []*readRequest
+	for {
+		select {
+		case m := <-r.inbox:
+			r.step(m)
+			continue
+		case p := <-r.proposals:
+			r.propose(p)
+			continue
+		case q := <-r.reads:
+			reads = append(reads, q)
+			continue
+		default:
+		}
+		break
+	}
+	if len(reads) > 0 {
+		r.startReads(reads...)
+	}
+}
+
+func (r *Raft) step(m *raftpb.Message) {
+	if err := r.rn.Step(m); err != nil && !errors.Is(err, raft.ErrStepPeerNotFound) {
+		r.log.Debug("step", "type", m.GetType(), "err", err)
+	}
+}
+
+func (r *Raft) tick() {
+	r.rn.Tick()
+	r.ticks++
+	st := r.rn.BasicStatus()
+	if st.RaftState != raft.StateLeader {
+		return
+	}
+	n := &transportpb.CommitNotice{Term: st.HardState.GetTerm(), Commit: st.HardState.GetCommit()}
+	for _, v := range r.cfg.Voters {
+		if v != r.cfg.Node {
+			r.cfg.Sender.SendNotice(r.cfg.Shard, v, n)
+		}
+	}
+	if r.ticks%20 == 0 {
+		r.preferLeader()
+	}
+	if len(r.ackWait) > 0 {
+		r.checkAckAll()
+	}
+}
+
+// preferLeader hands leadership to the preferred node once it is caught up,
+// so that leaders spread evenly over the nodes.
+func (r *Raft) preferLeader() {
+	want := r.cfg.Preferred
+	if want == 0 || want == r.cfg.Node {
+		return
+	}
+	st := r.rn.Status()
+	if pr, ok := st.Progress[want]; ok && pr.RecentActive && pr.Match == r.ls.lastIndex {
+		r.log.Info("transferring leadership to the preferred node", "to", want)
+		r.rn.TransferLeader(want)
+	}
+}
+
+func (r *Raft) propose(p *raftProposal) {
+	if !p.state.CompareAndSwap(propQueued, propProposed) {
+		return // abandoned before it reached Raft
+	}
+	st := r.rn.BasicStatus()
+	if st.RaftState != raft.StateLeader {
+		p.done <- outcome{err: &NotLeaderError{Leader: st.Lead}}
+		return
+	}
+	r.nextProp++
+	p.id, p.term = r.nextProp, st.HardState.GetTerm()
+	data, err := encodeEntry(entryHeader{master: p.master, replica: p.replica, proposer: r.cfg.Node, proposal: p.id}, p.cmd)
+	if err != nil {
+		p.done <- outcome{err: err}
+		return
+	}
+	if err := r.rn.Propose(data); err != nil {
+		p.done <- outcome{err: fmt.Errorf("%w (%v)", ErrDropped, err)}
+		return
+	}
+	r.pending[p.id] = p
+}
+
+func (r *Raft) handleReady() error {
+	rd := r.rn.Ready()
+	if rd.SoftState != nil {
+		r.setLeader(rd.SoftState.Lead)
+	}
+	if err := r.persist(rd); err != nil {
+		return err
+	}
+	r.cfg.Sender.Send(r.cfg.Shard, rd.Messages)
+	if err := r.apply(rd.CommittedEntries); err != nil {
+		return err
+	}
+	for _, rs := range rd.ReadStates {
+		for _, q := range r.readWait[string(rs.RequestCtx)] {
+			q.index = rs.Index
+			r.readIndex = append(r.readIndex, q)
+		}
+		delete(r.readWait, string(rs.RequestCtx))
+	}
+	r.rn.Advance(rd)
+	r.releaseReads()
+	return nil
+}
+
+func (r *Raft) setLeader(lead uint64) {
+	was := r.leader.Swap(lead)
+	if was != lead {
+		r.log.Info("leader changed", "leader", lead)
+		r.signal()
+	}
+	if was == r.cfg.Node && lead != r.cfg.Node {
+		r.failReads(&NotLeaderError{Leader: lead})
+	}
+}
+
+// persist writes what Ready asks to be durable before messages go out.
+func (r *Raft) persist(rd raft.Ready) error {
+	if raft.IsEmptySnap(rd.Snapshot) && len(rd.Entries) == 0 && raft.IsEmptyHardState(rd.HardState) {
+		return nil
+	}
+	b := r.e.NewShardBatch(r.cfg.Shard, r.cfg.Origin)
+	defer b.Close()
+	mode := storage.WriteNoSync // Raft's log never stays in the process: see docs/guarantees.md
+	if !raft.IsEmptySnap(rd.Snapshot) {
+		if err := r.installSnapshot(b, rd.Snapshot); err != nil {
+			return err
+		}
+		mode = storage.Sync
+	}
+	if err := r.ls.append(b, rd.Entries); err != nil {
+		return err
+	}
+	leader := r.leader.Load() == r.cfg.Node
+	for _, e := range rd.Entries {
+		if m := r.entryMode(e, leader); m == storage.Sync {
+			mode = storage.Sync
+		}
+	}
+	if hs := rd.HardState; !raft.IsEmptyHardState(hs) {
+		if hs.GetTerm() != r.ls.hard.GetTerm() || hs.GetVote() != r.ls.hard.GetVote() {
+			mode = storage.Sync // a vote must never be forgotten
+		}
+		r.ls.hard = proto.Clone(hs).(*raftpb.HardState)
+		r.term.Store(hs.GetTerm())
+		if err := r.ls.writeState(b); err != nil {
+			return err
+		}
+	}
+	if err := b.Commit(mode); err != nil {
+		return err
+	}
+	if !raft.IsEmptySnap(rd.Snapshot) {
+		md := rd.Snapshot.GetMetadata()
+		r.lastTerm = md.GetTerm()
+		r.applied.Store(md.GetIndex())
+		r.signal()
+	}
+	r.ackLocal()
+	return nil
+}
+
+// entryMode returns how an entry asks to be persisted here, and notes the
+// index of this node's own proposals.
+func (r *Raft) entryMode(e *raftpb.Entry, leader bool) storage.SyncMode {
+	if e.GetType() != raftpb.EntryNormal || len(e.GetData()) == 0 {
+		return storage.WriteNoSync
+	}
+	h, err := decodeHeader(e.GetData())
+	if err != nil {
+		return storage.Sync
+	}
+	if h.proposer == r.cfg.Node {
+		if p := r.pending[h.proposal]; p != nil {
+			p.index = e.GetIndex()
+		}
+	}
+	if leader {
+		return h.master
+	}
+	return h.replica
+}
+
+func (r *Raft) installSnapshot(b *storage.Batch, s *raftpb.Snapshot) error {
+	md := s.GetMetadata()
+	r.log.Info("installing snapshot", "index", md.GetIndex(), "bytes", len(s.GetData()))
+	if err := b.ImportSpans(r.cfg.Spans, s.GetData()); err != nil {
+		return err
+	}
+	b.SetApplied(md.GetIndex())
+	return r.ls.installSnapshot(b, md)
+}
+
+// ackLocal answers AckNone writes whose result does not depend on reading
+// the store (unconditional puts returning nothing) once the leader has
+// persisted them.
+func (r *Raft) ackLocal() {
+	for id, p := range r.pending {
+		if p.ack != AckNone || p.index == 0 || !blindPut(p.cmd) {
+			continue
+		}
+		delete(r.pending, id)
+		ops := make([]*cairnpb.OperationResult, len(p.cmd.GetBatch().GetOps()))
+		for i := range ops {
+			ops[i] = &cairnpb.OperationResult{Success: true, NewVersion: storage.MakeVersion(r.cfg.Origin, p.index)}
+		}
+		p.done <- outcome{res: storage.Result{Ops: ops}}
+	}
+}
+
+func blindPut(cmd *commandpb.Command) bool {
+	b := cmd.GetBatch()
+	if b == nil {
+		return false
+	}
+	for _, op := range b.GetOps() {
+		put := op.GetPut()
+		if put == nil || put.GetCondition() != cairnpb.Condition_CONDITION_UNSPECIFIED ||
+			(put.GetReturn() != cairnpb.ReturnValueVersion_RETURN_UNSPECIFIED && put.GetReturn() != cairnpb.ReturnValueVersion_RETURN_NONE) {
+			return false
+		}
+	}
+	return true
+}
+
+func (r *Raft) apply(entries []*raftpb.Entry) error {
+	if len(entries) == 0 {
+		return nil
+	}
+	b := r.e.NewShardBatch(r.cfg.Shard, r.cfg.Origin)
+	defer b.Close()
+	type resolved struct {
+		p   *raftProposal
+		res storage.Result
+	}
+	var done []resolved
+	for _, e := range entries {
+		r.lastTerm = e.GetTerm()
+		if e.GetType() != raftpb.EntryNormal || len(e.GetData()) == 0 {
+			b.Skip(e.GetIndex())
+			continue
+		}
+		h, cmd, err := decodeEntry(e.GetData())
+		if err != nil {
+			r.log.Error("skipping an undecodable log entry", "index", e.GetIndex(), "err", err)
+			b.Skip(e.GetIndex())
+			continue
+		}
+		res := b.Apply(e.GetIndex(), cmd)
+		if h.proposer == r.cfg.Node {
+			if p := r.pending[h.proposal]; p != nil {
+				delete(r.pending, h.proposal)
+				p.index = e.GetIndex()
+				done = append(done, resolved{p, res})
+			}
+		}
+	}
+	if err := b.Commit(storage.NoSync); err != nil { // the log holds the durability
+		return err
+	}
+	last := entries[len(entries)-1].GetIndex()
+	r.applied.Store(last)
+	r.signal()
+	for _, d := range done {
+		if d.p.ack == AckAll {
+			d.p.result = d.res
+			d.p.applied.Store(true)
+			r.ackWait = append(r.ackWait, d.p)
+			continue
+		}
+		d.p.done <- outcome{res: d.res}
+	}
+	for id, p := range r.pending {
+		if p.term < r.lastTerm { // a later term's entry is applied: p never will be
+			delete(r.pending, id)
+			p.done <- outcome{err: ErrDropped}
+		}
+	}
+	r.checkAckAll()
+	return r.maybeTruncate(last)
+}
+
+// checkAckAll answers ALL-ack writes once every voter holds them.
+func (r *Raft) checkAckAll() {
+	if len(r.ackWait) == 0 {
+		return
+	}
+	st := r.rn.Status()
+	keep := r.ackWait[:0]
+	for _, p := range r.ackWait {
+		all := st.RaftState == raft.StateLeader
+		for _, v := range r.cfg.Voters {
+			if pr, ok := st.Progress[v]; !ok || pr.Match < p.index {
+				all = false
+			}
+		}
+		if all {
+			p.done <- outcome{res: p.result}
+		} else if p.ctx.Err() == nil {
+			keep = append(keep, p)
+		}
+	}
+	r.ackWait = keep
+}
+
+func (r *Raft) maybeTruncate(applied uint64) error {
+	keep := r.cfg.LogKeep
+	if applied < r.ls.truncIndex+2*keep {
+		return nil
+	}
+	b := r.e.NewShardBatch(r.cfg.Shard, r.cfg.Origin)
+	defer b.Close()
+	if err := r.ls.truncate(b, applied-keep); err != nil {
+		return err
+	}
+	return b.Commit(storage.NoSync)
+}
+
+// buildSnapshot is raft.Storage.Snapshot: the shard's data as of the applied
+// index. It runs on the loop goroutine, so nothing is applied meanwhile.
+func (r *Raft) buildSnapshot() (*raftpb.Snapshot, error) {
+	idx := r.applied.Load()
+	if c := r.snapCache; c != nil && c.GetMetadata().GetIndex() == idx {
+		return c, nil
+	}
+	term, err := r.ls.Term(idx)
+	if err != nil {
+		return nil, err
+	}
+	data, err := r.e.ExportSpans(r.cfg.Spans)
+	if err != nil {
+		return nil, err
+	}
+	r.log.Info("built snapshot", "index", idx, "bytes", len(data))
+	r.snapCache = &raftpb.Snapshot{Data: data, Metadata: &raftpb.SnapshotMetadata{
+		Index: proto.Uint64(idx), Term: proto.Uint64(term), ConfState: proto.Clone(r.ls.conf).(*raftpb.ConfState),
+	}}
+	return r.snapCache, nil
+}
+
+func (r *Raft) shutdown() {
+	for id, p := range r.pending {
+		delete(r.pending, id)
+		p.done <- outcome{err: ErrUnknownOutcome}
+	}
+	for _, p := range r.ackWait {
+		p.done <- outcome{err: ErrAckTimeout}
+	}
+	r.ackWait = nil
+	r.failReads(ErrClosed)
+	for {
+		select {
+		case p := <-r.proposals:
+			p.done <- outcome{err: ErrClosed}
+		case q := <-r.reads:
+			q.done <- ErrClosed
+		default:
+			return
+		}
+	}
+}
+
+func readCtx(seq uint64) []byte { return binary.BigEndian.AppendUint64(nil, seq) }

@@ -1,0 +1,235 @@
+package replica
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/cairndb/cairn/internal/storage"
+	"go.etcd.io/raft/v3"
+	"go.etcd.io/raft/v3/raftpb"
+	"google.golang.org/protobuf/proto"
+)
+
+// bootstrapIndex is where every replica of a new shard starts: all replicas
+// begin with the same truncated log (index and term 5) and the same voters,
+// so no configuration entries are needed to form the group.
+const bootstrapIndex = 5
+
+// logStore implements raft.Storage over the engine for one shard. Only the
+// replica's loop goroutine uses it (raft calls it from RawNode methods).
+type logStore struct {
+	e          *storage.Engine
+	shard      uint64
+	hard       *raftpb.HardState
+	conf       *raftpb.ConfState
+	truncIndex uint64 // entries <= truncIndex are gone
+	truncTerm  uint64
+	lastIndex  uint64
+	terms      map[uint64]uint64 // recent entries' terms
+	snapshot   func() (*raftpb.Snapshot, error)
+}
+
+func openLogStore(e *storage.Engine, shard uint64, voters []uint64) (*logStore, error) {
+	s := &logStore{e: e, shard: shard, terms: make(map[uint64]uint64), hard: &raftpb.HardState{}, conf: &raftpb.ConfState{}}
+	tr, ok, err := e.ShardState(shard, storage.ShardTruncated)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return s, s.bootstrap(voters)
+	}
+	if len(tr) != 16 {
+		return nil, fmt.Errorf("%w: truncated state of %d bytes", storage.ErrCorrupt, len(tr))
+	}
+	s.truncIndex, s.truncTerm = binary.BigEndian.Uint64(tr), binary.BigEndian.Uint64(tr[8:])
+	if err := s.load(storage.ShardHardState, s.hard); err != nil {
+		return nil, err
+	}
+	if err := s.load(storage.ShardConfState, s.conf); err != nil {
+		return nil, err
+	}
+	last, ok, err := e.LastLogIndex(shard)
+	if err != nil {
+		return nil, err
+	}
+	s.lastIndex = s.truncIndex
+	if ok && last > s.truncIndex {
+		s.lastIndex = last
+	}
+	return s, nil
+}
+
+func (s *logStore) load(kind byte, into proto.Message) error {
+	v, ok, err := s.e.ShardState(s.shard, kind)
+	if err != nil || !ok {
+		return err
+	}
+	if err := proto.Unmarshal(v, into); err != nil {
+		return fmt.Errorf("%w: shard %d state %c: %v", storage.ErrCorrupt, s.shard, kind, err)
+	}
+	return nil
+}
+
+func (s *logStore) bootstrap(voters []uint64) error {
+	s.truncIndex, s.truncTerm, s.lastIndex = bootstrapIndex, bootstrapIndex, bootstrapIndex
+	s.hard = &raftpb.HardState{Term: proto.Uint64(bootstrapIndex), Commit: proto.Uint64(bootstrapIndex), Vote: proto.Uint64(0)}
+	s.conf = &raftpb.ConfState{Voters: voters}
+	b := s.e.NewShardBatch(s.shard, 0)
+	defer b.Close()
+	if err := s.writeTruncated(b); err != nil {
+		return err
+	}
+	if err := s.writeState(b); err != nil {
+		return err
+	}
+	cb, _ := proto.Marshal(s.conf)
+	if err := b.PutShardState(s.shard, storage.ShardConfState, cb); err != nil {
+		return err
+	}
+	b.SetApplied(bootstrapIndex)
+	return b.Commit(storage.Sync)
+}
+
+func (s *logStore) writeTruncated(b *storage.Batch) error {
+	v := binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(nil, s.truncIndex), s.truncTerm)
+	return b.PutShardState(s.shard, storage.ShardTruncated, v)
+}
+
+func (s *logStore) writeState(b *storage.Batch) error {
+	hb, err := proto.Marshal(s.hard)
+	if err != nil {
+		return err
+	}
+	return b.PutShardState(s.shard, storage.ShardHardState, hb)
+}
+
+// InitialState implements raft.Storage.
+func (s *logStore) InitialState() (*raftpb.HardState, *raftpb.ConfState, error) {
+	return proto.Clone(s.hard).(*raftpb.HardState), proto.Clone(s.conf).(*raftpb.ConfState), nil
+}
+
+// Entries implements raft.Storage.
+func (s *logStore) Entries(lo, hi, maxSize uint64) ([]*raftpb.Entry, error) {
+	if lo <= s.truncIndex {
+		return nil, raft.ErrCompacted
+	}
+	if hi > s.lastIndex+1 {
+		return nil, raft.ErrUnavailable
+	}
+	var out []*raftpb.Entry
+	var size uint64
+	var derr error
+	err := s.e.LogEntries(s.shard, lo, hi, func(index uint64, data []byte) bool {
+		e := &raftpb.Entry{}
+		if derr = proto.Unmarshal(data, e); derr != nil {
+			return false
+		}
+		size += uint64(len(data))
+		if len(out) > 0 && size > maxSize {
+			return false
+		}
+		out = append(out, e)
+		return true
+	})
+	if err == nil {
+		err = derr
+	}
+	if err == nil && len(out) == 0 {
+		err = raft.ErrUnavailable
+	}
+	return out, err
+}
+
+// Term implements raft.Storage.
+func (s *logStore) Term(i uint64) (uint64, error) {
+	switch {
+	case i == s.truncIndex:
+		return s.truncTerm, nil
+	case i < s.truncIndex:
+		return 0, raft.ErrCompacted
+	case i > s.lastIndex:
+		return 0, raft.ErrUnavailable
+	}
+	if t, ok := s.terms[i]; ok {
+		return t, nil
+	}
+	es, err := s.Entries(i, i+1, 1<<62)
+	if err != nil {
+		return 0, err
+	}
+	return es[0].GetTerm(), nil
+}
+
+// LastIndex implements raft.Storage.
+func (s *logStore) LastIndex() (uint64, error) { return s.lastIndex, nil }
+
+// FirstIndex implements raft.Storage.
+func (s *logStore) FirstIndex() (uint64, error) { return s.truncIndex + 1, nil }
+
+// Snapshot implements raft.Storage.
+func (s *logStore) Snapshot() (*raftpb.Snapshot, error) { return s.snapshot() }
+
+const termCacheMax = 4096
+
+// append files entries (which may overwrite a suffix of the log).
+func (s *logStore) append(b *storage.Batch, es []*raftpb.Entry) error {
+	if len(es) == 0 {
+		return nil
+	}
+	for _, e := range es {
+		data, err := proto.Marshal(e)
+		if err != nil {
+			return err
+		}
+		if err := b.PutLogEntry(s.shard, e.GetIndex(), data); err != nil {
+			return err
+		}
+	}
+	last := es[len(es)-1].GetIndex()
+	if err := b.DeleteLogRange(s.shard, last+1, s.lastIndex+1); err != nil {
+		return err
+	}
+	for i := last + 1; i <= s.lastIndex; i++ {
+		delete(s.terms, i)
+	}
+	s.lastIndex = last
+	for _, e := range es {
+		s.terms[e.GetIndex()] = e.GetTerm()
+	}
+	if len(s.terms) > termCacheMax {
+		for i := range s.terms {
+			if i+termCacheMax/2 < s.lastIndex {
+				delete(s.terms, i)
+			}
+		}
+	}
+	return nil
+}
+
+// truncate drops entries up to and including index (which is applied).
+func (s *logStore) truncate(b *storage.Batch, index uint64) error {
+	term, err := s.Term(index)
+	if err != nil {
+		return err
+	}
+	if err := b.DeleteLogRange(s.shard, s.truncIndex+1, index+1); err != nil {
+		return err
+	}
+	s.truncIndex, s.truncTerm = index, term
+	return s.writeTruncated(b)
+}
+
+// installSnapshot resets the log to a snapshot's index and term.
+func (s *logStore) installSnapshot(b *storage.Batch, m *raftpb.SnapshotMetadata) error {
+	if err := b.DeleteLogRange(s.shard, 0, max(s.lastIndex, m.GetIndex())+1); err != nil {
+		return err
+	}
+	s.truncIndex, s.truncTerm, s.lastIndex = m.GetIndex(), m.GetTerm(), m.GetIndex()
+	clear(s.terms)
+	s.conf = proto.Clone(raftpb.EnsureConfState(m.GetConfState())).(*raftpb.ConfState)
+	cb, _ := proto.Marshal(s.conf)
+	if err := b.PutShardState(s.shard, storage.ShardConfState, cb); err != nil {
+		return err
+	}
+	return s.writeTruncated(b)
+}

@@ -1,0 +1,281 @@
+package replica
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cairndb/cairn/internal/keys"
+	"github.com/cairndb/cairn/internal/storage"
+	"github.com/cairndb/cairn/internal/transport/transportpb"
+	"go.etcd.io/raft/v3/raftpb"
+	"google.golang.org/protobuf/proto"
+)
+
+// memNet delivers Raft traffic between replicas in one process. It is the
+// test's stand-in for internal/transport; a cut node neither sends nor
+// receives.
+type memNet struct {
+	mu    sync.Mutex
+	nodes map[uint64]*Raft
+	cut   map[uint64]bool
+}
+
+func (n *memNet) get(id uint64) *Raft {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.cut[id] {
+		return nil
+	}
+	return n.nodes[id]
+}
+
+type memSender struct {
+	net  *memNet
+	from uint64
+}
+
+func (s memSender) Send(_ uint64, msgs []*raftpb.Message) {
+	if s.net.get(s.from) == nil {
+		return
+	}
+	for _, m := range msgs {
+		if to := s.net.get(m.GetTo()); to != nil {
+			to.Step(proto.Clone(m).(*raftpb.Message))
+		}
+	}
+}
+
+func (s memSender) SendNotice(_ uint64, to uint64, n *transportpb.CommitNotice) {
+	if s.net.get(s.from) == nil {
+		return
+	}
+	if r := s.net.get(to); r != nil {
+		r.Notice(n)
+	}
+}
+
+type testGroup struct {
+	t       *testing.T
+	net     *memNet
+	dirs    map[uint64]string
+	engines map[uint64]*storage.Engine
+	logKeep uint64
+}
+
+func newGroup(t *testing.T, logKeep uint64) *testGroup {
+	g := &testGroup{t: t, net: &memNet{nodes: map[uint64]*Raft{}, cut: map[uint64]bool{}},
+		dirs: map[uint64]string{}, engines: map[uint64]*storage.Engine{}, logKeep: logKeep}
+	for id := uint64(1); id <= 3; id++ {
+		g.dirs[id] = t.TempDir()
+		g.start(id)
+	}
+	t.Cleanup(func() {
+		for id := range g.engines {
+			g.stop(id)
+		}
+	})
+	return g
+}
+
+func (g *testGroup) start(id uint64) {
+	sc := storage.DefaultConfig(g.dirs[id])
+	sc.CacheBytes, sc.MinFreeBytes = 8<<20, 0
+	e, err := storage.Open(sc)
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	meta, _ := e.Init("test", 4)
+	r, err := OpenRaft(e, meta, RaftConfig{
+		Shard: 1, Node: id, Voters: []uint64{1, 2, 3}, Origin: 77, Preferred: 0,
+		Spans:        storage.PartitionSpans([]keys.PartitionID{0, 1, 2, 3}, 4),
+		TickInterval: 10 * time.Millisecond, LogKeep: g.logKeep,
+		Sender: memSender{g.net, id}, Logger: testLogger(g.t),
+		Fatal: func(err error) { g.t.Errorf("fatal on node %d: %v", id, err) },
+	})
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	g.net.mu.Lock()
+	g.net.nodes[id] = r
+	g.net.mu.Unlock()
+	g.engines[id] = e
+}
+
+func (g *testGroup) stop(id uint64) {
+	g.net.mu.Lock()
+	r := g.net.nodes[id]
+	delete(g.net.nodes, id)
+	g.net.mu.Unlock()
+	if r != nil {
+		r.Close()
+	}
+	if e := g.engines[id]; e != nil {
+		_ = e.Close()
+		delete(g.engines, id)
+	}
+}
+
+// leader waits for a leader that every live replica agrees on.
+func (g *testGroup) leader() *Raft {
+	g.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		var lead uint64
+		agree := true
+		g.net.mu.Lock()
+		for id, r := range g.net.nodes {
+			if g.net.cut[id] {
+				continue
+			}
+			l, _ := r.Leader()
+			if lead == 0 {
+				lead = l
+			}
+			agree = agree && l != 0 && l == lead
+		}
+		r := g.net.nodes[lead]
+		g.net.mu.Unlock()
+		if agree && r != nil && !g.net.cut[lead] {
+			return r
+		}
+		<-time.After(5 * time.Millisecond) // polling a condition with a deadline
+	}
+	g.t.Fatal("no leader elected within 10s")
+	return nil
+}
+
+func (g *testGroup) write(r *Raft, key, value string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	res, err := r.Propose(ctx, put(key, value, 0), storage.Sync)
+	if err != nil {
+		return nil, err
+	}
+	return res.Ops[0].NewVersion, res.Err
+}
+
+func waitApplied(t *testing.T, r *Raft, index uint64) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := r.waitFor(ctx, func() bool { return r.AppliedIndex() >= index }, "catch-up"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestRaftReplicatesAndFailsOver(t *testing.T) {
+	g := newGroup(t, 0)
+	l := g.leader()
+	for i := range 20 {
+		if _, err := g.write(l, fmt.Sprintf("/k/-/%d", i), "v"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old, _ := l.Leader()
+	g.stop(old)
+	l2 := g.leader()
+	if id, _ := l2.Leader(); id == old {
+		t.Fatal("the stopped node is still leader")
+	}
+	v, err := g.write(l2, "/k/-/after", "v")
+	if err != nil {
+		t.Fatalf("write after failover: %v", err)
+	}
+	if err := l2.ReadReady(context.Background(), Consistency{Kind: Absolute, Timeout: 5 * time.Second}); err != nil {
+		t.Fatalf("absolute read on the new leader: %v", err)
+	}
+	for i := range 20 {
+		if _, ok, _ := l2.Engine().Get(keys.New([]string{"k"}, fmt.Sprint(i)), time.Now().UnixMilli()); !ok {
+			t.Fatalf("write %d lost in failover", i)
+		}
+	}
+	g.start(old)
+	_, idx, _ := storage.ParseVersion(v)
+	waitApplied(t, g.net.get(old), idx)
+}
+
+func TestRaftFollowerReads(t *testing.T) {
+	g := newGroup(t, 0)
+	l := g.leader()
+	v, err := g.write(l, "/f", "1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lid, _ := l.Leader()
+	var f *Raft
+	for id := uint64(1); id <= 3; id++ {
+		if id != lid {
+			f = g.net.get(id)
+		}
+	}
+	if err := f.ReadReady(context.Background(), Consistency{Kind: AtVersion, Version: v, Timeout: 5 * time.Second}); err != nil {
+		t.Fatalf("version read on a follower: %v", err)
+	}
+	var nl *NotLeaderError
+	if err := f.ReadReady(context.Background(), Consistency{Kind: Absolute}); !errors.As(err, &nl) || nl.Leader != lid {
+		t.Fatalf("absolute read on a follower: %v, want NotLeaderError{%d}", err, lid)
+	}
+	if err := f.ReadReady(context.Background(), Consistency{Kind: TimeLag, Lag: time.Second, Timeout: 5 * time.Second}); err != nil {
+		t.Fatalf("time-lag read on a connected follower: %v", err)
+	}
+	fid := f.cfg.Node
+	g.net.mu.Lock()
+	g.net.cut[fid] = true
+	g.net.mu.Unlock()
+	const lag = 20 * time.Millisecond
+	for deadline := time.Now().Add(5 * time.Second); ; { // until the last notice is older than the lag
+		if n := f.notice.Load(); n != nil && time.Since(n.at) > lag {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the cut-off follower keeps receiving notices")
+		}
+		<-time.After(time.Millisecond)
+	}
+	err = f.ReadReady(context.Background(), Consistency{Kind: TimeLag, Lag: lag, Timeout: 300 * time.Millisecond})
+	if !errors.Is(err, ErrConsistency) {
+		t.Fatalf("time-lag read on a cut-off follower: %v, want ErrConsistency", err)
+	}
+	if err := f.ReadReady(context.Background(), Consistency{Kind: NoneRequired}); err != nil {
+		t.Fatalf("none-required read on a cut-off follower: %v", err)
+	}
+}
+
+// TestRaftSnapshotCatchUp: a replica that missed more than the leader keeps
+// in its log catches up through a snapshot.
+func TestRaftSnapshotCatchUp(t *testing.T) {
+	g := newGroup(t, 20)
+	l := g.leader()
+	lid, _ := l.Leader()
+	var victim uint64 = 1
+	if victim == lid {
+		victim = 2
+	}
+	g.stop(victim)
+	var last []byte
+	for i := range 200 {
+		v, err := g.write(l, fmt.Sprintf("/s/-/%03d", i), "v")
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = v
+	}
+	g.start(victim) // behind the leader's truncated log: needs a snapshot
+	_, idx, _ := storage.ParseVersion(last)
+	r := g.net.get(victim)
+	waitApplied(t, r, idx)
+	recs, _, err := r.Engine().MultiGet(storage.Scan{Parent: keys.New([]string{"s"}), Depth: keys.ParentAndDescendants}, time.Now().UnixMilli())
+	if err != nil || len(recs) != 200 {
+		t.Fatalf("rejoined replica holds %d records, %v; want 200", len(recs), err)
+	}
+}
+
+// testLogger shows the replicas' info lines (elections, snapshots) with -v.
+func testLogger(t *testing.T) *slog.Logger {
+	return slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelInfo}))
+}

@@ -1,0 +1,141 @@
+package storage
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"slices"
+
+	"github.com/cairndb/cairn/internal/keys"
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// Span is a range [Start, End) of record keys.
+type Span struct{ Start, End []byte }
+
+func (s Span) contains(k []byte) bool {
+	return bytes.Compare(k, s.Start) >= 0 && bytes.Compare(k, s.End) < 0
+}
+
+// PartitionSpans returns the record-key spans of the given partitions of a
+// store with n partitions, adjacent partitions merged, in key order.
+func PartitionSpans(parts []keys.PartitionID, n uint32) []Span {
+	ps := slices.Clone(parts)
+	slices.Sort(ps)
+	var out []Span
+	for _, p := range ps {
+		start, end := keys.PartitionSpan(p, n)
+		if len(out) > 0 && bytes.Equal(out[len(out)-1].End, start) {
+			out[len(out)-1].End = end
+			continue
+		}
+		out = append(out, Span{start, end})
+	}
+	return out
+}
+
+func inSpans(spans []Span, k []byte) bool {
+	for _, s := range spans {
+		if s.contains(k) {
+			return true
+		}
+	}
+	return false
+}
+
+// Snapshot data is a sequence of key/value pairs, records first, then the
+// expiry-index entries of those records:
+//
+//	+-----------------+-----+-------------------+-------+----
+//	| uvarint len(k)  |  k  | uvarint len(v)    |   v   | ...
+//	+-----------------+-----+-------------------+-------+----
+
+// ExportSpans returns the snapshot data of every record (and expiry-index
+// entry) in spans, read from one consistent view of the engine.
+func (e *Engine) ExportSpans(spans []Span) ([]byte, error) {
+	snap := e.db.NewSnapshot()
+	defer snap.Close()
+	var out []byte
+	add := func(k, v []byte) {
+		out = binary.AppendUvarint(out, uint64(len(k)))
+		out = append(out, k...)
+		out = binary.AppendUvarint(out, uint64(len(v)))
+		out = append(out, v...)
+	}
+	for _, s := range spans {
+		if err := each(snap, s.Start, s.End, func(k, v []byte) { add(k, v) }); err != nil {
+			return nil, err
+		}
+	}
+	err := each(snap, []byte{expirySpace}, []byte{expirySpace + 1}, func(k, v []byte) {
+		if len(k) > 9 && inSpans(spans, k[9:]) {
+			add(k, v)
+		}
+	})
+	return out, err
+}
+
+func each(r pebble.Reader, lo, hi []byte, fn func(k, v []byte)) error {
+	it, err := r.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	for ok := it.First(); ok; ok = it.Next() {
+		v, err := it.ValueAndErr()
+		if err != nil {
+			return err
+		}
+		fn(it.Key(), v)
+	}
+	return it.Error()
+}
+
+// ImportSpans replaces everything in spans (records and their expiry-index
+// entries) with the snapshot data, within the batch.
+func (b *Batch) ImportSpans(spans []Span, data []byte) error {
+	for _, s := range spans {
+		if err := b.b.DeleteRange(s.Start, s.End, nil); err != nil {
+			return err
+		}
+	}
+	var stale [][]byte
+	if err := each(b.e.db, []byte{expirySpace}, []byte{expirySpace + 1}, func(k, _ []byte) {
+		if len(k) > 9 && inSpans(spans, k[9:]) {
+			stale = append(stale, bytes.Clone(k))
+		}
+	}); err != nil {
+		return err
+	}
+	for _, k := range stale {
+		if err := b.b.Delete(k, nil); err != nil {
+			return err
+		}
+	}
+	for len(data) > 0 {
+		k, rest, err := readChunk(data)
+		if err != nil {
+			return err
+		}
+		v, rest, err := readChunk(rest)
+		if err != nil {
+			return err
+		}
+		if !(len(k) > 0 && (k[0] == keys.RecordSpace && inSpans(spans, k) || k[0] == expirySpace && len(k) > 9 && inSpans(spans, k[9:]))) {
+			return fmt.Errorf("%w: snapshot key %x outside the shard", ErrCorrupt, k)
+		}
+		if err := b.b.Set(k, v, nil); err != nil {
+			return err
+		}
+		data = rest
+	}
+	return nil
+}
+
+func readChunk(b []byte) ([]byte, []byte, error) {
+	n, m := binary.Uvarint(b)
+	if m <= 0 || uint64(len(b)-m) < n {
+		return nil, nil, fmt.Errorf("%w: truncated snapshot data", ErrCorrupt)
+	}
+	return b[m : m+int(n)], b[m+int(n):], nil
+}
