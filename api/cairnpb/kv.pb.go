@@ -462,7 +462,7 @@ func (x ErrorDetail_Action) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ErrorDetail_Action.Descriptor instead.
 func (ErrorDetail_Action) EnumDescriptor() ([]byte, []int) {
-	return file_api_cairnpb_kv_proto_rawDescGZIP(), []int{26, 0}
+	return file_api_cairnpb_kv_proto_rawDescGZIP(), []int{30, 0}
 }
 
 // Key is a major path (one or more components) and a minor path (zero or
@@ -1898,15 +1898,19 @@ func (x *MultiGetResponse) GetResume() []byte {
 // StoreScanRequest reads the whole store, or the records whose major path
 // starts with parent's major path. Order across partitions is unspecified.
 type StoreScanRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Header        *RequestHeader         `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`
-	Parent        *Key                   `protobuf:"bytes,2,opt,name=parent,proto3" json:"parent,omitempty"` // may be empty: the whole store
-	Range         *KeyRange              `protobuf:"bytes,3,opt,name=range,proto3" json:"range,omitempty"`
-	Depth         Depth                  `protobuf:"varint,4,opt,name=depth,proto3,enum=cairn.v1.Depth" json:"depth,omitempty"`
-	KeysOnly      bool                   `protobuf:"varint,5,opt,name=keys_only,json=keysOnly,proto3" json:"keys_only,omitempty"`
-	BatchSize     int32                  `protobuf:"varint,6,opt,name=batch_size,json=batchSize,proto3" json:"batch_size,omitempty"` // 0: the server default (100)
-	Resume        []byte                 `protobuf:"bytes,7,opt,name=resume,proto3" json:"resume,omitempty"`
-	Consistency   *Consistency           `protobuf:"bytes,8,opt,name=consistency,proto3" json:"consistency,omitempty"`
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Header      *RequestHeader         `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`
+	Parent      *Key                   `protobuf:"bytes,2,opt,name=parent,proto3" json:"parent,omitempty"` // may be empty: the whole store
+	Range       *KeyRange              `protobuf:"bytes,3,opt,name=range,proto3" json:"range,omitempty"`
+	Depth       Depth                  `protobuf:"varint,4,opt,name=depth,proto3,enum=cairn.v1.Depth" json:"depth,omitempty"`
+	KeysOnly    bool                   `protobuf:"varint,5,opt,name=keys_only,json=keysOnly,proto3" json:"keys_only,omitempty"`
+	BatchSize   int32                  `protobuf:"varint,6,opt,name=batch_size,json=batchSize,proto3" json:"batch_size,omitempty"` // 0: the server default (100)
+	Resume      []byte                 `protobuf:"bytes,7,opt,name=resume,proto3" json:"resume,omitempty"`
+	Consistency *Consistency           `protobuf:"bytes,8,opt,name=consistency,proto3" json:"consistency,omitempty"`
+	// shard restricts the scan to one shard's partitions (0: every partition
+	// the answering node holds, which for cairn lite is the whole store). A
+	// cluster client scans shard by shard.
+	Shard         uint64 `protobuf:"varint,9,opt,name=shard,proto3" json:"shard,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1995,6 +1999,13 @@ func (x *StoreScanRequest) GetConsistency() *Consistency {
 		return x.Consistency
 	}
 	return nil
+}
+
+func (x *StoreScanRequest) GetShard() uint64 {
+	if x != nil {
+		return x.Shard
+	}
+	return 0
 }
 
 type StoreScanResponse struct {
@@ -2092,6 +2103,9 @@ type StoreInfoResponse struct {
 	Version       string                 `protobuf:"bytes,3,opt,name=version,proto3" json:"version,omitempty"` // Cairn build version
 	TopologySeq   uint64                 `protobuf:"varint,4,opt,name=topology_seq,json=topologySeq,proto3" json:"topology_seq,omitempty"`
 	Limits        *Limits                `protobuf:"bytes,5,opt,name=limits,proto3" json:"limits,omitempty"`
+	Topology      *Topology              `protobuf:"bytes,6,opt,name=topology,proto3" json:"topology,omitempty"`                          // absent for cairn lite (one shard)
+	LocalShards   []*ShardStatus         `protobuf:"bytes,7,rep,name=local_shards,json=localShards,proto3" json:"local_shards,omitempty"` // the replicas on the answering node
+	Node          uint64                 `protobuf:"varint,8,opt,name=node,proto3" json:"node,omitempty"`                                 // the answering node's id (0 for lite)
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2161,6 +2175,309 @@ func (x *StoreInfoResponse) GetLimits() *Limits {
 	return nil
 }
 
+func (x *StoreInfoResponse) GetTopology() *Topology {
+	if x != nil {
+		return x.Topology
+	}
+	return nil
+}
+
+func (x *StoreInfoResponse) GetLocalShards() []*ShardStatus {
+	if x != nil {
+		return x.LocalShards
+	}
+	return nil
+}
+
+func (x *StoreInfoResponse) GetNode() uint64 {
+	if x != nil {
+		return x.Node
+	}
+	return 0
+}
+
+// Topology is where a store's data lives; clients route by it.
+type Topology struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	Store          string                 `protobuf:"bytes,1,opt,name=store,proto3" json:"store,omitempty"`
+	Partitions     uint32                 `protobuf:"varint,2,opt,name=partitions,proto3" json:"partitions,omitempty"`
+	Seq            uint64                 `protobuf:"varint,3,opt,name=seq,proto3" json:"seq,omitempty"`
+	Nodes          []*TopologyNode        `protobuf:"bytes,4,rep,name=nodes,proto3" json:"nodes,omitempty"`
+	Shards         []*TopologyShard       `protobuf:"bytes,5,rep,name=shards,proto3" json:"shards,omitempty"`
+	PartitionShard []uint64               `protobuf:"varint,6,rep,packed,name=partition_shard,json=partitionShard,proto3" json:"partition_shard,omitempty"` // index: partition; value: shard id
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *Topology) Reset() {
+	*x = Topology{}
+	mi := &file_api_cairnpb_kv_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Topology) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Topology) ProtoMessage() {}
+
+func (x *Topology) ProtoReflect() protoreflect.Message {
+	mi := &file_api_cairnpb_kv_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Topology.ProtoReflect.Descriptor instead.
+func (*Topology) Descriptor() ([]byte, []int) {
+	return file_api_cairnpb_kv_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *Topology) GetStore() string {
+	if x != nil {
+		return x.Store
+	}
+	return ""
+}
+
+func (x *Topology) GetPartitions() uint32 {
+	if x != nil {
+		return x.Partitions
+	}
+	return 0
+}
+
+func (x *Topology) GetSeq() uint64 {
+	if x != nil {
+		return x.Seq
+	}
+	return 0
+}
+
+func (x *Topology) GetNodes() []*TopologyNode {
+	if x != nil {
+		return x.Nodes
+	}
+	return nil
+}
+
+func (x *Topology) GetShards() []*TopologyShard {
+	if x != nil {
+		return x.Shards
+	}
+	return nil
+}
+
+func (x *Topology) GetPartitionShard() []uint64 {
+	if x != nil {
+		return x.PartitionShard
+	}
+	return nil
+}
+
+type TopologyNode struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            uint64                 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	Addr          string                 `protobuf:"bytes,2,opt,name=addr,proto3" json:"addr,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TopologyNode) Reset() {
+	*x = TopologyNode{}
+	mi := &file_api_cairnpb_kv_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TopologyNode) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TopologyNode) ProtoMessage() {}
+
+func (x *TopologyNode) ProtoReflect() protoreflect.Message {
+	mi := &file_api_cairnpb_kv_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TopologyNode.ProtoReflect.Descriptor instead.
+func (*TopologyNode) Descriptor() ([]byte, []int) {
+	return file_api_cairnpb_kv_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *TopologyNode) GetId() uint64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *TopologyNode) GetAddr() string {
+	if x != nil {
+		return x.Addr
+	}
+	return ""
+}
+
+type TopologyShard struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            uint64                 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	Replicas      []uint64               `protobuf:"varint,2,rep,packed,name=replicas,proto3" json:"replicas,omitempty"` // node ids
+	Preferred     uint64                 `protobuf:"varint,3,opt,name=preferred,proto3" json:"preferred,omitempty"`      // the node that should lead
+	Origin        uint64                 `protobuf:"varint,4,opt,name=origin,proto3" json:"origin,omitempty"`            // version origin of the shard
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TopologyShard) Reset() {
+	*x = TopologyShard{}
+	mi := &file_api_cairnpb_kv_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TopologyShard) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TopologyShard) ProtoMessage() {}
+
+func (x *TopologyShard) ProtoReflect() protoreflect.Message {
+	mi := &file_api_cairnpb_kv_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TopologyShard.ProtoReflect.Descriptor instead.
+func (*TopologyShard) Descriptor() ([]byte, []int) {
+	return file_api_cairnpb_kv_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *TopologyShard) GetId() uint64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *TopologyShard) GetReplicas() []uint64 {
+	if x != nil {
+		return x.Replicas
+	}
+	return nil
+}
+
+func (x *TopologyShard) GetPreferred() uint64 {
+	if x != nil {
+		return x.Preferred
+	}
+	return 0
+}
+
+func (x *TopologyShard) GetOrigin() uint64 {
+	if x != nil {
+		return x.Origin
+	}
+	return 0
+}
+
+// ShardStatus is one replica's view of its shard.
+type ShardStatus struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Shard         uint64                 `protobuf:"varint,1,opt,name=shard,proto3" json:"shard,omitempty"`
+	Leader        uint64                 `protobuf:"varint,2,opt,name=leader,proto3" json:"leader,omitempty"` // node id; 0 while unknown
+	Term          uint64                 `protobuf:"varint,3,opt,name=term,proto3" json:"term,omitempty"`
+	Applied       uint64                 `protobuf:"varint,4,opt,name=applied,proto3" json:"applied,omitempty"`
+	IsLeader      bool                   `protobuf:"varint,5,opt,name=is_leader,json=isLeader,proto3" json:"is_leader,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ShardStatus) Reset() {
+	*x = ShardStatus{}
+	mi := &file_api_cairnpb_kv_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ShardStatus) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ShardStatus) ProtoMessage() {}
+
+func (x *ShardStatus) ProtoReflect() protoreflect.Message {
+	mi := &file_api_cairnpb_kv_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ShardStatus.ProtoReflect.Descriptor instead.
+func (*ShardStatus) Descriptor() ([]byte, []int) {
+	return file_api_cairnpb_kv_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *ShardStatus) GetShard() uint64 {
+	if x != nil {
+		return x.Shard
+	}
+	return 0
+}
+
+func (x *ShardStatus) GetLeader() uint64 {
+	if x != nil {
+		return x.Leader
+	}
+	return 0
+}
+
+func (x *ShardStatus) GetTerm() uint64 {
+	if x != nil {
+		return x.Term
+	}
+	return 0
+}
+
+func (x *ShardStatus) GetApplied() uint64 {
+	if x != nil {
+		return x.Applied
+	}
+	return 0
+}
+
+func (x *ShardStatus) GetIsLeader() bool {
+	if x != nil {
+		return x.IsLeader
+	}
+	return false
+}
+
 // Limits are the server's size limits, so clients can check early.
 type Limits struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -2173,7 +2490,7 @@ type Limits struct {
 
 func (x *Limits) Reset() {
 	*x = Limits{}
-	mi := &file_api_cairnpb_kv_proto_msgTypes[25]
+	mi := &file_api_cairnpb_kv_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2185,7 +2502,7 @@ func (x *Limits) String() string {
 func (*Limits) ProtoMessage() {}
 
 func (x *Limits) ProtoReflect() protoreflect.Message {
-	mi := &file_api_cairnpb_kv_proto_msgTypes[25]
+	mi := &file_api_cairnpb_kv_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2198,7 +2515,7 @@ func (x *Limits) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Limits.ProtoReflect.Descriptor instead.
 func (*Limits) Descriptor() ([]byte, []int) {
-	return file_api_cairnpb_kv_proto_rawDescGZIP(), []int{25}
+	return file_api_cairnpb_kv_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *Limits) GetMaxKeyBytes() int64 {
@@ -2233,13 +2550,15 @@ type ErrorDetail struct {
 	Max           int64                  `protobuf:"varint,4,opt,name=max,proto3" json:"max,omitempty"`                                       // the limit
 	Seen          int64                  `protobuf:"varint,5,opt,name=seen,proto3" json:"seen,omitempty"`                                     // the size seen
 	MaybeApplied  bool                   `protobuf:"varint,6,opt,name=maybe_applied,json=maybeApplied,proto3" json:"maybe_applied,omitempty"` // a write whose outcome is unknown
+	LeaderNode    uint64                 `protobuf:"varint,7,opt,name=leader_node,json=leaderNode,proto3" json:"leader_node,omitempty"`       // not_leader: the leader the node knows of (0: none)
+	LeaderAddr    string                 `protobuf:"bytes,8,opt,name=leader_addr,json=leaderAddr,proto3" json:"leader_addr,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ErrorDetail) Reset() {
 	*x = ErrorDetail{}
-	mi := &file_api_cairnpb_kv_proto_msgTypes[26]
+	mi := &file_api_cairnpb_kv_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2251,7 +2570,7 @@ func (x *ErrorDetail) String() string {
 func (*ErrorDetail) ProtoMessage() {}
 
 func (x *ErrorDetail) ProtoReflect() protoreflect.Message {
-	mi := &file_api_cairnpb_kv_proto_msgTypes[26]
+	mi := &file_api_cairnpb_kv_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2264,7 +2583,7 @@ func (x *ErrorDetail) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ErrorDetail.ProtoReflect.Descriptor instead.
 func (*ErrorDetail) Descriptor() ([]byte, []int) {
-	return file_api_cairnpb_kv_proto_rawDescGZIP(), []int{26}
+	return file_api_cairnpb_kv_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *ErrorDetail) GetKind() string {
@@ -2307,6 +2626,20 @@ func (x *ErrorDetail) GetMaybeApplied() bool {
 		return x.MaybeApplied
 	}
 	return false
+}
+
+func (x *ErrorDetail) GetLeaderNode() uint64 {
+	if x != nil {
+		return x.LeaderNode
+	}
+	return 0
+}
+
+func (x *ErrorDetail) GetLeaderAddr() string {
+	if x != nil {
+		return x.LeaderAddr
+	}
+	return ""
 }
 
 var File_api_cairnpb_kv_proto protoreflect.FileDescriptor
@@ -2432,7 +2765,7 @@ const file_api_cairnpb_kv_proto_rawDesc = "" +
 	"\vconsistency\x18\t \x01(\v2\x15.cairn.v1.ConsistencyR\vconsistency\"V\n" +
 	"\x10MultiGetResponse\x12*\n" +
 	"\arecords\x18\x01 \x03(\v2\x10.cairn.v1.RecordR\arecords\x12\x16\n" +
-	"\x06resume\x18\x02 \x01(\fR\x06resume\"\xc8\x02\n" +
+	"\x06resume\x18\x02 \x01(\fR\x06resume\"\xde\x02\n" +
 	"\x10StoreScanRequest\x12/\n" +
 	"\x06header\x18\x01 \x01(\v2\x17.cairn.v1.RequestHeaderR\x06header\x12%\n" +
 	"\x06parent\x18\x02 \x01(\v2\r.cairn.v1.KeyR\x06parent\x12(\n" +
@@ -2442,11 +2775,12 @@ const file_api_cairnpb_kv_proto_rawDesc = "" +
 	"\n" +
 	"batch_size\x18\x06 \x01(\x05R\tbatchSize\x12\x16\n" +
 	"\x06resume\x18\a \x01(\fR\x06resume\x127\n" +
-	"\vconsistency\x18\b \x01(\v2\x15.cairn.v1.ConsistencyR\vconsistency\"W\n" +
+	"\vconsistency\x18\b \x01(\v2\x15.cairn.v1.ConsistencyR\vconsistency\x12\x14\n" +
+	"\x05shard\x18\t \x01(\x04R\x05shard\"W\n" +
 	"\x11StoreScanResponse\x12*\n" +
 	"\arecords\x18\x01 \x03(\v2\x10.cairn.v1.RecordR\arecords\x12\x16\n" +
 	"\x06resume\x18\x02 \x01(\fR\x06resume\"\x12\n" +
-	"\x10StoreInfoRequest\"\xb0\x01\n" +
+	"\x10StoreInfoRequest\"\xae\x02\n" +
 	"\x11StoreInfoResponse\x12\x14\n" +
 	"\x05store\x18\x01 \x01(\tR\x05store\x12\x1e\n" +
 	"\n" +
@@ -2454,18 +2788,48 @@ const file_api_cairnpb_kv_proto_rawDesc = "" +
 	"partitions\x12\x18\n" +
 	"\aversion\x18\x03 \x01(\tR\aversion\x12!\n" +
 	"\ftopology_seq\x18\x04 \x01(\x04R\vtopologySeq\x12(\n" +
-	"\x06limits\x18\x05 \x01(\v2\x10.cairn.v1.LimitsR\x06limits\"{\n" +
+	"\x06limits\x18\x05 \x01(\v2\x10.cairn.v1.LimitsR\x06limits\x12.\n" +
+	"\btopology\x18\x06 \x01(\v2\x12.cairn.v1.TopologyR\btopology\x128\n" +
+	"\flocal_shards\x18\a \x03(\v2\x15.cairn.v1.ShardStatusR\vlocalShards\x12\x12\n" +
+	"\x04node\x18\b \x01(\x04R\x04node\"\xda\x01\n" +
+	"\bTopology\x12\x14\n" +
+	"\x05store\x18\x01 \x01(\tR\x05store\x12\x1e\n" +
+	"\n" +
+	"partitions\x18\x02 \x01(\rR\n" +
+	"partitions\x12\x10\n" +
+	"\x03seq\x18\x03 \x01(\x04R\x03seq\x12,\n" +
+	"\x05nodes\x18\x04 \x03(\v2\x16.cairn.v1.TopologyNodeR\x05nodes\x12/\n" +
+	"\x06shards\x18\x05 \x03(\v2\x17.cairn.v1.TopologyShardR\x06shards\x12'\n" +
+	"\x0fpartition_shard\x18\x06 \x03(\x04R\x0epartitionShard\"2\n" +
+	"\fTopologyNode\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x12\n" +
+	"\x04addr\x18\x02 \x01(\tR\x04addr\"q\n" +
+	"\rTopologyShard\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x1a\n" +
+	"\breplicas\x18\x02 \x03(\x04R\breplicas\x12\x1c\n" +
+	"\tpreferred\x18\x03 \x01(\x04R\tpreferred\x12\x16\n" +
+	"\x06origin\x18\x04 \x01(\x04R\x06origin\"\x86\x01\n" +
+	"\vShardStatus\x12\x14\n" +
+	"\x05shard\x18\x01 \x01(\x04R\x05shard\x12\x16\n" +
+	"\x06leader\x18\x02 \x01(\x04R\x06leader\x12\x12\n" +
+	"\x04term\x18\x03 \x01(\x04R\x04term\x12\x18\n" +
+	"\aapplied\x18\x04 \x01(\x04R\aapplied\x12\x1b\n" +
+	"\tis_leader\x18\x05 \x01(\bR\bisLeader\"{\n" +
 	"\x06Limits\x12\"\n" +
 	"\rmax_key_bytes\x18\x01 \x01(\x03R\vmaxKeyBytes\x12&\n" +
 	"\x0fmax_value_bytes\x18\x02 \x01(\x03R\rmaxValueBytes\x12%\n" +
-	"\x0emax_components\x18\x03 \x01(\x05R\rmaxComponents\"\x8b\x02\n" +
+	"\x0emax_components\x18\x03 \x01(\x05R\rmaxComponents\"\xcd\x02\n" +
 	"\vErrorDetail\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x124\n" +
 	"\x06action\x18\x02 \x01(\x0e2\x1c.cairn.v1.ErrorDetail.ActionR\x06action\x12\x14\n" +
 	"\x05limit\x18\x03 \x01(\tR\x05limit\x12\x10\n" +
 	"\x03max\x18\x04 \x01(\x03R\x03max\x12\x12\n" +
 	"\x04seen\x18\x05 \x01(\x03R\x04seen\x12#\n" +
-	"\rmaybe_applied\x18\x06 \x01(\bR\fmaybeApplied\"Q\n" +
+	"\rmaybe_applied\x18\x06 \x01(\bR\fmaybeApplied\x12\x1f\n" +
+	"\vleader_node\x18\a \x01(\x04R\n" +
+	"leaderNode\x12\x1f\n" +
+	"\vleader_addr\x18\b \x01(\tR\n" +
+	"leaderAddr\"Q\n" +
 	"\x06Action\x12\x16\n" +
 	"\x12ACTION_UNSPECIFIED\x10\x00\x12\t\n" +
 	"\x05RETRY\x10\x01\x12\v\n" +
@@ -2537,7 +2901,7 @@ func file_api_cairnpb_kv_proto_rawDescGZIP() []byte {
 }
 
 var file_api_cairnpb_kv_proto_enumTypes = make([]protoimpl.EnumInfo, 8)
-var file_api_cairnpb_kv_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
+var file_api_cairnpb_kv_proto_msgTypes = make([]protoimpl.MessageInfo, 31)
 var file_api_cairnpb_kv_proto_goTypes = []any{
 	(SyncPolicy)(0),             // 0: cairn.v1.SyncPolicy
 	(ReplicaAckPolicy)(0),       // 1: cairn.v1.ReplicaAckPolicy
@@ -2572,8 +2936,12 @@ var file_api_cairnpb_kv_proto_goTypes = []any{
 	(*StoreScanResponse)(nil),   // 30: cairn.v1.StoreScanResponse
 	(*StoreInfoRequest)(nil),    // 31: cairn.v1.StoreInfoRequest
 	(*StoreInfoResponse)(nil),   // 32: cairn.v1.StoreInfoResponse
-	(*Limits)(nil),              // 33: cairn.v1.Limits
-	(*ErrorDetail)(nil),         // 34: cairn.v1.ErrorDetail
+	(*Topology)(nil),            // 33: cairn.v1.Topology
+	(*TopologyNode)(nil),        // 34: cairn.v1.TopologyNode
+	(*TopologyShard)(nil),       // 35: cairn.v1.TopologyShard
+	(*ShardStatus)(nil),         // 36: cairn.v1.ShardStatus
+	(*Limits)(nil),              // 37: cairn.v1.Limits
+	(*ErrorDetail)(nil),         // 38: cairn.v1.ErrorDetail
 }
 var file_api_cairnpb_kv_proto_depIdxs = []int32{
 	0,  // 0: cairn.v1.Durability.master_sync:type_name -> cairn.v1.SyncPolicy
@@ -2623,29 +2991,33 @@ var file_api_cairnpb_kv_proto_depIdxs = []int32{
 	4,  // 44: cairn.v1.StoreScanRequest.depth:type_name -> cairn.v1.Depth
 	10, // 45: cairn.v1.StoreScanRequest.consistency:type_name -> cairn.v1.Consistency
 	12, // 46: cairn.v1.StoreScanResponse.records:type_name -> cairn.v1.Record
-	33, // 47: cairn.v1.StoreInfoResponse.limits:type_name -> cairn.v1.Limits
-	7,  // 48: cairn.v1.ErrorDetail.action:type_name -> cairn.v1.ErrorDetail.Action
-	18, // 49: cairn.v1.KV.Get:input_type -> cairn.v1.GetRequest
-	20, // 50: cairn.v1.KV.Put:input_type -> cairn.v1.PutRequest
-	22, // 51: cairn.v1.KV.Delete:input_type -> cairn.v1.DeleteRequest
-	23, // 52: cairn.v1.KV.Execute:input_type -> cairn.v1.ExecuteRequest
-	27, // 53: cairn.v1.KV.MultiGet:input_type -> cairn.v1.MultiGetRequest
-	25, // 54: cairn.v1.KV.MultiDelete:input_type -> cairn.v1.MultiDeleteRequest
-	29, // 55: cairn.v1.KV.StoreScan:input_type -> cairn.v1.StoreScanRequest
-	31, // 56: cairn.v1.KV.StoreInfo:input_type -> cairn.v1.StoreInfoRequest
-	19, // 57: cairn.v1.KV.Get:output_type -> cairn.v1.GetResponse
-	21, // 58: cairn.v1.KV.Put:output_type -> cairn.v1.WriteResponse
-	21, // 59: cairn.v1.KV.Delete:output_type -> cairn.v1.WriteResponse
-	24, // 60: cairn.v1.KV.Execute:output_type -> cairn.v1.ExecuteResponse
-	28, // 61: cairn.v1.KV.MultiGet:output_type -> cairn.v1.MultiGetResponse
-	26, // 62: cairn.v1.KV.MultiDelete:output_type -> cairn.v1.MultiDeleteResponse
-	30, // 63: cairn.v1.KV.StoreScan:output_type -> cairn.v1.StoreScanResponse
-	32, // 64: cairn.v1.KV.StoreInfo:output_type -> cairn.v1.StoreInfoResponse
-	57, // [57:65] is the sub-list for method output_type
-	49, // [49:57] is the sub-list for method input_type
-	49, // [49:49] is the sub-list for extension type_name
-	49, // [49:49] is the sub-list for extension extendee
-	0,  // [0:49] is the sub-list for field type_name
+	37, // 47: cairn.v1.StoreInfoResponse.limits:type_name -> cairn.v1.Limits
+	33, // 48: cairn.v1.StoreInfoResponse.topology:type_name -> cairn.v1.Topology
+	36, // 49: cairn.v1.StoreInfoResponse.local_shards:type_name -> cairn.v1.ShardStatus
+	34, // 50: cairn.v1.Topology.nodes:type_name -> cairn.v1.TopologyNode
+	35, // 51: cairn.v1.Topology.shards:type_name -> cairn.v1.TopologyShard
+	7,  // 52: cairn.v1.ErrorDetail.action:type_name -> cairn.v1.ErrorDetail.Action
+	18, // 53: cairn.v1.KV.Get:input_type -> cairn.v1.GetRequest
+	20, // 54: cairn.v1.KV.Put:input_type -> cairn.v1.PutRequest
+	22, // 55: cairn.v1.KV.Delete:input_type -> cairn.v1.DeleteRequest
+	23, // 56: cairn.v1.KV.Execute:input_type -> cairn.v1.ExecuteRequest
+	27, // 57: cairn.v1.KV.MultiGet:input_type -> cairn.v1.MultiGetRequest
+	25, // 58: cairn.v1.KV.MultiDelete:input_type -> cairn.v1.MultiDeleteRequest
+	29, // 59: cairn.v1.KV.StoreScan:input_type -> cairn.v1.StoreScanRequest
+	31, // 60: cairn.v1.KV.StoreInfo:input_type -> cairn.v1.StoreInfoRequest
+	19, // 61: cairn.v1.KV.Get:output_type -> cairn.v1.GetResponse
+	21, // 62: cairn.v1.KV.Put:output_type -> cairn.v1.WriteResponse
+	21, // 63: cairn.v1.KV.Delete:output_type -> cairn.v1.WriteResponse
+	24, // 64: cairn.v1.KV.Execute:output_type -> cairn.v1.ExecuteResponse
+	28, // 65: cairn.v1.KV.MultiGet:output_type -> cairn.v1.MultiGetResponse
+	26, // 66: cairn.v1.KV.MultiDelete:output_type -> cairn.v1.MultiDeleteResponse
+	30, // 67: cairn.v1.KV.StoreScan:output_type -> cairn.v1.StoreScanResponse
+	32, // 68: cairn.v1.KV.StoreInfo:output_type -> cairn.v1.StoreInfoResponse
+	61, // [61:69] is the sub-list for method output_type
+	53, // [53:61] is the sub-list for method input_type
+	53, // [53:53] is the sub-list for extension type_name
+	53, // [53:53] is the sub-list for extension extendee
+	0,  // [0:53] is the sub-list for field type_name
 }
 
 func init() { file_api_cairnpb_kv_proto_init() }
@@ -2663,7 +3035,7 @@ func file_api_cairnpb_kv_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_api_cairnpb_kv_proto_rawDesc), len(file_api_cairnpb_kv_proto_rawDesc)),
 			NumEnums:      8,
-			NumMessages:   27,
+			NumMessages:   31,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

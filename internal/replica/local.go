@@ -139,6 +139,15 @@ func (l *Local) Propose(ctx context.Context, cmd *commandpb.Command, mode storag
 	return o.res, o.err
 }
 
+// ProposeWith is Propose with a write's full durability; a single replica
+// honours the master sync mode, and every ack policy means "this replica".
+func (l *Local) ProposeWith(ctx context.Context, cmd *commandpb.Command, w WriteOptions) (storage.Result, error) {
+	return l.Propose(ctx, cmd, w.Master)
+}
+
+// Spans returns nil: a lite store's one shard owns every partition.
+func (l *Local) Spans() []storage.Span { return nil }
+
 func addsData(cmd *commandpb.Command) bool {
 	b, ok := cmd.GetBody().(*commandpb.Command_Batch)
 	if !ok {

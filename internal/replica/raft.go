@@ -136,6 +136,7 @@ type Raft struct {
 	inbox     chan *raftpb.Message
 	proposals chan *raftProposal
 	reads     chan *readRequest
+	reports   chan func(*raft.RawNode)
 	closing   chan struct{}
 	wg        sync.WaitGroup
 	closeOnce sync.Once
@@ -186,6 +187,7 @@ func OpenRaft(e *storage.Engine, meta storage.StoreMeta, cfg RaftConfig) (*Raft,
 		inbox:     make(chan *raftpb.Message, 4096),
 		proposals: make(chan *raftProposal, cfg.MaxGroup),
 		reads:     make(chan *readRequest, 4096),
+		reports:   make(chan func(*raft.RawNode), 1024),
 		closing:   make(chan struct{}),
 		advanced:  make(chan struct{}),
 		pending:   make(map[uint64]*raftProposal),
@@ -232,6 +234,29 @@ func (r *Raft) IsLeader() bool { return r.leader.Load() == r.cfg.Node }
 func (r *Raft) Step(m *raftpb.Message) {
 	select {
 	case r.inbox <- m:
+	default:
+	}
+}
+
+// ReportUnreachable tells Raft a message to node was lost (transport).
+func (r *Raft) ReportUnreachable(node uint64) {
+	r.report(func(rn *raft.RawNode) { rn.ReportUnreachable(node) })
+}
+
+// ReportSnapshot tells Raft whether a snapshot reached node (transport).
+func (r *Raft) ReportSnapshot(node uint64, ok bool) {
+	status := raft.SnapshotFinish
+	if !ok {
+		status = raft.SnapshotFailure
+	}
+	r.report(func(rn *raft.RawNode) { rn.ReportSnapshot(node, status) })
+}
+
+// report runs fn on the loop goroutine; dropped if the queue is full (Raft
+// recovers from a lost report through its own probing).
+func (r *Raft) report(fn func(*raft.RawNode)) {
+	select {
+	case r.reports <- fn:
 	default:
 	}
 }

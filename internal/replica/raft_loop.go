@@ -36,6 +36,8 @@ func (r *Raft) loop() {
 			r.propose(p)
 		case q := <-r.reads:
 			r.startReads(q)
+		case fn := <-r.reports:
+			fn(r.rn)
 		}
 		r.drain()
 		if r.rn.HasReady() {

@@ -9,6 +9,7 @@ import (
 	"github.com/cairndb/cairn/internal/keys"
 	"github.com/cairndb/cairn/internal/replica"
 	"github.com/cairndb/cairn/internal/storage"
+	"github.com/cairndb/cairn/internal/topology"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -47,6 +48,11 @@ var sentinels = []struct {
 	{storage.ErrTooLarge, mapping{codes.FailedPrecondition, "result_too_large", cairnpb.ErrorDetail_FIX_INPUT}},
 	{errStoreMismatch, mapping{codes.FailedPrecondition, "store_mismatch", cairnpb.ErrorDetail_FIX_INPUT}},
 	{storage.ErrDiskFull, mapping{codes.ResourceExhausted, "disk_full", cairnpb.ErrorDetail_RETRY}},
+	{replica.ErrNotLeader, mapping{codes.FailedPrecondition, "not_leader", cairnpb.ErrorDetail_REFRESH}},
+	{ErrWrongShard, mapping{codes.FailedPrecondition, "wrong_shard", cairnpb.ErrorDetail_REFRESH}},
+	{replica.ErrDropped, mapping{codes.Unavailable, "dropped", cairnpb.ErrorDetail_RETRY}},
+	{replica.ErrUnknownOutcome, mapping{codes.Unknown, "outcome_unknown", cairnpb.ErrorDetail_NONE}},
+	{replica.ErrAckTimeout, mapping{codes.DeadlineExceeded, "ack_timeout", cairnpb.ErrorDetail_NONE}},
 	{replica.ErrConsistency, mapping{codes.Unavailable, "consistency_timeout", cairnpb.ErrorDetail_RETRY}},
 	{replica.ErrClosed, mapping{codes.Unavailable, "shutting_down", cairnpb.ErrorDetail_RETRY}},
 	{context.DeadlineExceeded, mapping{codes.DeadlineExceeded, "timeout", cairnpb.ErrorDetail_RETRY}},
@@ -55,8 +61,23 @@ var sentinels = []struct {
 	{keys.ErrCorrupt, mapping{codes.DataLoss, "corruption", cairnpb.ErrorDetail_NONE}},
 }
 
+// status maps an error to a gRPC status, naming the leader's address for
+// not_leader errors.
+func (s *Server) status(err error) error {
+	t := s.router.Topology()
+	return toStatusWith(err, func(id uint64) string {
+		if t == nil {
+			return ""
+		}
+		n, _ := t.Node(topology.NodeID(id))
+		return n.Addr
+	})
+}
+
 // toStatus maps an error to a gRPC status with an ErrorDetail.
-func toStatus(err error) error {
+func toStatus(err error) error { return toStatusWith(err, func(uint64) string { return "" }) }
+
+func toStatusWith(err error, leaderAddr func(uint64) string) error {
 	if err == nil {
 		return nil
 	}
@@ -82,6 +103,12 @@ func toStatus(err error) error {
 		}
 	}
 	d.Kind, d.Action = m.kind, m.action
+	d.MaybeApplied = errors.Is(err, replica.ErrUnknownOutcome) || errors.Is(err, replica.ErrAckTimeout)
+	var nl *replica.NotLeaderError
+	if errors.As(err, &nl) {
+		d.LeaderNode = nl.Leader
+		d.LeaderAddr = leaderAddr(nl.Leader)
+	}
 	st, derr := status.New(m.code, err.Error()).WithDetails(d)
 	if derr != nil {
 		return status.Error(m.code, err.Error())

@@ -19,16 +19,20 @@ const (
 // Get reads one record.
 func (s *Server) Get(ctx context.Context, req *cairnpb.GetRequest) (*cairnpb.GetResponse, error) {
 	if err := s.checkKey("key", req.GetKey()); err != nil {
-		return nil, toStatus(err)
+		return nil, s.status(err)
 	}
-	ctx, cancel, err := s.readBegin(ctx, req.GetHeader(), req.GetConsistency())
+	sh, err := s.router.ShardFor(req.GetKey().GetMajor())
+	if err != nil {
+		return nil, s.status(err)
+	}
+	ctx, cancel, err := s.readBegin(ctx, sh, req.GetHeader(), req.GetConsistency())
 	defer cancel()
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, s.status(err)
 	}
-	rec, ok, err := s.shard.Engine().Get(keyOf(req.GetKey()), time.Now().UnixMilli())
+	rec, ok, err := sh.Engine().Get(keyOf(req.GetKey()), time.Now().UnixMilli())
 	if err != nil || !ok {
-		return &cairnpb.GetResponse{}, toStatus(err)
+		return &cairnpb.GetResponse{}, s.status(err)
 	}
 	return &cairnpb.GetResponse{Found: true, Record: recordPB(rec)}, nil
 }
@@ -37,19 +41,23 @@ func (s *Server) Get(ctx context.Context, req *cairnpb.GetRequest) (*cairnpb.Get
 func (s *Server) MultiGet(ctx context.Context, req *cairnpb.MultiGetRequest) (*cairnpb.MultiGetResponse, error) {
 	sc, err := s.multiGetScan(req)
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, s.status(err)
 	}
-	recs, resume, err := s.scan(ctx, req.GetHeader(), req.GetConsistency(), sc, s.shard.Engine().MultiGet)
+	sh, err := s.router.ShardFor(req.GetParent().GetMajor())
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, s.status(err)
+	}
+	recs, resume, err := s.scan(ctx, sh, req.GetHeader(), req.GetConsistency(), sc, sh.Engine().MultiGet)
+	if err != nil {
+		return nil, s.status(err)
 	}
 	return &cairnpb.MultiGetResponse{Records: recs, Resume: resume}, nil
 }
 
 // scan runs a validated scan once the read's consistency is met.
-func (s *Server) scan(ctx context.Context, h *cairnpb.RequestHeader, c *cairnpb.Consistency, sc storage.Scan,
+func (s *Server) scan(ctx context.Context, sh Shard, h *cairnpb.RequestHeader, c *cairnpb.Consistency, sc storage.Scan,
 	read func(storage.Scan, int64) ([]storage.Record, []byte, error)) ([]*cairnpb.Record, []byte, error) {
-	ctx, cancel, err := s.readBegin(ctx, h, c)
+	ctx, cancel, err := s.readBegin(ctx, sh, h, c)
 	defer cancel()
 	if err != nil {
 		return nil, nil, err
@@ -98,11 +106,16 @@ func (s *Server) multiGetScan(req *cairnpb.MultiGetRequest) (storage.Scan, error
 func (s *Server) StoreScan(ctx context.Context, req *cairnpb.StoreScanRequest) (*cairnpb.StoreScanResponse, error) {
 	sc, err := s.storeScan(req)
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, s.status(err)
 	}
-	recs, resume, err := s.scan(ctx, req.GetHeader(), req.GetConsistency(), sc, s.shard.Engine().StoreScan)
+	sh, err := s.router.ShardByID(req.GetShard())
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, s.status(err)
+	}
+	sc.Spans = sh.Spans()
+	recs, resume, err := s.scan(ctx, sh, req.GetHeader(), req.GetConsistency(), sc, sh.Engine().StoreScan)
+	if err != nil {
+		return nil, s.status(err)
 	}
 	return &cairnpb.StoreScanResponse{Records: recs, Resume: resume}, nil
 }
@@ -136,7 +149,7 @@ func (s *Server) storeScan(req *cairnpb.StoreScanRequest) (storage.Scan, error) 
 	}, nil
 }
 
-func (s *Server) readBegin(ctx context.Context, h *cairnpb.RequestHeader, c *cairnpb.Consistency) (context.Context, context.CancelFunc, error) {
+func (s *Server) readBegin(ctx context.Context, sh Shard, h *cairnpb.RequestHeader, c *cairnpb.Consistency) (context.Context, context.CancelFunc, error) {
 	cons, err := checkConsistency(c)
 	if err != nil {
 		return ctx, func() {}, err
@@ -145,7 +158,7 @@ func (s *Server) readBegin(ctx context.Context, h *cairnpb.RequestHeader, c *cai
 	if err != nil {
 		return ctx, cancel, err
 	}
-	return ctx, cancel, s.shard.ReadReady(ctx, cons)
+	return ctx, cancel, sh.ReadReady(ctx, cons)
 }
 
 func recordPB(r storage.Record) *cairnpb.Record {

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/cairndb/cairn/api/cairnpb"
@@ -9,15 +10,44 @@ import (
 	"github.com/cairndb/cairn/internal/replica"
 	"github.com/cairndb/cairn/internal/storage"
 	"github.com/cairndb/cairn/internal/storage/commandpb"
+	"github.com/cairndb/cairn/internal/topology"
 )
 
-// Shard is what the server needs from the replica that owns the data.
+// Shard is what the server needs from a local replica of a shard.
 type Shard interface {
-	Propose(ctx context.Context, cmd *commandpb.Command, mode storage.SyncMode) (storage.Result, error)
+	ProposeWith(ctx context.Context, cmd *commandpb.Command, w replica.WriteOptions) (storage.Result, error)
 	ReadReady(ctx context.Context, c replica.Consistency) error
 	Engine() *storage.Engine
 	Meta() storage.StoreMeta
+	// Spans are the shard's record spans; nil means the whole store.
+	Spans() []storage.Span
 }
+
+// Router finds the local replica that serves a request.
+type Router interface {
+	// ShardFor returns the local replica of the shard owning major's
+	// partition, or an error wrapping ErrWrongShard.
+	ShardFor(major []string) (Shard, error)
+	// ShardByID returns the local replica of shard id (0: the only shard of
+	// a lite store), or an error wrapping ErrWrongShard.
+	ShardByID(id uint64) (Shard, error)
+	// Topology is the store's layout; nil for a lite store.
+	Topology() *topology.Topology
+	// Status reports the local replicas; node is this node's id (0: lite).
+	Status() (node uint64, shards []*cairnpb.ShardStatus)
+}
+
+// ErrWrongShard is returned (wrapped) for a request about a shard this node
+// holds no replica of: the client's topology is stale.
+var ErrWrongShard = errors.New("server: this node holds no replica of the shard")
+
+// single routes everything to one shard (cairn lite).
+type single struct{ s Shard }
+
+func (r single) ShardFor([]string) (Shard, error)         { return r.s, nil }
+func (r single) ShardByID(uint64) (Shard, error)          { return r.s, nil }
+func (r single) Topology() *topology.Topology             { return nil }
+func (r single) Status() (uint64, []*cairnpb.ShardStatus) { return 0, nil }
 
 // Config configures a Server.
 type Config struct {
@@ -41,26 +71,32 @@ func DefaultConfig() Config {
 	}
 }
 
-// Server implements cairnpb.KVServer over one shard.
+// Server implements cairnpb.KVServer over the replicas of one node.
 type Server struct {
 	cairnpb.UnimplementedKVServer
 	cfg    Config
 	limits keys.Limits
-	shard  Shard
+	router Router
+	meta   storage.StoreMeta
 }
 
-// New returns a server for shard.
+// New returns a server for a lite store's one shard.
 func New(shard Shard, cfg Config) (*Server, error) {
+	return NewRouted(single{shard}, shard.Meta(), cfg)
+}
+
+// NewRouted returns a server over the replicas router finds.
+func NewRouted(router Router, meta storage.StoreMeta, cfg Config) (*Server, error) {
 	if err := cfg.Limits.Validate(); err != nil {
 		return nil, err
 	}
-	return &Server{cfg: cfg, limits: cfg.Limits, shard: shard}, nil
+	return &Server{cfg: cfg, limits: cfg.Limits, router: router, meta: meta}, nil
 }
 
 // begin checks the header and derives the request's context.
 func (s *Server) begin(ctx context.Context, h *cairnpb.RequestHeader) (context.Context, context.CancelFunc, error) {
-	if h.GetStore() != "" && h.GetStore() != s.shard.Meta().Name {
-		return ctx, func() {}, errStoreMismatchFor(h.GetStore(), s.shard.Meta().Name)
+	if h.GetStore() != "" && h.GetStore() != s.meta.Name {
+		return ctx, func() {}, errStoreMismatchFor(h.GetStore(), s.meta.Name)
 	}
 	if h.GetTimeoutMs() < 0 {
 		return ctx, func() {}, badInput("invalid_argument", "header.timeout_ms: negative timeout %d", h.GetTimeoutMs())
@@ -87,12 +123,17 @@ func (w *wrapped) Unwrap() error { return w.err }
 
 // StoreInfo reports the store's identity and limits.
 func (s *Server) StoreInfo(ctx context.Context, _ *cairnpb.StoreInfoRequest) (*cairnpb.StoreInfoResponse, error) {
-	m := s.shard.Meta()
-	return &cairnpb.StoreInfoResponse{
+	m := s.meta
+	resp := &cairnpb.StoreInfoResponse{
 		Store: m.Name, Partitions: m.Partitions, Version: s.cfg.Version,
 		Limits: &cairnpb.Limits{
 			MaxKeyBytes: int64(s.limits.MaxKeyBytes), MaxValueBytes: int64(s.limits.MaxValueBytes),
 			MaxComponents: int32(s.limits.MaxComponents),
 		},
-	}, nil
+	}
+	if t := s.router.Topology(); t != nil {
+		resp.Topology, resp.TopologySeq = t.ToPB(), t.Seq
+	}
+	resp.Node, resp.LocalShards = s.router.Status()
+	return resp, nil
 }

@@ -112,22 +112,35 @@ func (s *Server) checkOps(ops []*cairnpb.Operation) error {
 	return nil
 }
 
-func checkDurability(d *cairnpb.Durability) (storage.SyncMode, error) {
+func checkDurability(d *cairnpb.Durability) (replica.WriteOptions, error) {
 	for _, e := range []struct {
 		f string
 		v protoreflect.Enum
 	}{{"durability.master_sync", d.GetMasterSync()}, {"durability.replica_sync", d.GetReplicaSync()}, {"durability.replica_ack", d.GetReplicaAck()}} {
 		if err := checkEnum(e.f, e.v); err != nil {
-			return 0, err
+			return replica.WriteOptions{}, err
 		}
 	}
-	switch d.GetMasterSync() {
-	case cairnpb.SyncPolicy_SYNC:
-		return storage.Sync, nil
-	case cairnpb.SyncPolicy_NO_SYNC:
-		return storage.NoSync, nil
+	w := replica.WriteOptions{Master: syncMode(d.GetMasterSync(), storage.WriteNoSync), Replica: syncMode(d.GetReplicaSync(), storage.NoSync)}
+	switch d.GetReplicaAck() {
+	case cairnpb.ReplicaAckPolicy_ALL:
+		w.Ack = replica.AckAll
+	case cairnpb.ReplicaAckPolicy_NONE:
+		w.Ack = replica.AckNone
 	}
-	return storage.WriteNoSync, nil
+	return w, nil
+}
+
+func syncMode(p cairnpb.SyncPolicy, def storage.SyncMode) storage.SyncMode {
+	switch p {
+	case cairnpb.SyncPolicy_SYNC:
+		return storage.Sync
+	case cairnpb.SyncPolicy_WRITE_NO_SYNC:
+		return storage.WriteNoSync
+	case cairnpb.SyncPolicy_NO_SYNC:
+		return storage.NoSync
+	}
+	return def
 }
 
 func checkConsistency(c *cairnpb.Consistency) (replica.Consistency, error) {

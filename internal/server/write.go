@@ -11,7 +11,7 @@ import (
 // Put handles put and its conditional forms.
 func (s *Server) Put(ctx context.Context, req *cairnpb.PutRequest) (*cairnpb.WriteResponse, error) {
 	if err := s.checkPut(req.GetOp()); err != nil {
-		return nil, toStatus(err)
+		return nil, s.status(err)
 	}
 	op := &cairnpb.Operation{Op: &cairnpb.Operation_Put{Put: req.GetOp()}}
 	return s.writeOne(ctx, req.GetHeader(), req.GetDurability(), op)
@@ -20,16 +20,16 @@ func (s *Server) Put(ctx context.Context, req *cairnpb.PutRequest) (*cairnpb.Wri
 // Delete handles delete and deleteIfVersion.
 func (s *Server) Delete(ctx context.Context, req *cairnpb.DeleteRequest) (*cairnpb.WriteResponse, error) {
 	if err := s.checkDelete(req.GetOp()); err != nil {
-		return nil, toStatus(err)
+		return nil, s.status(err)
 	}
 	op := &cairnpb.Operation{Op: &cairnpb.Operation_Delete{Delete: req.GetOp()}}
 	return s.writeOne(ctx, req.GetHeader(), req.GetDurability(), op)
 }
 
 func (s *Server) writeOne(ctx context.Context, h *cairnpb.RequestHeader, d *cairnpb.Durability, op *cairnpb.Operation) (*cairnpb.WriteResponse, error) {
-	res, err := s.propose(ctx, h, d, batchCommand(op))
+	res, err := s.propose(ctx, h, d, batchCommand(op), opKey(op).GetMajor())
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, s.status(err)
 	}
 	return &cairnpb.WriteResponse{Result: res.Ops[0]}, nil
 }
@@ -37,11 +37,11 @@ func (s *Server) writeOne(ctx context.Context, h *cairnpb.RequestHeader, d *cair
 // Execute applies a list of operations on one major path atomically.
 func (s *Server) Execute(ctx context.Context, req *cairnpb.ExecuteRequest) (*cairnpb.ExecuteResponse, error) {
 	if err := s.checkOps(req.GetOps()); err != nil {
-		return nil, toStatus(err)
+		return nil, s.status(err)
 	}
-	res, err := s.propose(ctx, req.GetHeader(), req.GetDurability(), batchCommand(req.GetOps()...))
+	res, err := s.propose(ctx, req.GetHeader(), req.GetDurability(), batchCommand(req.GetOps()...), opKey(req.GetOps()[0]).GetMajor())
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, s.status(err)
 	}
 	if res.Aborted {
 		return &cairnpb.ExecuteResponse{FailedIndex: int32(res.FailedIndex), FailedResult: res.Failed}, nil
@@ -52,21 +52,21 @@ func (s *Server) Execute(ctx context.Context, req *cairnpb.ExecuteRequest) (*cai
 // MultiDelete deletes the records under a parent key.
 func (s *Server) MultiDelete(ctx context.Context, req *cairnpb.MultiDeleteRequest) (*cairnpb.MultiDeleteResponse, error) {
 	if err := s.checkKey("parent", req.GetParent()); err != nil {
-		return nil, toStatus(err)
+		return nil, s.status(err)
 	}
 	depth, err := checkDepth(req.GetDepth())
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, s.status(err)
 	}
 	if _, err := checkRange(req.GetRange()); err != nil {
-		return nil, toStatus(err)
+		return nil, s.status(err)
 	}
 	cmd := &commandpb.Command{Body: &commandpb.Command_MultiDelete{MultiDelete: &commandpb.MultiDelete{
 		Parent: req.GetParent(), Range: req.GetRange(), Depth: cairnpb.Depth(depth),
 	}}}
-	res, err := s.propose(ctx, req.GetHeader(), req.GetDurability(), cmd)
+	res, err := s.propose(ctx, req.GetHeader(), req.GetDurability(), cmd, req.GetParent().GetMajor())
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, s.status(err)
 	}
 	return &cairnpb.MultiDeleteResponse{Deleted: res.Deleted}, nil
 }
@@ -76,8 +76,12 @@ func batchCommand(ops ...*cairnpb.Operation) *commandpb.Command {
 }
 
 // propose runs a validated command through the shard.
-func (s *Server) propose(ctx context.Context, h *cairnpb.RequestHeader, d *cairnpb.Durability, cmd *commandpb.Command) (storage.Result, error) {
-	mode, err := checkDurability(d)
+func (s *Server) propose(ctx context.Context, h *cairnpb.RequestHeader, d *cairnpb.Durability, cmd *commandpb.Command, major []string) (storage.Result, error) {
+	w, err := checkDurability(d)
+	if err != nil {
+		return storage.Result{}, err
+	}
+	sh, err := s.router.ShardFor(major)
 	if err != nil {
 		return storage.Result{}, err
 	}
@@ -86,9 +90,16 @@ func (s *Server) propose(ctx context.Context, h *cairnpb.RequestHeader, d *cairn
 	if err != nil {
 		return storage.Result{}, err
 	}
-	res, err := s.shard.Propose(ctx, cmd, mode)
+	res, err := sh.ProposeWith(ctx, cmd, w)
 	if err != nil {
 		return storage.Result{}, err
 	}
 	return res, res.Err
+}
+
+func opKey(op *cairnpb.Operation) *cairnpb.Key {
+	if p := op.GetPut(); p != nil {
+		return p.GetKey()
+	}
+	return op.GetDelete().GetKey()
 }

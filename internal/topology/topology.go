@@ -1,0 +1,213 @@
+package topology
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/cairndb/cairn/internal/keys"
+)
+
+// NodeID names a storage node; ShardID names a shard. Both start at 1.
+type (
+	NodeID  uint64
+	ShardID uint64
+)
+
+// ErrInvalid is returned (wrapped) by Validate and Build.
+var ErrInvalid = errors.New("topology: invalid")
+
+// Node is a storage node.
+type Node struct {
+	ID   NodeID `json:"id"`
+	Addr string `json:"addr"` // host:port for clients and peers
+}
+
+// Shard is a replication group.
+type Shard struct {
+	ID       ShardID  `json:"id"`
+	Replicas []NodeID `json:"replicas"`
+	// Preferred is the replica that should lead (for an even spread).
+	Preferred NodeID `json:"preferred"`
+	// Origin makes the shard's record versions unique in the store.
+	Origin uint64 `json:"origin"`
+}
+
+// Topology is a store's layout.
+type Topology struct {
+	Store      string  `json:"store"`
+	Partitions uint32  `json:"partitions"`
+	Seq        uint64  `json:"seq"`
+	Nodes      []Node  `json:"nodes"`
+	Shards     []Shard `json:"shards"`
+	// PartitionShard[p] is the shard that owns partition p.
+	PartitionShard []ShardID `json:"partition_shard"`
+}
+
+// Build lays out a new store: shards shards of rf replicas over nodes,
+// partitions dealt to shards in contiguous blocks.
+func Build(store string, partitions uint32, nodes []Node, shards, rf int) (*Topology, error) {
+	switch {
+	case rf < 1 || rf > len(nodes):
+		return nil, fmt.Errorf("%w: replication factor %d needs at least %d nodes, there are %d", ErrInvalid, rf, rf, len(nodes))
+	case shards < 1:
+		return nil, fmt.Errorf("%w: %d shards; a store needs at least one", ErrInvalid, shards)
+	case uint32(shards) > partitions:
+		return nil, fmt.Errorf("%w: %d shards but only %d partitions; each shard needs a partition", ErrInvalid, shards, partitions)
+	}
+	t := &Topology{Store: store, Partitions: partitions, Seq: 1, Nodes: slices.Clone(nodes)}
+	leads := make(map[NodeID]int)
+	for s := range shards {
+		sh := Shard{ID: ShardID(s + 1), Origin: randomOrigin()}
+		for r := range rf {
+			sh.Replicas = append(sh.Replicas, nodes[(s*rf+r)%len(nodes)].ID)
+		}
+		sh.Preferred = leastLoaded(sh.Replicas, leads)
+		leads[sh.Preferred]++
+		t.Shards = append(t.Shards, sh)
+	}
+	t.PartitionShard = make([]ShardID, partitions)
+	for p := range partitions {
+		t.PartitionShard[p] = ShardID(uint64(p)*uint64(shards)/uint64(partitions) + 1)
+	}
+	return t, t.Validate()
+}
+
+func leastLoaded(replicas []NodeID, load map[NodeID]int) NodeID {
+	best := replicas[0]
+	for _, n := range replicas[1:] {
+		if load[n] < load[best] {
+			best = n
+		}
+	}
+	return best
+}
+
+func randomOrigin() uint64 {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return binary.BigEndian.Uint64(b[:]) | 1
+}
+
+// Validate checks the invariants in the package doc.
+func (t *Topology) Validate() error {
+	nodes := make(map[NodeID]bool)
+	addrs := make(map[string]bool)
+	for _, n := range t.Nodes {
+		if n.ID == 0 || nodes[n.ID] || n.Addr == "" || addrs[n.Addr] {
+			return fmt.Errorf("%w: node %d (%q) has a zero, duplicate or empty id or address", ErrInvalid, n.ID, n.Addr)
+		}
+		nodes[n.ID], addrs[n.Addr] = true, true
+	}
+	shards := make(map[ShardID]bool)
+	for _, s := range t.Shards {
+		if s.ID == 0 || shards[s.ID] || len(s.Replicas) == 0 {
+			return fmt.Errorf("%w: shard %d has a zero or duplicate id or no replicas", ErrInvalid, s.ID)
+		}
+		shards[s.ID] = true
+		seen := make(map[NodeID]bool)
+		for _, r := range s.Replicas {
+			if !nodes[r] || seen[r] {
+				return fmt.Errorf("%w: shard %d's replica on node %d is unknown or doubled (replicas must sit on distinct nodes)", ErrInvalid, s.ID, r)
+			}
+			seen[r] = true
+		}
+		if s.Preferred != 0 && !seen[s.Preferred] {
+			return fmt.Errorf("%w: shard %d prefers node %d, which holds none of its replicas", ErrInvalid, s.ID, s.Preferred)
+		}
+	}
+	if uint32(len(t.PartitionShard)) != t.Partitions || t.Partitions == 0 {
+		return fmt.Errorf("%w: %d partitions but %d partition owners", ErrInvalid, t.Partitions, len(t.PartitionShard))
+	}
+	for p, s := range t.PartitionShard {
+		if !shards[s] {
+			return fmt.Errorf("%w: partition %d belongs to unknown shard %d", ErrInvalid, p, s)
+		}
+	}
+	return nil
+}
+
+// ShardFor returns the shard owning partition p.
+func (t *Topology) ShardFor(p keys.PartitionID) ShardID { return t.PartitionShard[p] }
+
+// ShardForKey returns the shard owning a major path.
+func (t *Topology) ShardForKey(major []string) ShardID {
+	return t.ShardFor(keys.PartitionOf(keys.Hash(major), t.Partitions))
+}
+
+// PartitionsOf returns the partitions shard s owns, ascending.
+func (t *Topology) PartitionsOf(s ShardID) []keys.PartitionID {
+	var out []keys.PartitionID
+	for p, owner := range t.PartitionShard {
+		if owner == s {
+			out = append(out, keys.PartitionID(p))
+		}
+	}
+	return out
+}
+
+// Node returns the node with id.
+func (t *Topology) Node(id NodeID) (Node, bool) {
+	i := slices.IndexFunc(t.Nodes, func(n Node) bool { return n.ID == id })
+	if i < 0 {
+		return Node{}, false
+	}
+	return t.Nodes[i], true
+}
+
+// Shard returns the shard with id.
+func (t *Topology) Shard(id ShardID) (Shard, bool) {
+	i := slices.IndexFunc(t.Shards, func(s Shard) bool { return s.ID == id })
+	if i < 0 {
+		return Shard{}, false
+	}
+	return t.Shards[i], true
+}
+
+// ShardsOn returns the shards with a replica on node n.
+func (t *Topology) ShardsOn(n NodeID) []Shard {
+	var out []Shard
+	for _, s := range t.Shards {
+		if slices.Contains(s.Replicas, n) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// FileName is the topology file's name in a node's root.
+const FileName = "topology.json"
+
+// Save writes t as indented JSON to path, atomically (write then rename).
+func (t *Topology) Save(path string) error {
+	b, err := json.MarshalIndent(t, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// Load reads and validates a topology file.
+func Load(path string) (*Topology, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("topology: %w", err)
+	}
+	var t Topology
+	if err := json.Unmarshal(b, &t); err != nil {
+		return nil, fmt.Errorf("topology: %s is not a topology file: %w", filepath.Base(path), err)
+	}
+	if err := t.Validate(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return &t, nil
+}
