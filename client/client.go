@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -13,7 +13,6 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/connectivity"
-	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/cairndb/cairn/api/cairnpb"
 )
@@ -30,11 +29,21 @@ const (
 )
 
 // Client is a connection pool to one store. It is safe for concurrent use.
+// For cairn lite (one shard, all on one host) it spreads requests over the
+// hosts of Config.Hosts. For a replicated store it caches the topology and
+// sends each request to a node that holds the request's shard (route.go).
 type Client struct {
-	cfg   Config
-	conns []*grpc.ClientConn // interleaved by host: h0 h1 ... h0 h1 ...
-	kvs   []cairnpb.KVClient // kvs[i] talks over conns[i]
-	next  atomic.Uint64      // round-robin cursor into conns
+	cfg     Config
+	helpers []*pool            // one per Config.Hosts entry
+	conns   []*grpc.ClientConn // helper connections interleaved by host: h0 h1 ... h0 h1 ...
+	kvs     []cairnpb.KVClient // kvs[i] talks over conns[i]
+	next    atomic.Uint64      // lite: round-robin cursor into conns
+	cl      *cluster           // nil for cairn lite
+	rr      atomic.Uint64      // cluster: round-robin cursor over replicas
+
+	mu     sync.RWMutex
+	pools  map[string]*pool // by address: the helpers and every node used
+	closed bool
 
 	closeOnce sync.Once
 	closeErr  error
@@ -43,30 +52,38 @@ type Client struct {
 // Open connects to the store: it creates cfg.Conns connections to each host,
 // asks the hosts in order for StoreInfo until one answers, and checks that
 // it serves cfg.Store. It fails if no host answers (each is asked once,
-// within the context and cfg.Timeout) or with ErrStoreMismatch.
+// within the context and cfg.Timeout) or with ErrStoreMismatch. If the
+// answer carries a topology (a replicated store), the client keeps it and
+// connects to the other nodes as requests need them.
 func Open(ctx context.Context, cfg Config) (*Client, error) {
 	cfg = cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	cfg.Hosts = append([]string(nil), cfg.Hosts...)
-	c := &Client{cfg: cfg}
-	for range cfg.Conns {
-		for _, h := range cfg.Hosts {
-			cc, err := grpc.NewClient(h,
-				grpc.WithTransportCredentials(insecure.NewCredentials()),
-				grpc.WithDefaultCallOptions(grpc.MaxCallSendMsgSize(maxMsgBytes), grpc.MaxCallRecvMsgSize(maxMsgBytes)),
-				grpc.WithStatsHandler(sentTracker{}),
-			)
-			if err != nil {
-				c.Close()
-				return nil, invalidConfig(fmt.Errorf("host %q: %w", h, err))
-			}
-			c.conns = append(c.conns, cc)
-			c.kvs = append(c.kvs, cairnpb.NewKVClient(cc))
+	c := &Client{cfg: cfg, pools: make(map[string]*pool)}
+	for _, h := range cfg.Hosts {
+		p, err := dialPool(h, cfg.Conns)
+		if err != nil {
+			c.Close()
+			return nil, invalidConfig(err)
+		}
+		c.helpers = append(c.helpers, p)
+		if c.pools[h] == nil {
+			c.pools[h] = p
 		}
 	}
-	if err := c.checkStore(ctx); err != nil {
+	for i := range cfg.Conns {
+		for _, p := range c.helpers {
+			c.conns = append(c.conns, p.conns[i])
+			c.kvs = append(c.kvs, p.kvs[i])
+		}
+	}
+	resp, err := c.checkStore(ctx)
+	if err == nil && resp.GetTopology() != nil {
+		c.cl, err = newCluster(resp)
+	}
+	if err != nil {
 		c.Close()
 		return nil, err
 	}
@@ -74,25 +91,25 @@ func Open(ctx context.Context, cfg Config) (*Client, error) {
 }
 
 // checkStore asks each host in turn for StoreInfo; the first answer decides.
-func (c *Client) checkStore(ctx context.Context) error {
+func (c *Client) checkStore(ctx context.Context) (*cairnpb.StoreInfoResponse, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
 	defer cancel()
 	var failures []string
 	var last *Error
 	for i, h := range c.cfg.Hosts {
-		resp, err := c.kvs[i].StoreInfo(ctx, &cairnpb.StoreInfoRequest{})
+		resp, err := c.helpers[i].kvs[0].StoreInfo(ctx, &cairnpb.StoreInfoRequest{})
 		if err != nil {
 			last = convertError(err, false, false)
 			failures = append(failures, h+": "+last.Msg)
 			continue
 		}
 		if resp.GetStore() != c.cfg.Store {
-			return &Error{Code: codes.FailedPrecondition, Kind: KindStoreMismatch, Action: ActionFixInput,
+			return nil, &Error{Code: codes.FailedPrecondition, Kind: KindStoreMismatch, Action: ActionFixInput,
 				Msg: fmt.Sprintf("node %s serves store %q, not %q", h, resp.GetStore(), c.cfg.Store)}
 		}
-		return nil
+		return resp, nil
 	}
-	return &Error{Code: last.Code, Kind: last.Kind, Action: last.Action,
+	return nil, &Error{Code: last.Code, Kind: last.Kind, Action: last.Action,
 		Msg: "no host answered: " + strings.Join(failures, "; ")}
 }
 
@@ -100,9 +117,18 @@ func (c *Client) checkStore(ctx context.Context) error {
 // ErrUnavailable or a cancellation error. Close is idempotent.
 func (c *Client) Close() error {
 	c.closeOnce.Do(func() {
+		c.mu.Lock()
+		c.closed = true
+		c.mu.Unlock()
 		var errs []error
-		for _, cc := range c.conns {
-			errs = append(errs, cc.Close())
+		for _, p := range c.helpers {
+			errs = append(errs, p.close())
+		}
+		for addr, p := range c.pools {
+			if !slices.Contains(c.helpers, p) {
+				errs = append(errs, p.close())
+			}
+			delete(c.pools, addr)
 		}
 		c.closeErr = errors.Join(errs...)
 	})
@@ -113,10 +139,13 @@ func (c *Client) Close() error {
 func (c *Client) StoreInfo(ctx context.Context, opts ...Option) (StoreInfo, error) {
 	o := c.cfg.resolve(opts)
 	var info StoreInfo
-	err := c.call(ctx, o, false, func(ctx context.Context, kv cairnpb.KVClient, _ *cairnpb.RequestHeader) error {
+	err := c.call(ctx, o, route{}, func(ctx context.Context, kv cairnpb.KVClient, _ *cairnpb.RequestHeader) error {
 		resp, err := kv.StoreInfo(ctx, &cairnpb.StoreInfoRequest{})
 		if err == nil {
 			info = storeInfoFromPB(resp)
+			if c.cl != nil {
+				_, _ = c.cl.install(resp) // a newer topology is adopted; a bad one changes nothing
+			}
 		}
 		return err
 	})
@@ -154,8 +183,13 @@ type attempt func(ctx context.Context, kv cairnpb.KVClient, h *cairnpb.RequestHe
 // call runs fn until it succeeds, fails in a way that must not be retried,
 // or the deadline leaves no room for another try. Reads retry on
 // Unavailable and on RETRY or REFRESH; writes only on RETRY or REFRESH when
-// the write was certainly not applied. It returns an *Error.
-func (c *Client) call(ctx context.Context, o options, write bool, fn attempt) error {
+// the write was certainly not applied. It returns an *Error. For a
+// replicated store, rt chooses the nodes (callCluster); for cairn lite only
+// rt.write matters.
+func (c *Client) call(ctx context.Context, o options, rt route, fn attempt) error {
+	if c.cl != nil {
+		return c.callCluster(ctx, o, rt, fn)
+	}
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
 	backoff := initialBackoff
@@ -165,22 +199,10 @@ func (c *Client) call(ctx context.Context, o options, write bool, fn attempt) er
 		if err == nil {
 			return nil
 		}
-		e := convertError(err, write, sent.Load())
-		if !retryable(e, write) {
+		e := convertError(err, rt.write, sent.Load())
+		if !retryable(e, rt.write) || !sleep(ctx, &backoff) {
 			return e
 		}
-		wait := backoff/2 + rand.N(backoff/2+1)
-		if dl, _ := ctx.Deadline(); time.Until(dl) < wait {
-			return e
-		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return e
-		case <-t.C:
-		}
-		backoff = min(2*backoff, maxBackoff)
 	}
 }
 

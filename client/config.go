@@ -10,8 +10,12 @@ import (
 // field has a default that a zero value selects.
 type Config struct {
 	// Hosts lists host:port addresses of one or more nodes of the store.
-	// Required. Requests are spread over all of them; one that cannot be
-	// reached is skipped while others can.
+	// Required. For cairn lite, requests are spread over all of them; one
+	// that cannot be reached is skipped while others can. For a replicated
+	// store they are helper hosts: Open asks them for the topology (the
+	// first that answers), and requests then go to the nodes it lists; the
+	// helpers are asked again only if no listed node answers a topology
+	// refresh.
 	Hosts []string
 	// Store is the store's name. Required. Open fails with ErrStoreMismatch
 	// if the node it reaches serves another store, and every request carries
@@ -26,8 +30,9 @@ type Config struct {
 	Durability Durability
 	// Consistency is the default consistency of reads. Default NoneRequired.
 	Consistency Consistency
-	// Conns is the number of gRPC connections to each host; requests
-	// round-robin over all of them. Default 2.
+	// Conns is the number of gRPC connections to each host (and, for a
+	// replicated store, to each node the client uses); requests round-robin
+	// over them. Default 2.
 	Conns int
 }
 

@@ -5,6 +5,10 @@
 // kv.proto). It is safe for concurrent use by any number of goroutines;
 // iterators belong to the goroutine that ranges over them.
 //
+// The same client serves cairn lite (one shard, everything on one host) and
+// a replicated store: Open asks a host for StoreInfo, and an answer that
+// carries a topology makes the client route requests itself (see Routing).
+//
 //	c, err := client.Open(ctx, client.Config{Hosts: []string{"127.0.0.1:5000"}, Store: "kvstore"})
 //	if err != nil {
 //		return err
@@ -54,6 +58,39 @@
 //     not applied. A connection that failed before the request was handed
 //     to it counts as not applied; a failure after that, with no answer from
 //     the server, is returned with MaybeApplied set and is never retried.
+//
+// On a replicated store the client also moves between replicas (see
+// Routing): a "not_leader" or "dropped" answer, or a node that cannot be
+// reached before the request was sent, means the write was not applied, so
+// it is retried at the right node within the operation's deadline. An
+// "outcome_unknown" or "ack_timeout" answer, like a connection lost after
+// sending, is returned with MaybeApplied set and matches ErrOutcomeUnknown;
+// such a write is never retried, so no write is applied twice by the client.
+//
+// # Routing
+//
+// For a replicated store the client caches the topology from StoreInfo: its
+// nodes, its shards (Raft groups of replicas on distinct nodes) and which
+// shard owns each partition. A request about a key goes to the shard owning
+// the partition of the key's major path:
+//
+//   - writes and Absolute reads go to the shard's leader. The client caches
+//     each shard's leader (first from the answering node's view, else the
+//     shard's preferred node), follows a not_leader answer's hint at once,
+//     and when no leader is known (an election) tries the other replicas,
+//     pausing between rounds;
+//   - NoneRequired, TimeLag and AtVersion reads go to the replicas round
+//     robin, so they spread the load; a multi-page read stays on one;
+//   - a node that cannot be reached is passed over for about a second
+//     (failPeriod) while other replicas can serve;
+//   - a "wrong_shard" answer, or a not_leader hint naming a node the client
+//     does not know, makes it fetch the topology again from any node, then
+//     retry. StoreInfo also adopts a newer topology;
+//   - StoreIterator reads the shards one after another, each from one
+//     replica (the leader, for Absolute) with its own resume token.
+//
+// Connections to a node are made when a request first needs it, Config.Conns
+// per node.
 //
 // The client does not check key and value sizes; the server does and returns
 // ErrLimitExceeded naming the limit.

@@ -41,6 +41,16 @@ const (
 	KindMultipleMajorPaths = "multiple_major_paths" // Execute ops do not share one major path
 	KindMalformedKey       = "malformed_key"        // ParseKey could not read a key
 	KindMalformedVersion   = "malformed_version"    // ParseVersion could not read a version
+
+	// Kinds of a replicated store. The client handles the first three
+	// itself and returns them only when an operation runs out of time.
+	KindNotLeader      = "not_leader"      // the node does not lead the shard; the write was not applied
+	KindWrongShard     = "wrong_shard"     // the node holds no replica of the shard: the topology changed
+	KindDropped        = "dropped"         // a leader change dropped the write; it was not applied
+	KindOutcomeUnknown = "outcome_unknown" // the write may or may not have been applied
+	KindAckTimeout     = "ack_timeout"     // the write is applied on a majority, not yet on every replica
+
+	kindShuttingDown = "shutting_down" // the node is stopping; the request was not served
 )
 
 // Sentinel errors, for errors.Is. Every error the client returns from an
@@ -68,6 +78,14 @@ var (
 	// ErrStoreMismatch matches errors of kind "store_mismatch": a node
 	// serves a store other than Config.Store.
 	ErrStoreMismatch = errors.New("cairn: store mismatch")
+	// ErrOutcomeUnknown matches errors with MaybeApplied set: a write that
+	// may or may not have been applied, which the client did not retry.
+	// Kind says more: "outcome_unknown" (the leader lost track of it, e.g.
+	// it stopped), "ack_timeout" (it is applied on a majority of replicas,
+	// so it is durable, but not every replica confirmed it in time), or
+	// empty (the connection broke after the request was sent). Read the
+	// record to find out.
+	ErrOutcomeUnknown = errors.New("cairn: write outcome unknown")
 )
 
 // Error is an operation's failure as reported by the server, or by the client
@@ -84,6 +102,8 @@ type Error struct {
 	// never retries such a write; read the record to find out.
 	MaybeApplied bool
 	Msg          string // the server's (or client's) message
+
+	leaderNode uint64 // not_leader: the leader the node knows of (0: none)
 }
 
 func (e *Error) Error() string {
@@ -124,6 +144,8 @@ func (e *Error) Is(target error) bool {
 		return e.Kind == KindConsistencyTimeout
 	case ErrStoreMismatch:
 		return e.Kind == KindStoreMismatch
+	case ErrOutcomeUnknown:
+		return e.MaybeApplied
 	case ErrTimeout, context.DeadlineExceeded:
 		return e.Code == codes.DeadlineExceeded
 	case ErrUnavailable:
@@ -176,6 +198,7 @@ func convertError(err error, write, sent bool) *Error {
 			e.Max = ed.GetMax()
 			e.Seen = ed.GetSeen()
 			e.MaybeApplied = ed.GetMaybeApplied()
+			e.leaderNode = ed.GetLeaderNode()
 			return e
 		}
 	}

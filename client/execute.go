@@ -110,8 +110,12 @@ func (c *Client) Execute(ctx context.Context, ops []Op, opts ...Option) ([]Resul
 	for _, op := range ops {
 		req.Ops = append(req.Ops, op.toPB(o))
 	}
+	rt := route{write: true}
+	if len(ops) > 0 {
+		rt = writeRoute(ops[0].key.Major)
+	}
 	var resp *cairnpb.ExecuteResponse
-	err := c.call(ctx, o, true, func(ctx context.Context, kv cairnpb.KVClient, h *cairnpb.RequestHeader) error {
+	err := c.call(ctx, o, rt, func(ctx context.Context, kv cairnpb.KVClient, h *cairnpb.RequestHeader) error {
 		req.Header = h
 		var err error
 		resp, err = kv.Execute(ctx, req)

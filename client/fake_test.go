@@ -29,6 +29,9 @@ type fakeKV struct {
 	execute   func(context.Context, *cairnpb.ExecuteRequest) (*cairnpb.ExecuteResponse, error)
 	multiGet  func(context.Context, *cairnpb.MultiGetRequest) (*cairnpb.MultiGetResponse, error)
 	storeScan func(context.Context, *cairnpb.StoreScanRequest) (*cairnpb.StoreScanResponse, error)
+	// info, if set, answers StoreInfo (a replicated store's node).
+	info  func() *cairnpb.StoreInfoResponse
+	infos atomic.Int64 // StoreInfo calls
 
 	calls   atomic.Int64 // RPCs other than StoreInfo
 	mu      sync.Mutex
@@ -43,6 +46,10 @@ func (f *fakeKV) record(h *cairnpb.RequestHeader) {
 }
 
 func (f *fakeKV) StoreInfo(context.Context, *cairnpb.StoreInfoRequest) (*cairnpb.StoreInfoResponse, error) {
+	f.infos.Add(1)
+	if f.info != nil {
+		return f.info(), nil
+	}
 	return &cairnpb.StoreInfoResponse{Store: f.store, Partitions: 4, Version: "fake",
 		Limits: &cairnpb.Limits{MaxKeyBytes: 10 << 10, MaxValueBytes: 4 << 20, MaxComponents: 64}}, nil
 }

@@ -5,10 +5,12 @@ import (
 	"context"
 	"iter"
 	"math"
+	"slices"
 
 	"google.golang.org/grpc/codes"
 
 	"github.com/cairndb/cairn/api/cairnpb"
+	"github.com/cairndb/cairn/internal/topology"
 )
 
 // DefaultBatchSize is the page size iterators use when given batchSize <= 0.
@@ -35,7 +37,9 @@ func (c *Client) MultiGetKeysIterator(ctx context.Context, dir Direction, batchS
 // StoreIterator returns the records of the whole store (parent nil), or of
 // the major paths that start with parent's major path, selected by r and d.
 // parent is a possibly partial major path with no minor path. The order
-// across partitions is unspecified. It pages like MultiGetIterator.
+// across partitions is unspecified. It pages like MultiGetIterator; on a
+// replicated store it reads one shard after another, each shard's pages
+// from one replica (its leader, for Absolute).
 func (c *Client) StoreIterator(ctx context.Context, batchSize int, parent *Key, r *KeyRange, d Depth, opts ...Option) iter.Seq2[Record, error] {
 	return func(yield func(Record, error) bool) {
 		c.storeScanPages(ctx, batchSize, parent, r, d, false, opts, yield)
@@ -56,9 +60,10 @@ func (c *Client) multiGetPages(ctx context.Context, dir Direction, batchSize int
 		Direction: cairnpb.Direction(dir), KeysOnly: keysOnly,
 		BatchSize: pageSize(batchSize), Consistency: o.consistency.toPB(),
 	}
+	var stick topology.NodeID
 	pages(yield, func(resume []byte) ([]*cairnpb.Record, []byte, error) {
 		req.Resume = resume
-		resp, err := c.multiGetPage(ctx, o, req)
+		resp, err := c.multiGetPage(ctx, o, req, &stick)
 		return resp.GetRecords(), resp.GetResume(), err
 	})
 }
@@ -72,36 +77,54 @@ func (c *Client) storeScanPages(ctx context.Context, batchSize int, parent *Key,
 	if parent != nil {
 		req.Parent = parent.toPB()
 	}
-	pages(yield, func(resume []byte) ([]*cairnpb.Record, []byte, error) {
-		req.Resume = resume
-		resp, err := c.storeScanPage(ctx, o, req)
-		return resp.GetRecords(), resp.GetResume(), err
-	})
+	// cairn lite scans its one shard (0); a replicated store is scanned
+	// shard by shard, each with its own resume token and replica.
+	shards := []topology.ShardID{0}
+	if c.cl != nil {
+		shards = shards[:0]
+		for _, s := range c.cl.topology().Shards {
+			shards = append(shards, s.ID)
+		}
+		slices.Sort(shards)
+	}
+	for _, s := range shards {
+		req.Shard = uint64(s)
+		var stick topology.NodeID
+		more := pages(yield, func(resume []byte) ([]*cairnpb.Record, []byte, error) {
+			req.Resume = resume
+			resp, err := c.storeScanPage(ctx, o, req, &stick)
+			return resp.GetRecords(), resp.GetResume(), err
+		})
+		if !more {
+			return
+		}
+	}
 }
 
 // pages yields the records of successive pages until a page has no resume
-// token, fetch fails, or yield returns false.
-func pages(yield func(Record, error) bool, fetch func(resume []byte) ([]*cairnpb.Record, []byte, error)) {
+// token, fetch fails, or yield returns false. It reports whether the
+// iteration may go on: false after an error or when yield said stop.
+func pages(yield func(Record, error) bool, fetch func(resume []byte) ([]*cairnpb.Record, []byte, error)) bool {
 	var resume []byte
 	for {
 		recs, next, err := fetch(resume)
 		if err != nil {
 			yield(Record{}, err)
-			return
+			return false
 		}
 		for _, p := range recs {
 			if !yield(recordFromPB(p), nil) {
-				return
+				return false
 			}
 		}
 		if len(next) == 0 {
-			return
+			return true
 		}
 		if len(recs) == 0 && bytes.Equal(next, resume) {
 			// A server bug would otherwise make this loop forever.
 			yield(Record{}, &Error{Code: codes.Internal, Action: ActionNone,
 				Msg: "server returned an empty page with an unchanged resume token"})
-			return
+			return false
 		}
 		resume = next
 	}

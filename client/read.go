@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/cairndb/cairn/api/cairnpb"
+	"github.com/cairndb/cairn/internal/topology"
 )
 
 // Get reads the record under k. found is false, with no error, if there is
@@ -11,7 +12,7 @@ import (
 func (c *Client) Get(ctx context.Context, k Key, opts ...Option) (rec Record, found bool, err error) {
 	o := c.cfg.resolve(opts)
 	req := &cairnpb.GetRequest{Key: k.toPB(), Consistency: o.consistency.toPB()}
-	err = c.call(ctx, o, false, func(ctx context.Context, kv cairnpb.KVClient, h *cairnpb.RequestHeader) error {
+	err = c.call(ctx, o, readRoute(k.Major, o.consistency), func(ctx context.Context, kv cairnpb.KVClient, h *cairnpb.RequestHeader) error {
 		req.Header = h
 		resp, err := kv.Get(ctx, req)
 		if err == nil {
@@ -54,8 +55,9 @@ func (c *Client) multiGet(ctx context.Context, parent Key, r *KeyRange, d Depth,
 		KeysOnly: keysOnly, Consistency: o.consistency.toPB(),
 	}
 	var out []Record
+	var stick topology.NodeID
 	for {
-		resp, err := c.multiGetPage(ctx, o, req)
+		resp, err := c.multiGetPage(ctx, o, req, &stick)
 		if err != nil {
 			return nil, err
 		}
@@ -69,9 +71,13 @@ func (c *Client) multiGet(ctx context.Context, parent Key, r *KeyRange, d Depth,
 	}
 }
 
-func (c *Client) multiGetPage(ctx context.Context, o options, req *cairnpb.MultiGetRequest) (*cairnpb.MultiGetResponse, error) {
+// multiGetPage reads one page. stick keeps a multi-page read on one replica
+// of a replicated store (see route.stick).
+func (c *Client) multiGetPage(ctx context.Context, o options, req *cairnpb.MultiGetRequest, stick *topology.NodeID) (*cairnpb.MultiGetResponse, error) {
 	var resp *cairnpb.MultiGetResponse
-	err := c.call(ctx, o, false, func(ctx context.Context, kv cairnpb.KVClient, h *cairnpb.RequestHeader) error {
+	rt := readRoute(req.GetParent().GetMajor(), o.consistency)
+	rt.stick = stick
+	err := c.call(ctx, o, rt, func(ctx context.Context, kv cairnpb.KVClient, h *cairnpb.RequestHeader) error {
 		req.Header = h
 		var err error
 		resp, err = kv.MultiGet(ctx, req)
@@ -80,9 +86,12 @@ func (c *Client) multiGetPage(ctx context.Context, o options, req *cairnpb.Multi
 	return resp, err
 }
 
-func (c *Client) storeScanPage(ctx context.Context, o options, req *cairnpb.StoreScanRequest) (*cairnpb.StoreScanResponse, error) {
+// storeScanPage reads one page of the scan of shard req.Shard (0: the whole
+// store, for cairn lite).
+func (c *Client) storeScanPage(ctx context.Context, o options, req *cairnpb.StoreScanRequest, stick *topology.NodeID) (*cairnpb.StoreScanResponse, error) {
 	var resp *cairnpb.StoreScanResponse
-	err := c.call(ctx, o, false, func(ctx context.Context, kv cairnpb.KVClient, h *cairnpb.RequestHeader) error {
+	rt := shardRoute(topology.ShardID(req.GetShard()), o.consistency, stick)
+	err := c.call(ctx, o, rt, func(ctx context.Context, kv cairnpb.KVClient, h *cairnpb.RequestHeader) error {
 		req.Header = h
 		var err error
 		resp, err = kv.StoreScan(ctx, req)
@@ -101,7 +110,7 @@ func (c *Client) MultiDelete(ctx context.Context, parent Key, r *KeyRange, d Dep
 		Durability: o.durability.toPB(),
 	}
 	var n int
-	err := c.call(ctx, o, true, func(ctx context.Context, kv cairnpb.KVClient, h *cairnpb.RequestHeader) error {
+	err := c.call(ctx, o, writeRoute(parent.Major), func(ctx context.Context, kv cairnpb.KVClient, h *cairnpb.RequestHeader) error {
 		req.Header = h
 		resp, err := kv.MultiDelete(ctx, req)
 		if err == nil {

@@ -40,6 +40,9 @@ type StoreInfo struct {
 	Partitions    int    // the number of partitions
 	ServerVersion string // the Cairn build version of the node that answered
 	Limits        Limits
+	// TopologySeq is the answering node's topology sequence number; 0 for
+	// cairn lite, which has no topology.
+	TopologySeq uint64
 }
 
 // Limits are the server's size limits. The server enforces them; a request
@@ -56,6 +59,7 @@ func storeInfoFromPB(p *cairnpb.StoreInfoResponse) StoreInfo {
 		Store:         p.GetStore(),
 		Partitions:    int(p.GetPartitions()),
 		ServerVersion: p.GetVersion(),
+		TopologySeq:   p.GetTopologySeq(),
 		Limits: Limits{
 			MaxKeyBytes:   l.GetMaxKeyBytes(),
 			MaxValueBytes: l.GetMaxValueBytes(),

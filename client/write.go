@@ -112,7 +112,7 @@ func (c *Client) put(ctx context.Context, k Key, v []byte, cond cairnpb.Conditio
 		Durability: o.durability.toPB(),
 	}
 	var res Result
-	err := c.call(ctx, o, true, func(ctx context.Context, kv cairnpb.KVClient, h *cairnpb.RequestHeader) error {
+	err := c.call(ctx, o, writeRoute(k.Major), func(ctx context.Context, kv cairnpb.KVClient, h *cairnpb.RequestHeader) error {
 		req.Header = h
 		resp, err := kv.Put(ctx, req)
 		if err == nil {
@@ -133,7 +133,7 @@ func (c *Client) delete(ctx context.Context, k Key, cond cairnpb.Condition, matc
 		Durability: o.durability.toPB(),
 	}
 	var res Result
-	err := c.call(ctx, o, true, func(ctx context.Context, kv cairnpb.KVClient, h *cairnpb.RequestHeader) error {
+	err := c.call(ctx, o, writeRoute(k.Major), func(ctx context.Context, kv cairnpb.KVClient, h *cairnpb.RequestHeader) error {
 		req.Header = h
 		resp, err := kv.Delete(ctx, req)
 		if err == nil {

@@ -8,6 +8,7 @@ import (
 // commits the group once with the strongest sync mode any member asked for.
 func (l *Local) applyLoop() {
 	defer l.wg.Done()
+	defer close(l.stopped)
 	group := make([]*proposal, 0, l.cfg.MaxGroup)
 	for {
 		select {

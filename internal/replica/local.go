@@ -46,6 +46,7 @@ type Local struct {
 
 	proposals chan *proposal
 	closing   chan struct{}
+	stopped   chan struct{} // closed when the apply loop has exited
 	wg        sync.WaitGroup
 	closeOnce sync.Once
 	failed    atomic.Bool
@@ -90,6 +91,7 @@ func OpenLocal(e *storage.Engine, meta storage.StoreMeta, cfg Config) (*Local, e
 		cfg: cfg, e: e, meta: meta, log: cfg.Logger,
 		proposals: make(chan *proposal, cfg.MaxGroup),
 		closing:   make(chan struct{}),
+		stopped:   make(chan struct{}),
 		advanced:  make(chan struct{}),
 	}
 	l.applied.Store(idx)
@@ -129,14 +131,31 @@ func (l *Local) Propose(ctx context.Context, cmd *commandpb.Command, mode storag
 	}
 	p := &proposal{ctx: ctx, cmd: cmd, sync: mode, done: make(chan outcome, 1)}
 	select {
+	case <-l.closing:
+		return storage.Result{}, ErrClosed
+	default:
+	}
+	select {
 	case l.proposals <- p:
 	case <-ctx.Done():
 		return storage.Result{}, ctx.Err()
 	case <-l.closing:
 		return storage.Result{}, ErrClosed
 	}
-	o := <-p.done // taken: wait for the outcome whatever the context says
-	return o.res, o.err
+	// Queued: wait for the outcome whatever the context says. The loop
+	// answers everything it takes before it exits, so if it has exited
+	// without answering, the proposal was never applied.
+	select {
+	case o := <-p.done:
+		return o.res, o.err
+	case <-l.stopped:
+		select {
+		case o := <-p.done:
+			return o.res, o.err
+		default:
+			return storage.Result{}, ErrClosed
+		}
+	}
 }
 
 // ProposeWith is Propose with a write's full durability; a single replica

@@ -138,6 +138,7 @@ type Raft struct {
 	reads     chan *readRequest
 	reports   chan func(*raft.RawNode)
 	closing   chan struct{}
+	stopped   chan struct{} // closed when the loop has exited
 	wg        sync.WaitGroup
 	closeOnce sync.Once
 	failed    atomic.Bool
@@ -189,6 +190,7 @@ func OpenRaft(e *storage.Engine, meta storage.StoreMeta, cfg RaftConfig) (*Raft,
 		reads:     make(chan *readRequest, 4096),
 		reports:   make(chan func(*raft.RawNode), 1024),
 		closing:   make(chan struct{}),
+		stopped:   make(chan struct{}),
 		advanced:  make(chan struct{}),
 		pending:   make(map[uint64]*raftProposal),
 		readWait:  make(map[string][]*readRequest),
@@ -322,6 +324,11 @@ func (r *Raft) ProposeWith(ctx context.Context, cmd *commandpb.Command, w WriteO
 	}
 	p := &raftProposal{ctx: ctx, cmd: cmd, master: w.Master, replica: w.Replica, ack: w.Ack, done: make(chan outcome, 1)}
 	select {
+	case <-r.closing:
+		return storage.Result{}, ErrClosed
+	default:
+	}
+	select {
 	case r.proposals <- p:
 	case <-ctx.Done():
 		return storage.Result{}, ctx.Err()
@@ -331,6 +338,16 @@ func (r *Raft) ProposeWith(ctx context.Context, cmd *commandpb.Command, w WriteO
 	select {
 	case o := <-p.done:
 		return o.res, o.err
+	case <-r.stopped:
+		select {
+		case o := <-p.done:
+			return o.res, o.err
+		default:
+		}
+		if p.state.CompareAndSwap(propQueued, propAbandoned) {
+			return storage.Result{}, ErrClosed
+		}
+		return storage.Result{}, ErrUnknownOutcome
 	case <-ctx.Done():
 		if p.state.CompareAndSwap(propQueued, propAbandoned) {
 			return storage.Result{}, ctx.Err()

@@ -21,6 +21,7 @@ import (
 // messages, then apply committed entries, then Advance.
 func (r *Raft) loop() {
 	defer r.wg.Done()
+	defer close(r.stopped)
 	t := time.NewTicker(r.cfg.TickInterval)
 	defer t.Stop()
 	for {

@@ -89,6 +89,8 @@ func (r *Raft) readIndexWait(ctx context.Context) error {
 	select {
 	case err := <-q.done:
 		return err
+	case <-r.stopped:
+		return ErrClosed
 	case <-ctx.Done():
 		return fmt.Errorf("%w: leadership not confirmed in time: %v", ErrConsistency, ctx.Err())
 	}

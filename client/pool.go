@@ -1,0 +1,114 @@
+package client
+
+import (
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/connectivity"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/cairndb/cairn/api/cairnpb"
+)
+
+// failPeriod is how long a node that could not be reached is passed over
+// when another replica can serve. After it, the node is used again once one
+// of its connections is ready; until then each period ends with a reconnect
+// probe.
+const failPeriod = time.Second
+
+// pool is a few gRPC connections to one address. Connections are made
+// lazily by gRPC, on the first request.
+type pool struct {
+	addr  string
+	conns []*grpc.ClientConn
+	kvs   []cairnpb.KVClient // kvs[i] talks over conns[i]
+	next  atomic.Uint64      // round-robin cursor into conns
+	// failUntil is when a failure mark ends (Unix nanoseconds; 0: none).
+	failUntil atomic.Int64
+	attempts  atomic.Int64 // requests sent through the pool (for tests)
+}
+
+// dialPool creates n connections to addr.
+func dialPool(addr string, n int) (*pool, error) {
+	p := &pool{addr: addr}
+	for range n {
+		cc, err := grpc.NewClient(addr,
+			grpc.WithTransportCredentials(insecure.NewCredentials()),
+			grpc.WithDefaultCallOptions(grpc.MaxCallSendMsgSize(maxMsgBytes), grpc.MaxCallRecvMsgSize(maxMsgBytes)),
+			grpc.WithStatsHandler(sentTracker{}),
+		)
+		if err != nil {
+			p.close()
+			return nil, fmt.Errorf("host %q: %w", addr, err)
+		}
+		p.conns = append(p.conns, cc)
+		p.kvs = append(p.kvs, cairnpb.NewKVClient(cc))
+	}
+	return p, nil
+}
+
+// kv returns the pool's next connection in round-robin order, skipping those
+// that are failing or shut down as long as another one is not.
+func (p *pool) kv() cairnpb.KVClient {
+	p.attempts.Add(1)
+	n := uint64(len(p.conns))
+	start := p.next.Add(1) - 1
+	for i := range n {
+		j := (start + i) % n
+		switch p.conns[j].GetState() {
+		case connectivity.TransientFailure, connectivity.Shutdown:
+			continue
+		}
+		return p.kvs[j]
+	}
+	return p.kvs[start%n]
+}
+
+// markFailing passes the node over for failPeriod.
+func (p *pool) markFailing(now time.Time) { p.failUntil.Store(now.Add(failPeriod).UnixNano()) }
+
+// markOK clears a failure mark: the node answered.
+func (p *pool) markOK() {
+	if p.failUntil.Load() != 0 {
+		p.failUntil.Store(0)
+	}
+}
+
+// failing reports whether the node should be passed over. Once a mark's
+// period is over, the node is usable again if a connection is ready;
+// otherwise the pool asks gRPC to reconnect now (rather than after its own,
+// growing backoff) and stays marked for another period.
+func (p *pool) failing(now time.Time) bool {
+	until := p.failUntil.Load()
+	if until == 0 {
+		return false
+	}
+	if now.UnixNano() < until {
+		return true
+	}
+	for _, cc := range p.conns {
+		if cc.GetState() == connectivity.Ready {
+			p.failUntil.Store(0)
+			return false
+		}
+	}
+	if !p.failUntil.CompareAndSwap(until, now.Add(failPeriod).UnixNano()) {
+		return true // another goroutine probes
+	}
+	for _, cc := range p.conns {
+		cc.Connect()
+		cc.ResetConnectBackoff()
+	}
+	return true
+}
+
+func (p *pool) close() error {
+	var errs []error
+	for _, cc := range p.conns {
+		errs = append(errs, cc.Close())
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,470 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/cairndb/cairn/api/cairnpb"
+	"github.com/cairndb/cairn/internal/topology"
+)
+
+func TestChoose(t *testing.T) {
+	reps := []topology.NodeID{1, 2, 3}
+	all := map[topology.NodeID]bool{1: true, 2: true, 3: true}
+	without := func(ids ...topology.NodeID) map[topology.NodeID]bool {
+		m := map[topology.NodeID]bool{1: true, 2: true, 3: true}
+		for _, id := range ids {
+			delete(m, id)
+		}
+		return m
+	}
+	set := func(ids ...topology.NodeID) map[topology.NodeID]bool {
+		m := map[topology.NodeID]bool{}
+		for _, id := range ids {
+			m[id] = true
+		}
+		return m
+	}
+	for _, tc := range []struct {
+		name                     string
+		leader                   bool
+		cached, preferred, stick topology.NodeID
+		usable, avoid            map[topology.NodeID]bool
+		rr                       uint64
+		want                     topology.NodeID
+	}{
+		{"leader: the cached leader", true, 2, 3, 0, all, nil, 0, 2},
+		{"leader: unknown, the preferred node", true, 0, 3, 0, all, nil, 0, 3},
+		{"leader: cached one failing, the preferred node", true, 2, 3, 0, without(2), nil, 0, 3},
+		{"leader: cached one said not leader, the first other", true, 2, 0, 0, all, set(2), 0, 1},
+		{"leader: skip avoided and failing", true, 0, 0, 0, without(2), set(1), 0, 3},
+		{"leader: only a failing one is left", true, 0, 0, 0, without(2), set(1, 3), 0, 2},
+		{"leader: a cached node that holds no replica is ignored", true, 9, 0, 0, all, nil, 0, 1},
+		{"leader: every one avoided", true, 2, 0, 0, all, set(1, 2, 3), 0, 2},
+		{"read: round robin 0", false, 2, 3, 0, all, nil, 0, 1},
+		{"read: round robin 1", false, 2, 3, 0, all, nil, 1, 2},
+		{"read: round robin 5", false, 2, 3, 0, all, nil, 5, 3},
+		{"read: skip a failing replica", false, 0, 0, 0, without(1), nil, 0, 2},
+		{"read: skip an avoided replica", false, 0, 0, 0, all, set(2), 1, 3},
+		{"read: stick to the replica of the last page", false, 0, 0, 3, all, nil, 0, 3},
+		{"read: leave a failing sticky replica", false, 0, 0, 3, without(3), nil, 0, 1},
+		{"read: every one failing", false, 0, 0, 0, map[topology.NodeID]bool{}, nil, 1, 2},
+	} {
+		got := choose(reps, tc.leader, tc.cached, tc.preferred, tc.stick, tc.usable, tc.avoid, tc.rr)
+		if got != tc.want {
+			t.Errorf("%s: choose = %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestClassify(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		e     Error
+		write bool
+		want  next
+	}{
+		{"not leader", Error{Code: codes.FailedPrecondition, Kind: KindNotLeader, Action: ActionRefresh}, true, followLeader},
+		{"wrong shard", Error{Code: codes.FailedPrecondition, Kind: KindWrongShard, Action: ActionRefresh}, false, refreshTopo},
+		{"dropped write", Error{Code: codes.Unavailable, Kind: KindDropped, Action: ActionRetry}, true, retryLater},
+		{"outcome unknown", Error{Code: codes.Unknown, Kind: KindOutcomeUnknown, Action: ActionNone, MaybeApplied: true}, true, giveUp},
+		{"ack timeout", Error{Code: codes.DeadlineExceeded, Kind: KindAckTimeout, Action: ActionNone, MaybeApplied: true}, true, giveUp},
+		{"refused write", Error{Code: codes.Unavailable, Action: ActionRetry}, true, tryElsewhere},
+		{"broken write", Error{Code: codes.Unavailable, Action: ActionRetry, MaybeApplied: true}, true, giveUp},
+		{"broken read", Error{Code: codes.Unavailable, Action: ActionRetry}, false, tryElsewhere},
+		{"node shutting down", Error{Code: codes.Unavailable, Kind: kindShuttingDown, Action: ActionRetry}, true, tryElsewhere},
+		{"consistency timeout", Error{Code: codes.Unavailable, Kind: KindConsistencyTimeout, Action: ActionRetry}, false, giveUp},
+		{"transient read", Error{Code: codes.Unavailable, Kind: "no_leader", Action: ActionRetry}, false, retryLater},
+		{"bad input", Error{Code: codes.InvalidArgument, Kind: "invalid_key", Action: ActionFixInput}, false, giveUp},
+		{"deadline", Error{Code: codes.DeadlineExceeded, Action: ActionRetry}, false, giveUp},
+		{"canceled", Error{Code: codes.Canceled, Action: ActionNone}, false, giveUp},
+	} {
+		if got := classify(&tc.e, tc.write); got != tc.want {
+			t.Errorf("%s: classify = %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}
+
+// fakeCluster is a replicated store of fake nodes. Every node holds a
+// replica of every shard; lead names each shard's leader. A node that is
+// not the leader answers writes and ABSOLUTE reads with not_leader, naming
+// the leader as a real node would.
+type fakeCluster struct {
+	t     *testing.T
+	topo  atomic.Pointer[topology.Topology]
+	kvs   map[topology.NodeID]*fakeKV // the live nodes
+	addrs map[topology.NodeID]string
+	mu    sync.Mutex
+	lead  map[topology.ShardID]topology.NodeID
+	hint  map[topology.ShardID]topology.NodeID // if set: the leader non-leaders name
+}
+
+// newFakeCluster starts n fake nodes holding shards shards; the nodes in
+// dead have an address nothing listens on.
+func newFakeCluster(t *testing.T, n, shards int, dead ...topology.NodeID) *fakeCluster {
+	fc := &fakeCluster{t: t, kvs: map[topology.NodeID]*fakeKV{}, addrs: map[topology.NodeID]string{},
+		lead: map[topology.ShardID]topology.NodeID{}, hint: map[topology.ShardID]topology.NodeID{}}
+	var nodes []topology.Node
+	for i := 1; i <= n; i++ {
+		id := topology.NodeID(i)
+		addr := deadAddr(t)
+		if !containsID(dead, id) {
+			f := &fakeKV{store: "kvstore"}
+			fc.wire(id, f)
+			addr, _ = serveFake(t, f)
+			fc.kvs[id] = f
+		}
+		fc.addrs[id] = addr
+		nodes = append(nodes, topology.Node{ID: id, Addr: addr})
+	}
+	topo, err := topology.Build("kvstore", 8, nodes, shards, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fc.topo.Store(topo)
+	for _, s := range topo.Shards {
+		fc.lead[s.ID] = s.Preferred
+	}
+	return fc
+}
+
+func containsID(ids []topology.NodeID, id topology.NodeID) bool {
+	for _, x := range ids {
+		if x == id {
+			return true
+		}
+	}
+	return false
+}
+
+// open opens a client whose helper host is node id.
+func (fc *fakeCluster) open(id topology.NodeID) *Client {
+	fc.t.Helper()
+	return openFake(fc.t, fc.addrs[id])
+}
+
+func (fc *fakeCluster) leader(s topology.ShardID) topology.NodeID {
+	fc.mu.Lock()
+	defer fc.mu.Unlock()
+	return fc.lead[s]
+}
+
+func (fc *fakeCluster) setLeader(s topology.ShardID, n topology.NodeID) {
+	fc.mu.Lock()
+	fc.lead[s] = n
+	fc.mu.Unlock()
+}
+
+// notLeader is node id's answer when it does not lead s.
+func (fc *fakeCluster) notLeader(s topology.ShardID) error {
+	fc.mu.Lock()
+	l, ok := fc.hint[s]
+	if !ok {
+		l = fc.lead[s]
+	}
+	fc.mu.Unlock()
+	st, _ := status.New(codes.FailedPrecondition, "not the leader").WithDetails(&cairnpb.ErrorDetail{
+		Kind: KindNotLeader, Action: cairnpb.ErrorDetail_REFRESH, LeaderNode: uint64(l), LeaderAddr: fc.addrs[l]})
+	return st.Err()
+}
+
+// wire makes f behave as node id.
+func (fc *fakeCluster) wire(id topology.NodeID, f *fakeKV) {
+	f.info = func() *cairnpb.StoreInfoResponse {
+		t := fc.topo.Load()
+		resp := &cairnpb.StoreInfoResponse{Store: "kvstore", Partitions: t.Partitions, TopologySeq: t.Seq,
+			Topology: t.ToPB(), Node: uint64(id)}
+		for _, s := range t.ShardsOn(id) {
+			l := fc.leader(s.ID)
+			resp.LocalShards = append(resp.LocalShards, &cairnpb.ShardStatus{Shard: uint64(s.ID), Leader: uint64(l), IsLeader: l == id})
+		}
+		return resp
+	}
+	f.put = func(_ context.Context, r *cairnpb.PutRequest) (*cairnpb.WriteResponse, error) {
+		s := fc.topo.Load().ShardForKey(r.GetOp().GetKey().GetMajor())
+		if fc.leader(s) != id {
+			return nil, fc.notLeader(s)
+		}
+		return &cairnpb.WriteResponse{Result: &cairnpb.OperationResult{Success: true, NewVersion: []byte{byte(id)}}}, nil
+	}
+	f.get = func(_ context.Context, r *cairnpb.GetRequest) (*cairnpb.GetResponse, error) {
+		s := fc.topo.Load().ShardForKey(r.GetKey().GetMajor())
+		if r.GetConsistency().GetKind() == cairnpb.ConsistencyKind_ABSOLUTE && fc.leader(s) != id {
+			return nil, fc.notLeader(s)
+		}
+		return &cairnpb.GetResponse{Found: true, Record: &cairnpb.Record{Key: r.GetKey(), Value: []byte(strconv.Itoa(int(id)))}}, nil
+	}
+}
+
+// calls returns how many requests (other than StoreInfo) each live node saw.
+func (fc *fakeCluster) calls() map[topology.NodeID]int64 {
+	out := map[topology.NodeID]int64{}
+	for id, f := range fc.kvs {
+		out[id] = f.calls.Load()
+	}
+	return out
+}
+
+func (fc *fakeCluster) wantCalls(what string, want map[topology.NodeID]int64) {
+	fc.t.Helper()
+	got := fc.calls()
+	for id := range fc.kvs {
+		if got[id] != want[id] {
+			fc.t.Errorf("%s: requests per node %v, want %v", what, got, want)
+			return
+		}
+	}
+}
+
+func TestRouteOpenToCachedLeader(t *testing.T) {
+	fc := newFakeCluster(t, 3, 1)
+	fc.setLeader(1, 3) // not the preferred node: the helper's StoreInfo says so
+	c := fc.open(1)
+	if c.cl == nil {
+		t.Fatal("a StoreInfo answer with a topology did not make a cluster client")
+	}
+	ctx := context.Background()
+	for range 3 {
+		if _, err := c.Put(ctx, MustParseKey("/a"), []byte("v")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fc.wantCalls("puts", map[topology.NodeID]int64{3: 3})
+	if h := fc.kvs[3].headers[0]; h.GetTopologySeq() != 1 || h.GetStore() != "kvstore" {
+		t.Errorf("header %v, want topology_seq 1", h)
+	}
+}
+
+func TestRouteNotLeaderFollowsHint(t *testing.T) {
+	fc := newFakeCluster(t, 3, 1)
+	fc.setLeader(1, 1)
+	c := fc.open(1)
+	fc.setLeader(1, 3) // leadership moves after the client cached node 1
+	ctx := context.Background()
+	v, err := c.Put(ctx, MustParseKey("/a"), []byte("v"))
+	if err != nil || v.String() != "03" {
+		t.Fatalf("Put = %v, %v; want node 3's version", v, err)
+	}
+	fc.wantCalls("first put", map[topology.NodeID]int64{1: 1, 3: 1})
+	if l := c.cl.leader(1); l != 3 {
+		t.Errorf("cached leader %d, want 3", l)
+	}
+	// ABSOLUTE reads follow the same cache.
+	if _, _, err := c.Get(ctx, MustParseKey("/a"), WithConsistency(Absolute)); err != nil {
+		t.Fatal(err)
+	}
+	fc.wantCalls("then an ABSOLUTE read", map[topology.NodeID]int64{1: 1, 3: 2})
+}
+
+func TestRouteNoLeaderKnown(t *testing.T) {
+	fc := newFakeCluster(t, 3, 1)
+	c := fc.open(1)
+	fc.setLeader(1, 0) // an election is under way
+	go func() {
+		time.Sleep(100 * time.Millisecond)
+		fc.setLeader(1, 2)
+	}()
+	start := time.Now()
+	v, err := c.Put(context.Background(), MustParseKey("/a"), []byte("v"))
+	if err != nil || v.String() != "02" {
+		t.Fatalf("Put = %v, %v; want node 2's version", v, err)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("Put took %v; want it soon after the election (100ms)", d)
+	}
+	total := int64(0)
+	for _, n := range fc.calls() {
+		total += n
+	}
+	// Pauses between rounds keep the search from spinning.
+	if total > 30 {
+		t.Errorf("%d attempts during a 100ms election; want the client to back off between rounds", total)
+	}
+}
+
+func TestRouteDeadLeader(t *testing.T) {
+	// Node 1 is the shard's preferred node and, in the helper's view, its
+	// leader, but nothing listens there. The replicas elect node 3, and node
+	// 2 still names node 1 for a while.
+	fc := newFakeCluster(t, 3, 1, 1)
+	fc.setLeader(1, 1)
+	c := fc.open(2)
+	fc.setLeader(1, 3)
+	fc.mu.Lock()
+	fc.hint[1] = 1
+	fc.mu.Unlock()
+	ctx := context.Background()
+	v, err := c.Put(ctx, MustParseKey("/a"), []byte("v"))
+	if err != nil || v.String() != "03" {
+		t.Fatalf("Put = %v, %v; want node 3's version", v, err)
+	}
+	if _, err := c.Put(ctx, MustParseKey("/a"), []byte("v")); err != nil {
+		t.Fatal(err)
+	}
+	fc.wantCalls("two puts", map[topology.NodeID]int64{2: 1, 3: 2})
+
+	// NONE_REQUIRED reads skip the dead replica once it failed.
+	before := AttemptsByAddr(c)[fc.addrs[1]]
+	for range 30 {
+		if _, _, err := c.Get(ctx, MustParseKey("/a")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := AttemptsByAddr(c)[fc.addrs[1]] - before; n > 0 {
+		t.Errorf("%d reads went to the dead node while it was marked failing", n)
+	}
+}
+
+func TestRouteReadSpread(t *testing.T) {
+	fc := newFakeCluster(t, 3, 1)
+	c := fc.open(1)
+	ctx := context.Background()
+	for range 30 {
+		if _, _, err := c.Get(ctx, MustParseKey("/a"), WithConsistency(NoneRequired)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fc.wantCalls("NONE_REQUIRED reads", map[topology.NodeID]int64{1: 10, 2: 10, 3: 10})
+	lead := fc.leader(1)
+	for range 10 {
+		if _, _, err := c.Get(ctx, MustParseKey("/a"), WithConsistency(Absolute)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := map[topology.NodeID]int64{1: 10, 2: 10, 3: 10}
+	want[lead] += 10
+	fc.wantCalls("then ABSOLUTE reads", want)
+}
+
+func TestRouteWrongShardRefreshesTopology(t *testing.T) {
+	fc := newFakeCluster(t, 3, 1)
+	c := fc.open(1)
+	// The store moves the shard to nodes 2 and 3 (topology seq 2); node 1
+	// no longer holds it.
+	old := fc.topo.Load()
+	moved := *old
+	moved.Seq = 2
+	moved.Shards = []topology.Shard{{ID: 1, Replicas: []topology.NodeID{2, 3}, Preferred: 2, Origin: 1}}
+	fc.topo.Store(&moved)
+	fc.setLeader(1, 2)
+	fc.kvs[1].put = func(context.Context, *cairnpb.PutRequest) (*cairnpb.WriteResponse, error) {
+		return nil, serverError(codes.FailedPrecondition, KindWrongShard, cairnpb.ErrorDetail_REFRESH, false)
+	}
+	infos := fc.kvs[1].infos.Load() + fc.kvs[2].infos.Load() + fc.kvs[3].infos.Load()
+	v, err := c.Put(context.Background(), MustParseKey("/a"), []byte("v"))
+	if err != nil || v.String() != "02" {
+		t.Fatalf("Put = %v, %v; want node 2's version", v, err)
+	}
+	if n := fc.kvs[1].infos.Load() + fc.kvs[2].infos.Load() + fc.kvs[3].infos.Load() - infos; n != 1 {
+		t.Errorf("%d StoreInfo calls, want 1 topology refresh", n)
+	}
+	if seq := c.cl.topology().Seq; seq != 2 {
+		t.Errorf("topology seq %d after the refresh, want 2", seq)
+	}
+	f := fc.kvs[2]
+	if h := f.headers[len(f.headers)-1]; h.GetTopologySeq() != 2 {
+		t.Errorf("retried put carried topology_seq %d, want 2", h.GetTopologySeq())
+	}
+}
+
+func TestRouteWriteOutcomes(t *testing.T) {
+	for _, tc := range []struct {
+		kind     string
+		code     codes.Code
+		action   cairnpb.ErrorDetail_Action
+		maybe    bool
+		attempts int64 // at the leader
+		wantErr  error
+	}{
+		{KindOutcomeUnknown, codes.Unknown, cairnpb.ErrorDetail_NONE, true, 1, ErrOutcomeUnknown},
+		{KindAckTimeout, codes.DeadlineExceeded, cairnpb.ErrorDetail_NONE, true, 1, ErrOutcomeUnknown},
+		{KindDropped, codes.Unavailable, cairnpb.ErrorDetail_RETRY, false, 2, nil},
+		{kindShuttingDown, codes.Unavailable, cairnpb.ErrorDetail_RETRY, false, 1, nil},
+	} {
+		t.Run(tc.kind, func(t *testing.T) {
+			fc := newFakeCluster(t, 3, 1)
+			lead := fc.leader(1)
+			c := fc.open(lead)
+			f := fc.kvs[lead]
+			var answered atomic.Bool
+			f.put = func(context.Context, *cairnpb.PutRequest) (*cairnpb.WriteResponse, error) {
+				if !answered.Swap(true) {
+					if tc.kind == kindShuttingDown {
+						fc.setLeader(1, lead%3+1) // a stopping leader hands over
+					}
+					return nil, serverError(tc.code, tc.kind, tc.action, tc.maybe)
+				}
+				return &cairnpb.WriteResponse{Result: &cairnpb.OperationResult{Success: true}}, nil
+			}
+			_, err := c.Put(context.Background(), MustParseKey("/a"), []byte("v"))
+			if tc.wantErr == nil && err != nil {
+				t.Fatalf("Put = %v; want it retried to success", err)
+			}
+			if tc.wantErr != nil {
+				var e *Error
+				if !errors.Is(err, tc.wantErr) || !errors.As(err, &e) || !e.MaybeApplied || e.Kind != tc.kind {
+					t.Fatalf("Put = %v; want %v of kind %s with MaybeApplied", err, tc.wantErr, tc.kind)
+				}
+			}
+			if n := f.calls.Load(); n != tc.attempts {
+				t.Errorf("%d attempts at the leader, want %d", n, tc.attempts)
+			}
+		})
+	}
+}
+
+func TestRouteStoreIteratorByShard(t *testing.T) {
+	fc := newFakeCluster(t, 3, 2)
+	var mu sync.Mutex
+	served := map[topology.ShardID]map[topology.NodeID]int{}
+	for id, f := range fc.kvs {
+		f.storeScan = func(_ context.Context, r *cairnpb.StoreScanRequest) (*cairnpb.StoreScanResponse, error) {
+			s := topology.ShardID(r.GetShard())
+			if s == 0 {
+				return nil, status.Error(codes.InvalidArgument, "a cluster scan must name its shard")
+			}
+			mu.Lock()
+			if served[s] == nil {
+				served[s] = map[topology.NodeID]int{}
+			}
+			served[s][id]++
+			mu.Unlock()
+			var recs []*cairnpb.Record
+			for i := range 5 {
+				recs = append(recs, &cairnpb.Record{Key: &cairnpb.Key{Major: []string{fmt.Sprintf("s%d", s), strconv.Itoa(i)}}})
+			}
+			page, next := pager(recs, r.GetBatchSize(), r.GetResume())
+			return &cairnpb.StoreScanResponse{Records: page, Resume: next}, nil
+		}
+	}
+	c := fc.open(1)
+	var got []string
+	for k, err := range c.StoreKeysIterator(context.Background(), 2, nil, nil, 0) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, k.String())
+	}
+	if len(got) != 10 || got[0] != "/s1/0" || got[9] != "/s2/4" {
+		t.Errorf("keys %v, want shard 1's five then shard 2's five", got)
+	}
+	for s, by := range served {
+		if len(by) != 1 {
+			t.Errorf("shard %d's pages came from nodes %v; want one replica", s, by)
+		}
+		for _, n := range by {
+			if n != 3 {
+				t.Errorf("shard %d: %d pages, want 3", s, n)
+			}
+		}
+	}
+}

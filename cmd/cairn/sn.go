@@ -1,0 +1,72 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/cairndb/cairn/internal/node"
+	"github.com/spf13/cobra"
+)
+
+func newSNCmd() *cobra.Command {
+	cfg := node.DefaultSNConfig("")
+	var logLevel string
+	cmd := &cobra.Command{
+		Use:   "sn",
+		Short: "Run a storage node: replicas of several shards, on one port",
+		Long: `Run a Cairn storage node. It reads the store's layout from ROOT/topology.json,
+finds itself there by --host:--port, opens the replicas of every shard placed
+on it (each a Raft group with replicas on other nodes), and serves clients and
+peers on that one port. It prints one line when ready. SIGINT or SIGTERM stops
+it cleanly. 'cairn cluster start' writes the topology and starts the nodes.`,
+		Example: `  cairn sn --root /tmp/cluster/n1 --host 127.0.0.1 --port 5001`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg.Version = version
+			level := slog.LevelInfo
+			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
+				return fmt.Errorf("--log-level: %w", err)
+			}
+			cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+			return runSN(cmd.Context(), cfg)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&cfg.Root, "root", "", "the node's directory, holding topology.json (required)")
+	f.StringVar(&cfg.Host, "host", cfg.Host, "address to listen on (as listed in the topology)")
+	f.IntVar(&cfg.Port, "port", cfg.Port, "port to listen on (as listed in the topology)")
+	f.Int64Var(&cfg.CacheBytes, "cache-bytes", cfg.CacheBytes, "block cache size in bytes")
+	f.Int64Var(&cfg.MinFreeBytes, "min-free-bytes", cfg.MinFreeBytes, "refuse writes when free disk space is below this")
+	f.DurationVar(&cfg.TickInterval, "raft-tick", cfg.TickInterval, "Raft tick; an election takes 10 ticks")
+	f.Uint64Var(&cfg.LogKeep, "raft-log-keep", cfg.LogKeep, "applied Raft entries kept for lagging replicas")
+	f.DurationVar(&cfg.ShutdownGrace, "shutdown-grace", cfg.ShutdownGrace, "how long shutdown waits for in-flight requests")
+	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	_ = cmd.MarkFlagRequired("root")
+	return cmd
+}
+
+func runSN(ctx context.Context, cfg node.SNConfig) error {
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	n, err := node.StartSN(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	t := n.Topology()
+	fmt.Printf("cairn sn: node %d of store %q (%d shards here) ready at %s\n", n.ID(), t.Store, len(t.ShardsOn(n.ID())), n.Addr())
+	select {
+	case <-ctx.Done():
+		cfg.Logger.Info("shutting down", "reason", "signal")
+	case err := <-n.Done():
+		cfg.Logger.Error("server stopped", "err", err)
+	}
+	if err := n.Close(); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	cfg.Logger.Info("stopped cleanly")
+	return nil
+}

@@ -1,0 +1,225 @@
+package node
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/cairndb/cairn/api/cairnpb"
+	"github.com/cairndb/cairn/internal/keys"
+	"github.com/cairndb/cairn/internal/replica"
+	"github.com/cairndb/cairn/internal/server"
+	"github.com/cairndb/cairn/internal/storage"
+	"github.com/cairndb/cairn/internal/topology"
+	"github.com/cairndb/cairn/internal/transport"
+	"google.golang.org/grpc"
+)
+
+// SNConfig configures a storage node.
+type SNConfig struct {
+	// Root holds the node's files: topology.json (the store's layout, which
+	// must list this node's address) and data/ (the engine). Required.
+	Root string
+	// Host and Port are where the node listens; host:port must be this
+	// node's address in the topology.
+	Host string
+	Port int
+	// CacheBytes, MinFreeBytes, Limits, ShutdownGrace, Version, Logger: as
+	// for LiteConfig.
+	CacheBytes    int64
+	MinFreeBytes  int64
+	Limits        keys.Limits
+	ShutdownGrace time.Duration
+	Version       string
+	Logger        *slog.Logger
+	// TickInterval is the Raft tick (default 100ms); elections take 10
+	// ticks. LogKeep is how many applied entries each log keeps (default
+	// 10000).
+	TickInterval time.Duration
+	LogKeep      uint64
+}
+
+// DefaultSNConfig returns the defaults for root.
+func DefaultSNConfig(root string) SNConfig {
+	return SNConfig{
+		Root: root, Host: "127.0.0.1", Port: 5000, CacheBytes: 256 << 20, MinFreeBytes: 64 << 20,
+		Limits: keys.DefaultLimits(), ShutdownGrace: 5 * time.Second, Version: "dev",
+		TickInterval: 100 * time.Millisecond, LogKeep: 10000,
+	}
+}
+
+// SN is a running storage node: the replicas of every shard the topology
+// places on it, one engine, one port for clients and peers.
+type SN struct {
+	cfg      SNConfig
+	log      *slog.Logger
+	topo     *topology.Topology
+	self     topology.Node
+	engine   *storage.Engine
+	tr       *transport.Transport
+	mu       sync.RWMutex // guards replicas while they start
+	replicas map[uint64]*replica.Raft
+	lis      net.Listener
+	grpc     *grpc.Server
+	served   chan error
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// StartSN opens the node's engine, starts its replicas and serves.
+func StartSN(ctx context.Context, cfg SNConfig) (*SN, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	topo, err := topology.Load(filepath.Join(cfg.Root, topology.FileName))
+	if err != nil {
+		return nil, err
+	}
+	addr := net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port))
+	var self topology.Node
+	for _, n := range topo.Nodes {
+		if n.Addr == addr {
+			self = n
+		}
+	}
+	if self.ID == 0 {
+		return nil, fmt.Errorf("this node's address %s is not in the topology of store %q (its nodes: %v); start it with the --host and --port the topology lists", addr, topo.Store, topo.Nodes)
+	}
+	sc := storage.DefaultConfig(filepath.Join(cfg.Root, "data"))
+	sc.CacheBytes, sc.MinFreeBytes, sc.Logger = cfg.CacheBytes, cfg.MinFreeBytes, cfg.Logger
+	e, err := storage.Open(sc)
+	if err != nil {
+		return nil, err
+	}
+	n := &SN{cfg: cfg, log: cfg.Logger.With("node", self.ID), topo: topo, self: self, engine: e,
+		replicas: make(map[uint64]*replica.Raft), served: make(chan error, 1)}
+	if err := n.start(addr); err != nil {
+		n.shutdown()
+		return nil, err
+	}
+	return n, nil
+}
+
+func (n *SN) start(addr string) error {
+	meta, err := n.engine.Init(n.topo.Store, n.topo.Partitions)
+	if err != nil {
+		return err
+	}
+	n.tr, err = transport.New(transport.Config{
+		NodeID: transport.NodeID(n.self.ID),
+		Resolve: func(id transport.NodeID) (string, bool) {
+			nd, ok := n.topo.Node(topology.NodeID(id))
+			return nd.Addr, ok
+		},
+		OnUnreachable: func(s transport.ShardID, to transport.NodeID) {
+			if r := n.replica(uint64(s)); r != nil {
+				r.ReportUnreachable(uint64(to))
+			}
+		},
+		OnSnapshotStatus: func(s transport.ShardID, to transport.NodeID, ok bool) {
+			if r := n.replica(uint64(s)); r != nil {
+				r.ReportSnapshot(uint64(to), ok)
+			}
+		},
+		Logger: n.log,
+	}, handler{n})
+	if err != nil {
+		return err
+	}
+	// The listener is bound before replicas start, so peers can reach us as
+	// soon as our replicas speak.
+	if n.lis, err = net.Listen("tcp", addr); err != nil {
+		return fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	for _, s := range n.topo.ShardsOn(n.self.ID) {
+		if err := n.openReplica(meta, s); err != nil {
+			return err
+		}
+	}
+	scfg := server.DefaultConfig()
+	scfg.Limits, scfg.Version = n.cfg.Limits, n.cfg.Version
+	srv, err := server.NewRouted(router{n}, meta, scfg)
+	if err != nil {
+		return err
+	}
+	n.grpc = grpc.NewServer(grpc.MaxRecvMsgSize(64<<20), grpc.MaxSendMsgSize(64<<20))
+	cairnpb.RegisterKVServer(n.grpc, srv)
+	n.tr.Register(n.grpc)
+	go func() { n.served <- n.grpc.Serve(n.lis) }()
+	return nil
+}
+
+func (n *SN) openReplica(meta storage.StoreMeta, s topology.Shard) error {
+	voters := make([]uint64, len(s.Replicas))
+	for i, r := range s.Replicas {
+		voters[i] = uint64(r)
+	}
+	r, err := replica.OpenRaft(n.engine, meta, replica.RaftConfig{
+		Shard: uint64(s.ID), Node: uint64(n.self.ID), Voters: voters, Origin: s.Origin,
+		Spans:     storage.PartitionSpans(n.topo.PartitionsOf(s.ID), n.topo.Partitions),
+		Preferred: uint64(s.Preferred), TickInterval: n.cfg.TickInterval, LogKeep: n.cfg.LogKeep,
+		Sender: sender{n.tr}, Logger: n.log,
+	})
+	if err != nil {
+		return fmt.Errorf("shard %d: %w", s.ID, err)
+	}
+	n.mu.Lock()
+	n.replicas[uint64(s.ID)] = r
+	n.mu.Unlock()
+	return nil
+}
+
+// replica returns the local replica of shard id, or nil.
+func (n *SN) replica(id uint64) *replica.Raft {
+	n.mu.RLock()
+	defer n.mu.RUnlock()
+	return n.replicas[id]
+}
+
+// Addr returns the address the node listens on.
+func (n *SN) Addr() string { return n.lis.Addr().String() }
+
+// ID returns the node's id.
+func (n *SN) ID() topology.NodeID { return n.self.ID }
+
+// Topology returns the store's layout.
+func (n *SN) Topology() *topology.Topology { return n.topo }
+
+// Done returns a channel that receives the serve loop's error if the gRPC
+// server stops on its own.
+func (n *SN) Done() <-chan error { return n.served }
+
+// Close stops serving, stops the replicas and closes the engine.
+func (n *SN) Close() error {
+	n.closeOnce.Do(func() { n.closeErr = n.shutdown() })
+	return n.closeErr
+}
+
+func (n *SN) shutdown() error {
+	if n.tr != nil {
+		_ = n.tr.Close() // ends peer streams, so GracefulStop waits only for clients
+	}
+	if n.grpc != nil {
+		stopped := make(chan struct{})
+		go func() { n.grpc.GracefulStop(); close(stopped) }()
+		select {
+		case <-stopped:
+		case <-time.After(n.cfg.ShutdownGrace):
+			n.grpc.Stop()
+		}
+	} else if n.lis != nil {
+		n.lis.Close()
+	}
+	n.mu.RLock()
+	for _, r := range n.replicas {
+		r.Close()
+	}
+	n.mu.RUnlock()
+	return n.engine.Close()
+}

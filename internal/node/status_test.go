@@ -1,0 +1,5 @@
+package node
+
+import "google.golang.org/grpc/status"
+
+func statusOf(err error) (*status.Status, bool) { return status.FromError(err) }
