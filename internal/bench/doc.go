@@ -96,7 +96,7 @@
 //   - exportfile receives the JSON result document (package result); the
 //     text summary always goes to stdout. hdrhistogram.percentiles defaults
 //     to 50,95,99,99.9 (YCSB: 50,95,99); 99.9 prints as
-//     99.9PercentileLatency(us), exactly as YCSB names it.
+//     99.9thPercentileLatency(us) (YCSB would print 99.9PercentileLatency).
 //   - With -target, measurement.interval defaults to both.
 //   - Status lines match YCSB's up to "est completion in ..."; YCSB's
 //     per-operation latency summaries are not appended.

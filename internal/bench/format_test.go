@@ -22,7 +22,7 @@ func TestJavaDouble(t *testing.T) {
 }
 
 func TestOrdinal(t *testing.T) {
-	for p, want := range map[float64]string{50: "50th", 95: "95th", 99: "99th", 99.9: "99.9", 1: "1st", 2: "2nd", 3: "3rd", 11: "11th", 12: "12th", 13: "13th", 21: "21st", 99.99: "99.99", 100: "100th"} {
+	for p, want := range map[float64]string{50: "50th", 95: "95th", 99: "99th", 99.9: "99.9th", 1: "1st", 2: "2nd", 3: "3rd", 11: "11th", 12: "12th", 13: "13th", 21: "21st", 99.99: "99.99th", 100: "100th"} {
 		if got := ordinal(p); got != want {
 			t.Errorf("ordinal(%v) = %q, want %q", p, got, want)
 		}

@@ -74,12 +74,14 @@ func decimal2(f float64) string {
 	return s
 }
 
-// ordinal names a percentile as YCSB's OneMeasurementHdrHistogram does: an
-// integer gets its English suffix (50th, 1st, 2nd, 3rd, 11th), anything
-// else is printed as a Java double ("99.9", so "99.9PercentileLatency(us)").
+// ordinal names a percentile as YCSB's OneMeasurementHdrHistogram does for
+// integers, with their English suffix (50th, 1st, 2nd, 3rd, 11th). YCSB
+// prints a fraction bare ("99.9PercentileLatency(us)"); Cairn writes
+// "99.9thPercentileLatency(us)", the name the issue tracker and most YCSB
+// result parsers (which match "thPercentileLatency") expect.
 func ordinal(p float64) string {
 	if p != math.Trunc(p) {
-		return javaDouble(p)
+		return javaDouble(p) + "th"
 	}
 	j := int64(p)
 	switch j % 100 {
