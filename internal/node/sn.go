@@ -127,7 +127,7 @@ func (n *SN) start(addr string) error {
 				r.ReportSnapshot(uint64(to), ok)
 			}
 		},
-		Logger: n.log,
+		Logger: n.cfg.Logger, // the transport adds node itself
 	}, handler{n})
 	if err != nil {
 		return err
@@ -175,6 +175,24 @@ func (n *SN) openReplica(meta storage.StoreMeta, s topology.Shard) error {
 	return nil
 }
 
+// handoff moves leadership of the shards this node leads to other replicas
+// before it stops, bounded by a second per shard, in parallel.
+func (n *SN) handoff() {
+	n.mu.RLock()
+	defer n.mu.RUnlock()
+	var wg sync.WaitGroup
+	for _, r := range n.replicas {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			defer cancel()
+			r.Handoff(ctx)
+		}()
+	}
+	wg.Wait()
+}
+
 // replica returns the local replica of shard id, or nil.
 func (n *SN) replica(id uint64) *replica.Raft {
 	n.mu.RLock()
@@ -202,6 +220,7 @@ func (n *SN) Close() error {
 }
 
 func (n *SN) shutdown() error {
+	n.handoff()
 	if n.tr != nil {
 		_ = n.tr.Close() // ends peer streams, so GracefulStop waits only for clients
 	}

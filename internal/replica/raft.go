@@ -184,7 +184,7 @@ func OpenRaft(e *storage.Engine, meta storage.StoreMeta, cfg RaftConfig) (*Raft,
 	}
 	r := &Raft{
 		cfg: cfg, e: e, meta: meta, ls: ls,
-		log:       cfg.Logger.With("shard", cfg.Shard, "node", cfg.Node),
+		log:       cfg.Logger.With("shard", cfg.Shard),
 		inbox:     make(chan *raftpb.Message, 4096),
 		proposals: make(chan *raftProposal, cfg.MaxGroup),
 		reads:     make(chan *readRequest, 4096),
@@ -368,6 +368,27 @@ func (r *Raft) ProposeWith(ctx context.Context, cmd *commandpb.Command, w WriteO
 // majority ack.
 func (r *Raft) Propose(ctx context.Context, cmd *commandpb.Command, mode storage.SyncMode) (storage.Result, error) {
 	return r.ProposeWith(ctx, cmd, WriteOptions{Master: mode, Replica: mode})
+}
+
+// Handoff hands leadership to the most caught-up follower, if this replica
+// leads, and waits (until ctx ends) for it to move: a clean shutdown then
+// costs clients a transfer, not an election timeout.
+func (r *Raft) Handoff(ctx context.Context) {
+	if !r.IsLeader() {
+		return
+	}
+	r.report(func(rn *raft.RawNode) {
+		var best, match uint64
+		for id, pr := range rn.Status().Progress {
+			if id != r.cfg.Node && pr.Match >= match {
+				best, match = id, pr.Match
+			}
+		}
+		if best != 0 {
+			rn.TransferLeader(best)
+		}
+	})
+	_ = r.waitFor(ctx, func() bool { return !r.IsLeader() }, "leadership handoff")
 }
 
 // TransferLeadership asks Raft to hand leadership to node.

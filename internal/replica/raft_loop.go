@@ -2,9 +2,9 @@ package replica
 
 import (
 	"encoding/binary"
-	"time"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/cairndb/cairn/api/cairnpb"
 	"github.com/cairndb/cairn/internal/storage"
@@ -82,8 +82,11 @@ func (r *Raft) step(m *raftpb.Message) {
 }
 
 func (r *Raft) tick() {
-	r.rn.Tick()
 	r.ticks++
+	if r.ticks%20 == 0 && r.rn.BasicStatus().RaftState == raft.StateLeader {
+		r.preferLeader() // before Tick: Tick's quorum check clears RecentActive
+	}
+	r.rn.Tick()
 	st := r.rn.BasicStatus()
 	if st.RaftState != raft.StateLeader {
 		return
@@ -93,9 +96,6 @@ func (r *Raft) tick() {
 		if v != r.cfg.Node {
 			r.cfg.Sender.SendNotice(r.cfg.Shard, v, n)
 		}
-	}
-	if r.ticks%20 == 0 {
-		r.preferLeader()
 	}
 	if len(r.ackWait) > 0 {
 		r.checkAckAll()
@@ -110,7 +110,9 @@ func (r *Raft) preferLeader() {
 		return
 	}
 	st := r.rn.Status()
-	if pr, ok := st.Progress[want]; ok && pr.RecentActive && pr.Match == r.ls.lastIndex {
+	// Raft's transfer catches the target up first; only skip a target that
+	// is far behind (or down), which would stall writes during the transfer.
+	if pr, ok := st.Progress[want]; ok && pr.RecentActive && pr.Match+1000 >= r.ls.lastIndex {
 		r.log.Info("transferring leadership to the preferred node", "to", want)
 		r.rn.TransferLeader(want)
 	}
