@@ -6,15 +6,19 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/cairndb/cairn/internal/node"
+	"github.com/cairndb/cairn/internal/topology"
 	"github.com/spf13/cobra"
 )
 
 func newSNCmd() *cobra.Command {
 	cfg := node.DefaultSNConfig("")
 	var logLevel string
+	var peers []string
 	cmd := &cobra.Command{
 		Use:   "sn",
 		Short: "Run a storage node: replicas of several shards, on one port",
@@ -32,6 +36,10 @@ it cleanly. 'cairn cluster start' writes the topology and starts the nodes.`,
 				return fmt.Errorf("--log-level: %w", err)
 			}
 			cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+			var err error
+			if cfg.PeerAddrs, err = parsePeers(peers); err != nil {
+				return err
+			}
 			return runSN(cmd.Context(), cfg)
 		},
 	}
@@ -45,6 +53,7 @@ it cleanly. 'cairn cluster start' writes the topology and starts the nodes.`,
 	f.Uint64Var(&cfg.LogKeep, "raft-log-keep", cfg.LogKeep, "applied Raft entries kept for lagging replicas")
 	f.DurationVar(&cfg.ShutdownGrace, "shutdown-grace", cfg.ShutdownGrace, "how long shutdown waits for in-flight requests")
 	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	f.StringArrayVar(&peers, "peer", nil, "reach peer node ID at ADDR instead of its topology address: --peer ID=HOST:PORT (repeatable; for fault-injection proxies)")
 	_ = cmd.MarkFlagRequired("root")
 	return cmd
 }
@@ -69,4 +78,17 @@ func runSN(ctx context.Context, cfg node.SNConfig) error {
 	}
 	cfg.Logger.Info("stopped cleanly")
 	return nil
+}
+
+func parsePeers(specs []string) (map[topology.NodeID]string, error) {
+	out := make(map[topology.NodeID]string)
+	for _, s := range specs {
+		id, addr, ok := strings.Cut(s, "=")
+		n, err := strconv.ParseUint(id, 10, 64)
+		if !ok || err != nil || n == 0 || addr == "" {
+			return nil, fmt.Errorf("--peer %q: want NODE_ID=HOST:PORT, e.g. --peer 2=127.0.0.1:7002", s)
+		}
+		out[topology.NodeID(n)] = addr
+	}
+	return out, nil
 }

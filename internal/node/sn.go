@@ -42,6 +42,10 @@ type SNConfig struct {
 	// 10000).
 	TickInterval time.Duration
 	LogKeep      uint64
+	// PeerAddrs overrides the address used to reach a peer node (default:
+	// its topology address). Fault tests route peer traffic through proxies
+	// with it; clients still use the topology addresses.
+	PeerAddrs map[topology.NodeID]string
 }
 
 // DefaultSNConfig returns the defaults for root.
@@ -114,6 +118,9 @@ func (n *SN) start(addr string) error {
 	n.tr, err = transport.New(transport.Config{
 		NodeID: transport.NodeID(n.self.ID),
 		Resolve: func(id transport.NodeID) (string, bool) {
+			if a, ok := n.cfg.PeerAddrs[topology.NodeID(id)]; ok {
+				return a, true
+			}
 			nd, ok := n.topo.Node(topology.NodeID(id))
 			return nd.Addr, ok
 		},
