@@ -46,6 +46,11 @@ type LiteConfig struct {
 	Logger *slog.Logger
 	// Replica tunes the apply loop; zero means replica.DefaultConfig().
 	Replica replica.Config
+	// PprofAddr, when set, is a host:port on which Go's profiling endpoints
+	// (net/http/pprof, under /debug/pprof/) are served, on a listener of
+	// their own. Default "" (off). Profiles reveal keys and values in
+	// memory: bind it to loopback.
+	PprofAddr string
 }
 
 // DefaultLiteConfig returns the defaults for root.
@@ -87,6 +92,7 @@ type Lite struct {
 	grpc    *grpc.Server
 	replica *replica.Local
 	engine  *storage.Engine
+	debug   *debugServer // nil unless PprofAddr is set
 	served  chan error
 
 	closeOnce sync.Once
@@ -141,8 +147,22 @@ func (n *Lite) start() error {
 	}
 	n.grpc = grpc.NewServer(grpc.MaxRecvMsgSize(64<<20), grpc.MaxSendMsgSize(64<<20))
 	cairnpb.RegisterKVServer(n.grpc, srv)
+	if n.cfg.PprofAddr != "" {
+		if n.debug, err = startDebug(n.cfg.PprofAddr); err != nil {
+			return err
+		}
+	}
 	go func() { n.served <- n.grpc.Serve(n.lis) }()
 	return nil
+}
+
+// PprofAddr returns the host:port of the profiling endpoint, or "" when
+// LiteConfig.PprofAddr was not set.
+func (n *Lite) PprofAddr() string {
+	if n.debug == nil {
+		return ""
+	}
+	return n.debug.Addr()
 }
 
 // Addr returns the host:port the node listens on.
@@ -163,6 +183,9 @@ func (n *Lite) Close() error {
 }
 
 func (n *Lite) shutdown() error {
+	if n.debug != nil {
+		n.debug.close()
+	}
 	if n.grpc != nil {
 		stopped := make(chan struct{})
 		go func() { n.grpc.GracefulStop(); close(stopped) }()

@@ -71,6 +71,7 @@ type SN struct {
 	lis      net.Listener
 	grpc     *grpc.Server
 	served   chan error
+	closing  chan struct{} // closed when shutdown begins
 
 	closeOnce sync.Once
 	closeErr  error
@@ -102,7 +103,7 @@ func StartSN(ctx context.Context, cfg SNConfig) (*SN, error) {
 		return nil, err
 	}
 	n := &SN{cfg: cfg, log: cfg.Logger.With("node", self.ID), topo: topo, self: self, engine: e,
-		replicas: make(map[uint64]*replica.Raft), served: make(chan error, 1)}
+		replicas: make(map[uint64]*replica.Raft), served: make(chan error, 1), closing: make(chan struct{})}
 	if err := n.start(addr); err != nil {
 		n.shutdown()
 		return nil, err
@@ -111,6 +112,10 @@ func StartSN(ctx context.Context, cfg SNConfig) (*SN, error) {
 }
 
 func (n *SN) start(addr string) error {
+	rejoin, err := n.lostData()
+	if err != nil {
+		return err
+	}
 	meta, err := n.engine.Init(n.topo.Store, n.topo.Partitions)
 	if err != nil {
 		return err
@@ -145,7 +150,7 @@ func (n *SN) start(addr string) error {
 		return fmt.Errorf("listen on %s: %w", addr, err)
 	}
 	for _, s := range n.topo.ShardsOn(n.self.ID) {
-		if err := n.openReplica(meta, s); err != nil {
+		if err := n.openReplica(meta, s, rejoin); err != nil {
 			return err
 		}
 	}
@@ -159,10 +164,16 @@ func (n *SN) start(addr string) error {
 	cairnpb.RegisterKVServer(n.grpc, srv)
 	n.tr.Register(n.grpc)
 	go func() { n.served <- n.grpc.Serve(n.lis) }()
-	return nil
+	if rejoin {
+		n.log.Warn("this node's data is gone but it was a member before: rejoining every shard through its leader")
+		for _, r := range n.replicas {
+			go n.rejoin(r)
+		}
+	}
+	return n.writeMarker()
 }
 
-func (n *SN) openReplica(meta storage.StoreMeta, s topology.Shard) error {
+func (n *SN) openReplica(meta storage.StoreMeta, s topology.Shard, rejoin bool) error {
 	voters := make([]uint64, len(s.Replicas))
 	for i, r := range s.Replicas {
 		voters[i] = uint64(r)
@@ -171,7 +182,7 @@ func (n *SN) openReplica(meta storage.StoreMeta, s topology.Shard) error {
 		Shard: uint64(s.ID), Node: uint64(n.self.ID), Voters: voters, Origin: s.Origin,
 		Spans:     storage.PartitionSpans(n.topo.PartitionsOf(s.ID), n.topo.Partitions),
 		Preferred: uint64(s.Preferred), TickInterval: n.cfg.TickInterval, LogKeep: n.cfg.LogKeep,
-		Sender: sender{n.tr}, Logger: n.log,
+		Sender: sender{n.tr}, Logger: n.log, Rejoin: rejoin,
 	})
 	if err != nil {
 		return fmt.Errorf("shard %d: %w", s.ID, err)
@@ -180,6 +191,15 @@ func (n *SN) openReplica(meta storage.StoreMeta, s topology.Shard) error {
 	n.replicas[uint64(s.ID)] = r
 	n.mu.Unlock()
 	return nil
+}
+
+func (n *SN) closed() bool {
+	select {
+	case <-n.closing:
+		return true
+	default:
+		return false
+	}
 }
 
 // handoff moves leadership of the shards this node leads to other replicas
@@ -227,6 +247,7 @@ func (n *SN) Close() error {
 }
 
 func (n *SN) shutdown() error {
+	close(n.closing)
 	n.handoff()
 	if n.tr != nil {
 		_ = n.tr.Close() // ends peer streams, so GracefulStop waits only for clients

@@ -28,6 +28,11 @@ func freePort(t *testing.T) int {
 // startCluster starts n in-process storage nodes holding shards shards of
 // rf replicas.
 func startCluster(t *testing.T, n, shards, rf int) ([]*SN, *topology.Topology) {
+	sns, topo, _ := startClusterCfg(t, n, shards, rf)
+	return sns, topo
+}
+
+func startClusterCfg(t *testing.T, n, shards, rf int) ([]*SN, *topology.Topology, []SNConfig) {
 	var nodes []topology.Node
 	for i := 1; i <= n; i++ {
 		nodes = append(nodes, topology.Node{ID: topology.NodeID(i), Addr: "127.0.0.1:" + strconv.Itoa(freePort(t))})
@@ -37,6 +42,7 @@ func startCluster(t *testing.T, n, shards, rf int) ([]*SN, *topology.Topology) {
 		t.Fatal(err)
 	}
 	var sns []*SN
+	var cfgs []SNConfig
 	for _, nd := range nodes {
 		root := t.TempDir()
 		if err := topo.Save(filepath.Join(root, topology.FileName)); err != nil {
@@ -46,6 +52,7 @@ func startCluster(t *testing.T, n, shards, rf int) ([]*SN, *topology.Topology) {
 		cfg := DefaultSNConfig(root)
 		cfg.Host, cfg.Port = host, atoi(port)
 		cfg.MinFreeBytes, cfg.CacheBytes, cfg.TickInterval = 0, 8<<20, 20*time.Millisecond
+		cfg.LogKeep = 50
 		cfg.Logger = slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
 		sn, err := StartSN(context.Background(), cfg)
 		if err != nil {
@@ -53,8 +60,9 @@ func startCluster(t *testing.T, n, shards, rf int) ([]*SN, *topology.Topology) {
 		}
 		t.Cleanup(func() { _ = sn.Close() })
 		sns = append(sns, sn)
+		cfgs = append(cfgs, cfg)
 	}
-	return sns, topo
+	return sns, topo, cfgs
 }
 
 func atoi(s string) int { n, _ := strconv.Atoi(s); return n }

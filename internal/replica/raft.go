@@ -74,6 +74,10 @@ type RaftConfig struct {
 	// Preferred is the node that should lead, so leaders spread evenly
 	// (0: no preference).
 	Preferred uint64
+	// Rejoin starts the replica uninitialized and silent, for a node whose
+	// data was lost: it takes no Raft messages until Admit, which the node
+	// calls once the leader has readmitted it (see Readmit).
+	Rejoin bool
 	// TickInterval is one Raft tick. Default 100ms.
 	TickInterval time.Duration
 	// ElectionTicks and HeartbeatTicks, in ticks. Defaults 10 and 1.
@@ -149,11 +153,14 @@ type Raft struct {
 	mu       sync.Mutex
 	advanced chan struct{}
 	notice   atomic.Pointer[noticeSeen]
+	voters   atomic.Pointer[[]uint64]
+	admitted atomic.Bool
 
 	// Owned by the loop goroutine.
 	nextProp  uint64
 	pending   map[uint64]*raftProposal
 	ackWait   []*raftProposal
+	confWait  []*confWaiter
 	readSeq   uint64
 	readWait  map[string][]*readRequest
 	readIndex []*readRequest
@@ -174,7 +181,7 @@ func OpenRaft(e *storage.Engine, meta storage.StoreMeta, cfg RaftConfig) (*Raft,
 	if cfg.Sender == nil || cfg.Node == 0 || len(cfg.Voters) == 0 {
 		return nil, fmt.Errorf("replica: shard %d: Sender, Node and Voters are required", cfg.Shard)
 	}
-	ls, err := openLogStore(e, cfg.Shard, cfg.Voters)
+	ls, err := openLogStore(e, cfg.Shard, cfg.Voters, cfg.Rejoin)
 	if err != nil {
 		return nil, err
 	}
@@ -197,6 +204,8 @@ func OpenRaft(e *storage.Engine, meta storage.StoreMeta, cfg RaftConfig) (*Raft,
 	}
 	ls.snapshot = r.buildSnapshot
 	r.applied.Store(applied)
+	r.voters.Store(&ls.conf.Voters)
+	r.admitted.Store(!cfg.Rejoin)
 	rn, err := raft.NewRawNode(&raft.Config{
 		ID: cfg.Node, ElectionTick: cfg.ElectionTicks, HeartbeatTick: cfg.HeartbeatTicks,
 		Storage: ls, Applied: applied, MaxSizePerMsg: 1 << 20, MaxInflightMsgs: 256,
@@ -219,6 +228,9 @@ func (r *Raft) Engine() *storage.Engine { return r.e }
 // Meta returns the store identity.
 func (r *Raft) Meta() storage.StoreMeta { return r.meta }
 
+// Shard returns the shard's id.
+func (r *Raft) Shard() uint64 { return r.cfg.Shard }
+
 // Spans returns the shard's record spans.
 func (r *Raft) Spans() []storage.Span { return r.cfg.Spans }
 
@@ -234,6 +246,9 @@ func (r *Raft) IsLeader() bool { return r.leader.Load() == r.cfg.Node }
 // Step hands an inbound Raft message to the replica. It never blocks: when
 // the inbox is full the message is dropped, and Raft retransmits.
 func (r *Raft) Step(m *raftpb.Message) {
+	if !r.admitted.Load() {
+		return // not readmitted yet: the leader still remembers our old log
+	}
 	select {
 	case r.inbox <- m:
 	default:

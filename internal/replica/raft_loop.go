@@ -92,7 +92,7 @@ func (r *Raft) tick() {
 		return
 	}
 	n := &transportpb.CommitNotice{Term: st.HardState.GetTerm(), Commit: st.HardState.GetCommit()}
-	for _, v := range r.cfg.Voters {
+	for _, v := range r.Voters() {
 		if v != r.cfg.Node {
 			r.cfg.Sender.SendNotice(r.cfg.Shard, v, n)
 		}
@@ -214,6 +214,7 @@ func (r *Raft) persist(rd raft.Ready) error {
 	}
 	if !raft.IsEmptySnap(rd.Snapshot) {
 		md := rd.Snapshot.GetMetadata()
+		r.voters.Store(&r.ls.conf.Voters)
 		r.lastTerm = md.GetTerm()
 		r.applied.Store(md.GetIndex())
 		r.signal()
@@ -298,6 +299,13 @@ func (r *Raft) apply(entries []*raftpb.Entry) error {
 	var done []resolved
 	for _, e := range entries {
 		r.lastTerm = e.GetTerm()
+		if e.GetType() == raftpb.EntryConfChange {
+			if err := r.applyConf(b, e); err != nil {
+				return err
+			}
+			b.Skip(e.GetIndex())
+			continue
+		}
 		if e.GetType() != raftpb.EntryNormal || len(e.GetData()) == 0 {
 			b.Skip(e.GetIndex())
 			continue
@@ -351,7 +359,7 @@ func (r *Raft) checkAckAll() {
 	keep := r.ackWait[:0]
 	for _, p := range r.ackWait {
 		all := st.RaftState == raft.StateLeader
-		for _, v := range r.cfg.Voters {
+		for _, v := range r.Voters() {
 			if pr, ok := st.Progress[v]; !ok || pr.Match < p.index {
 				all = false
 			}
@@ -410,6 +418,10 @@ func (r *Raft) shutdown() {
 	}
 	r.ackWait = nil
 	r.failReads(ErrClosed)
+	for _, w := range r.confWait {
+		w.done <- ErrClosed
+	}
+	r.confWait = nil
 	for {
 		select {
 		case p := <-r.proposals:

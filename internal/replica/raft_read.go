@@ -29,6 +29,9 @@ func (r *Raft) ReadReady(ctx context.Context, c Consistency) error {
 	if r.failed.Load() {
 		return ErrClosed
 	}
+	if !r.admitted.Load() || r.applied.Load() == 0 {
+		return ErrRejoining // its store is empty until the leader's snapshot lands
+	}
 	if c.Timeout > 0 && c.Kind != Absolute {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, c.Timeout)

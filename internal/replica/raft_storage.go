@@ -29,11 +29,14 @@ type logStore struct {
 	snapshot   func() (*raftpb.Snapshot, error)
 }
 
-func openLogStore(e *storage.Engine, shard uint64, voters []uint64) (*logStore, error) {
+func openLogStore(e *storage.Engine, shard uint64, voters []uint64, rejoin bool) (*logStore, error) {
 	s := &logStore{e: e, shard: shard, terms: make(map[uint64]uint64), hard: &raftpb.HardState{}, conf: &raftpb.ConfState{}}
 	tr, ok, err := e.ShardState(shard, storage.ShardTruncated)
 	if err != nil {
 		return nil, err
+	}
+	if !ok && rejoin {
+		return s, nil // uninitialized: the first snapshot brings log position and voters
 	}
 	if !ok {
 		return s, s.bootstrap(voters)

@@ -51,6 +51,7 @@ var sentinels = []struct {
 	{replica.ErrNotLeader, mapping{codes.FailedPrecondition, "not_leader", cairnpb.ErrorDetail_REFRESH}},
 	{ErrWrongShard, mapping{codes.FailedPrecondition, "wrong_shard", cairnpb.ErrorDetail_REFRESH}},
 	{replica.ErrDropped, mapping{codes.Unavailable, "dropped", cairnpb.ErrorDetail_RETRY}},
+	{replica.ErrRejoining, mapping{codes.Unavailable, "rejoining", cairnpb.ErrorDetail_RETRY}},
 	{replica.ErrUnknownOutcome, mapping{codes.Unknown, "outcome_unknown", cairnpb.ErrorDetail_NONE}},
 	{replica.ErrAckTimeout, mapping{codes.DeadlineExceeded, "ack_timeout", cairnpb.ErrorDetail_NONE}},
 	{replica.ErrConsistency, mapping{codes.Unavailable, "consistency_timeout", cairnpb.ErrorDetail_RETRY}},

@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -31,6 +32,10 @@ func (c *counter) HandleRaft(ShardID, *raftpb.Message) {
 }
 func (c *counter) HandleSnapshot(ShardID, *raftpb.Message)                 {}
 func (c *counter) HandleNotice(ShardID, NodeID, *transportpb.CommitNotice) {}
+
+func (c *counter) HandleRejoin(context.Context, ShardID, NodeID) *transportpb.RejoinResponse {
+	return &transportpb.RejoinResponse{}
+}
 
 // waitAtLeast blocks until n messages have arrived in total.
 func (c *counter) waitAtLeast(b *testing.B, n int64) {

@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"log/slog"
@@ -61,6 +62,11 @@ func (r *recorder) HandleSnapshot(shard ShardID, m *raftpb.Message) {
 	defer r.mu.Unlock()
 	r.snapshots = append(r.snapshots, received{shard, m})
 	r.signal()
+}
+
+// HandleRejoin readmits every request, recording it as a notice-less event.
+func (r *recorder) HandleRejoin(_ context.Context, shard ShardID, node NodeID) *transportpb.RejoinResponse {
+	return &transportpb.RejoinResponse{Readmitted: true, Leader: uint64(node)}
 }
 
 func (r *recorder) HandleNotice(shard ShardID, from NodeID, n *transportpb.CommitNotice) {

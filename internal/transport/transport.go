@@ -34,6 +34,9 @@ type Handler interface {
 	HandleSnapshot(shard ShardID, m *raftpb.Message)
 	// HandleNotice delivers a commit notice sent by node from.
 	HandleNotice(shard ShardID, from NodeID, n *transportpb.CommitNotice)
+	// HandleRejoin readmits node into shard if this node leads it (see
+	// transportpb.RejoinRequest). It may block until the change is applied.
+	HandleRejoin(ctx context.Context, shard ShardID, node NodeID) *transportpb.RejoinResponse
 }
 
 // Transport carries Raft messages, commit notices and snapshots between

@@ -481,3 +481,15 @@ func deadAddr(t testing.TB) string {
 	lis.Close()
 	return addr
 }
+
+// TestRejoinReachesTheHandler: a Rejoin call reaches the peer's handler and
+// its answer comes back.
+func TestRejoinReachesTheHandler(t *testing.T) {
+	b := newBook()
+	n1 := startNode(t, 1, b, nil)
+	startNode(t, 2, b, nil)
+	resp, err := n1.tr.Rejoin(context.Background(), 2, 3)
+	if err != nil || !resp.GetReadmitted() || resp.GetLeader() != 1 {
+		t.Fatalf("rejoin: %v, %v", resp, err)
+	}
+}

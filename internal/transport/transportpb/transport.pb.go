@@ -311,6 +311,121 @@ func (*Ack) Descriptor() ([]byte, []int) {
 	return file_internal_transport_transportpb_transport_proto_rawDescGZIP(), []int{4}
 }
 
+// RejoinRequest asks a shard's leader to readmit a replica that lost its
+// data: the leader removes the replica's old membership and adds it back,
+// so Raft forgets what the replica acknowledged before.
+type RejoinRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Shard         uint64                 `protobuf:"varint,1,opt,name=shard,proto3" json:"shard,omitempty"`
+	Node          uint64                 `protobuf:"varint,2,opt,name=node,proto3" json:"node,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RejoinRequest) Reset() {
+	*x = RejoinRequest{}
+	mi := &file_internal_transport_transportpb_transport_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RejoinRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RejoinRequest) ProtoMessage() {}
+
+func (x *RejoinRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_internal_transport_transportpb_transport_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RejoinRequest.ProtoReflect.Descriptor instead.
+func (*RejoinRequest) Descriptor() ([]byte, []int) {
+	return file_internal_transport_transportpb_transport_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *RejoinRequest) GetShard() uint64 {
+	if x != nil {
+		return x.Shard
+	}
+	return 0
+}
+
+func (x *RejoinRequest) GetNode() uint64 {
+	if x != nil {
+		return x.Node
+	}
+	return 0
+}
+
+type RejoinResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Readmitted    bool                   `protobuf:"varint,1,opt,name=readmitted,proto3" json:"readmitted,omitempty"`
+	Leader        uint64                 `protobuf:"varint,2,opt,name=leader,proto3" json:"leader,omitempty"` // when not readmitted: the leader this node knows (0: none)
+	Error         string                 `protobuf:"bytes,3,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RejoinResponse) Reset() {
+	*x = RejoinResponse{}
+	mi := &file_internal_transport_transportpb_transport_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RejoinResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RejoinResponse) ProtoMessage() {}
+
+func (x *RejoinResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_internal_transport_transportpb_transport_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RejoinResponse.ProtoReflect.Descriptor instead.
+func (*RejoinResponse) Descriptor() ([]byte, []int) {
+	return file_internal_transport_transportpb_transport_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *RejoinResponse) GetReadmitted() bool {
+	if x != nil {
+		return x.Readmitted
+	}
+	return false
+}
+
+func (x *RejoinResponse) GetLeader() uint64 {
+	if x != nil {
+		return x.Leader
+	}
+	return 0
+}
+
+func (x *RejoinResponse) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
 var File_internal_transport_transportpb_transport_proto protoreflect.FileDescriptor
 
 const file_internal_transport_transportpb_transport_proto_rawDesc = "" +
@@ -332,10 +447,20 @@ const file_internal_transport_transportpb_transport_proto_rawDesc = "" +
 	"\x06header\x18\x03 \x01(\fR\x06header\x12\x12\n" +
 	"\x04data\x18\x04 \x01(\fR\x04data\x12\x12\n" +
 	"\x04last\x18\x05 \x01(\bR\x04last\"\x05\n" +
-	"\x03Ack2\x92\x01\n" +
+	"\x03Ack\"9\n" +
+	"\rRejoinRequest\x12\x14\n" +
+	"\x05shard\x18\x01 \x01(\x04R\x05shard\x12\x12\n" +
+	"\x04node\x18\x02 \x01(\x04R\x04node\"^\n" +
+	"\x0eRejoinResponse\x12\x1e\n" +
+	"\n" +
+	"readmitted\x18\x01 \x01(\bR\n" +
+	"readmitted\x12\x16\n" +
+	"\x06leader\x18\x02 \x01(\x04R\x06leader\x12\x14\n" +
+	"\x05error\x18\x03 \x01(\tR\x05error2\xe3\x01\n" +
 	"\x04Raft\x12@\n" +
 	"\bMessages\x12\x19.cairn.transport.v1.Batch\x1a\x17.cairn.transport.v1.Ack(\x01\x12H\n" +
-	"\bSnapshot\x12!.cairn.transport.v1.SnapshotChunk\x1a\x17.cairn.transport.v1.Ack(\x01B9Z7github.com/cairndb/cairn/internal/transport/transportpbb\x06proto3"
+	"\bSnapshot\x12!.cairn.transport.v1.SnapshotChunk\x1a\x17.cairn.transport.v1.Ack(\x01\x12O\n" +
+	"\x06Rejoin\x12!.cairn.transport.v1.RejoinRequest\x1a\".cairn.transport.v1.RejoinResponseB9Z7github.com/cairndb/cairn/internal/transport/transportpbb\x06proto3"
 
 var (
 	file_internal_transport_transportpb_transport_proto_rawDescOnce sync.Once
@@ -349,23 +474,27 @@ func file_internal_transport_transportpb_transport_proto_rawDescGZIP() []byte {
 	return file_internal_transport_transportpb_transport_proto_rawDescData
 }
 
-var file_internal_transport_transportpb_transport_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
+var file_internal_transport_transportpb_transport_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
 var file_internal_transport_transportpb_transport_proto_goTypes = []any{
-	(*Envelope)(nil),      // 0: cairn.transport.v1.Envelope
-	(*CommitNotice)(nil),  // 1: cairn.transport.v1.CommitNotice
-	(*Batch)(nil),         // 2: cairn.transport.v1.Batch
-	(*SnapshotChunk)(nil), // 3: cairn.transport.v1.SnapshotChunk
-	(*Ack)(nil),           // 4: cairn.transport.v1.Ack
+	(*Envelope)(nil),       // 0: cairn.transport.v1.Envelope
+	(*CommitNotice)(nil),   // 1: cairn.transport.v1.CommitNotice
+	(*Batch)(nil),          // 2: cairn.transport.v1.Batch
+	(*SnapshotChunk)(nil),  // 3: cairn.transport.v1.SnapshotChunk
+	(*Ack)(nil),            // 4: cairn.transport.v1.Ack
+	(*RejoinRequest)(nil),  // 5: cairn.transport.v1.RejoinRequest
+	(*RejoinResponse)(nil), // 6: cairn.transport.v1.RejoinResponse
 }
 var file_internal_transport_transportpb_transport_proto_depIdxs = []int32{
 	1, // 0: cairn.transport.v1.Envelope.notice:type_name -> cairn.transport.v1.CommitNotice
 	0, // 1: cairn.transport.v1.Batch.envelopes:type_name -> cairn.transport.v1.Envelope
 	2, // 2: cairn.transport.v1.Raft.Messages:input_type -> cairn.transport.v1.Batch
 	3, // 3: cairn.transport.v1.Raft.Snapshot:input_type -> cairn.transport.v1.SnapshotChunk
-	4, // 4: cairn.transport.v1.Raft.Messages:output_type -> cairn.transport.v1.Ack
-	4, // 5: cairn.transport.v1.Raft.Snapshot:output_type -> cairn.transport.v1.Ack
-	4, // [4:6] is the sub-list for method output_type
-	2, // [2:4] is the sub-list for method input_type
+	5, // 4: cairn.transport.v1.Raft.Rejoin:input_type -> cairn.transport.v1.RejoinRequest
+	4, // 5: cairn.transport.v1.Raft.Messages:output_type -> cairn.transport.v1.Ack
+	4, // 6: cairn.transport.v1.Raft.Snapshot:output_type -> cairn.transport.v1.Ack
+	6, // 7: cairn.transport.v1.Raft.Rejoin:output_type -> cairn.transport.v1.RejoinResponse
+	5, // [5:8] is the sub-list for method output_type
+	2, // [2:5] is the sub-list for method input_type
 	2, // [2:2] is the sub-list for extension type_name
 	2, // [2:2] is the sub-list for extension extendee
 	0, // [0:2] is the sub-list for field type_name
@@ -382,7 +511,7 @@ func file_internal_transport_transportpb_transport_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_internal_transport_transportpb_transport_proto_rawDesc), len(file_internal_transport_transportpb_transport_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   5,
+			NumMessages:   7,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

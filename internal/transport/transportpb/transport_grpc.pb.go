@@ -26,6 +26,7 @@ const _ = grpc.SupportPackageIsVersion9
 const (
 	Raft_Messages_FullMethodName = "/cairn.transport.v1.Raft/Messages"
 	Raft_Snapshot_FullMethodName = "/cairn.transport.v1.Raft/Snapshot"
+	Raft_Rejoin_FullMethodName   = "/cairn.transport.v1.Raft/Rejoin"
 )
 
 // RaftClient is the client API for Raft service.
@@ -34,6 +35,7 @@ const (
 type RaftClient interface {
 	Messages(ctx context.Context, opts ...grpc.CallOption) (grpc.ClientStreamingClient[Batch, Ack], error)
 	Snapshot(ctx context.Context, opts ...grpc.CallOption) (grpc.ClientStreamingClient[SnapshotChunk, Ack], error)
+	Rejoin(ctx context.Context, in *RejoinRequest, opts ...grpc.CallOption) (*RejoinResponse, error)
 }
 
 type raftClient struct {
@@ -70,12 +72,23 @@ func (c *raftClient) Snapshot(ctx context.Context, opts ...grpc.CallOption) (grp
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Raft_SnapshotClient = grpc.ClientStreamingClient[SnapshotChunk, Ack]
 
+func (c *raftClient) Rejoin(ctx context.Context, in *RejoinRequest, opts ...grpc.CallOption) (*RejoinResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RejoinResponse)
+	err := c.cc.Invoke(ctx, Raft_Rejoin_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // RaftServer is the server API for Raft service.
 // All implementations must embed UnimplementedRaftServer
 // for forward compatibility.
 type RaftServer interface {
 	Messages(grpc.ClientStreamingServer[Batch, Ack]) error
 	Snapshot(grpc.ClientStreamingServer[SnapshotChunk, Ack]) error
+	Rejoin(context.Context, *RejoinRequest) (*RejoinResponse, error)
 	mustEmbedUnimplementedRaftServer()
 }
 
@@ -91,6 +104,9 @@ func (UnimplementedRaftServer) Messages(grpc.ClientStreamingServer[Batch, Ack]) 
 }
 func (UnimplementedRaftServer) Snapshot(grpc.ClientStreamingServer[SnapshotChunk, Ack]) error {
 	return status.Errorf(codes.Unimplemented, "method Snapshot not implemented")
+}
+func (UnimplementedRaftServer) Rejoin(context.Context, *RejoinRequest) (*RejoinResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method Rejoin not implemented")
 }
 func (UnimplementedRaftServer) mustEmbedUnimplementedRaftServer() {}
 func (UnimplementedRaftServer) testEmbeddedByValue()              {}
@@ -127,13 +143,36 @@ func _Raft_Snapshot_Handler(srv interface{}, stream grpc.ServerStream) error {
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Raft_SnapshotServer = grpc.ClientStreamingServer[SnapshotChunk, Ack]
 
+func _Raft_Rejoin_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RejoinRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(RaftServer).Rejoin(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Raft_Rejoin_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(RaftServer).Rejoin(ctx, req.(*RejoinRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Raft_ServiceDesc is the grpc.ServiceDesc for Raft service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
 var Raft_ServiceDesc = grpc.ServiceDesc{
 	ServiceName: "cairn.transport.v1.Raft",
 	HandlerType: (*RaftServer)(nil),
-	Methods:     []grpc.MethodDesc{},
+	Methods: []grpc.MethodDesc{
+		{
+			MethodName: "Rejoin",
+			Handler:    _Raft_Rejoin_Handler,
+		},
+	},
 	Streams: []grpc.StreamDesc{
 		{
 			StreamName:    "Messages",
