@@ -2,9 +2,9 @@ package storage
 
 import (
 	"bytes"
-	"slices"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/cairndb/cairn/internal/keys"
 	"github.com/cockroachdb/pebble/v2"
