@@ -54,6 +54,10 @@ func (s clientStore) get(ctx context.Context, k client.Key) (client.Record, bool
 	return s.c.Get(ctx, k)
 }
 
+func (s clientStore) getLatest(ctx context.Context, k client.Key) (client.Record, bool, error) {
+	return s.c.Get(ctx, k, client.WithConsistency(client.Absolute))
+}
+
 func (s clientStore) multiGet(ctx context.Context, major []string) ([]client.Record, error) {
 	return s.c.MultiGet(ctx, client.Key{Major: major}, nil, 0)
 }

@@ -102,6 +102,11 @@ func recordFromPB(p *cairnpb.Record) client.Record {
 		Value: p.GetValue(), Version: p.GetVersion()}
 }
 
+// getLatest is get: the embedded store has one replica.
+func (s serverStore) getLatest(ctx context.Context, k client.Key) (client.Record, bool, error) {
+	return s.get(ctx, k)
+}
+
 func (s serverStore) get(ctx context.Context, k client.Key) (client.Record, bool, error) {
 	resp, err := s.srv.Get(ctx, &cairnpb.GetRequest{Header: s.header, Key: keyPB(k), Consistency: s.consistency})
 	if err != nil || !resp.GetFound() {

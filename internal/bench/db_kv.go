@@ -21,6 +21,9 @@ const (
 // embedded). Methods are safe for concurrent use.
 type kvStore interface {
 	get(ctx context.Context, k client.Key) (client.Record, bool, error)
+	// getLatest reads from the shard's leader (ABSOLUTE), so a following
+	// put-if-version does not fail on a replica's stale version.
+	getLatest(ctx context.Context, k client.Key) (client.Record, bool, error)
 	// multiGet returns every record under a complete major path.
 	multiGet(ctx context.Context, major []string) ([]client.Record, error)
 	put(ctx context.Context, k client.Key, v []byte, c cond, match client.Version) (done bool, err error)
@@ -180,7 +183,7 @@ func (d *cairnDB) Update(ctx context.Context, table string, key []byte, values [
 		return StatusOK
 	}
 	for range updateTries {
-		rec, found, err := d.kv.get(ctx, k)
+		rec, found, err := d.kv.getLatest(ctx, k)
 		if err != nil {
 			return d.fail("update", key, err)
 		}

@@ -83,16 +83,19 @@ func (b *Batch) Commit(mode SyncMode) error {
 			return err
 		}
 	}
-	switch mode {
-	case Sync:
-		return b.b.Commit(pebble.Sync)
-	case WriteNoSync:
-		b.e.fs.skip.Store(true)
-		defer b.e.fs.skip.Store(false)
-		return b.b.Commit(pebble.Sync)
-	default:
+	if mode == NoSync {
 		return b.b.Commit(pebble.NoSync)
 	}
+	// The WAL fsync skip is engine-wide, so commits that reach the WAL's
+	// sync path go one at a time: a SYNC commit of one shard never shares a
+	// skipped fsync with a WRITE_NO_SYNC commit of another.
+	b.e.syncMu.Lock()
+	defer b.e.syncMu.Unlock()
+	if mode == WriteNoSync {
+		b.e.fs.skip.Store(true)
+		defer b.e.fs.skip.Store(false)
+	}
+	return b.b.Commit(pebble.Sync)
 }
 
 // Apply applies cmd as the command at index. Indexes must increase by one

@@ -52,6 +52,7 @@
 //
 // Engine reads (Get, MultiGet, StoreScan, ExpiredBefore) are safe from any
 // goroutine and see a consistent snapshot each. A Batch belongs to one
-// goroutine, and at most one Batch may be committing at a time (the replica's
-// apply loop); Close must not race with either.
+// goroutine. Batches of different shards may commit concurrently: commits
+// that reach the WAL's sync path (Sync, WriteNoSync) take turns, because the
+// fsync skip is engine-wide. Close must not race with any of this.
 package storage
