@@ -26,11 +26,13 @@ type logStore struct {
 	truncTerm  uint64
 	lastIndex  uint64
 	terms      map[uint64]uint64 // recent entries' terms
+	recent     map[uint64]*raftpb.Entry // recently appended entries, so raft rarely reads them back
 	snapshot   func() (*raftpb.Snapshot, error)
 }
 
 func openLogStore(e *storage.Engine, shard uint64, voters []uint64, rejoin bool) (*logStore, error) {
-	s := &logStore{e: e, shard: shard, terms: make(map[uint64]uint64), hard: &raftpb.HardState{}, conf: &raftpb.ConfState{}}
+	s := &logStore{e: e, shard: shard, terms: make(map[uint64]uint64), recent: make(map[uint64]*raftpb.Entry),
+		hard: &raftpb.HardState{}, conf: &raftpb.ConfState{}}
 	tr, ok, err := e.ShardState(shard, storage.ShardTruncated)
 	if err != nil {
 		return nil, err
@@ -119,6 +121,9 @@ func (s *logStore) Entries(lo, hi, maxSize uint64) ([]*raftpb.Entry, error) {
 	if hi > s.lastIndex+1 {
 		return nil, raft.ErrUnavailable
 	}
+	if out, ok := s.fromRecent(lo, hi, maxSize); ok {
+		return out, nil
+	}
 	var out []*raftpb.Entry
 	var size uint64
 	var derr error
@@ -172,7 +177,29 @@ func (s *logStore) FirstIndex() (uint64, error) { return s.truncIndex + 1, nil }
 // Snapshot implements raft.Storage.
 func (s *logStore) Snapshot() (*raftpb.Snapshot, error) { return s.snapshot() }
 
-const termCacheMax = 4096
+const (
+	termCacheMax   = 4096
+	recentCacheMax = 1024
+)
+
+// fromRecent serves Entries from the cache when it holds all of [lo, hi).
+// Entries are immutable once filed, so sharing the pointers is safe.
+func (s *logStore) fromRecent(lo, hi, maxSize uint64) ([]*raftpb.Entry, bool) {
+	out := make([]*raftpb.Entry, 0, min(hi-lo, 64))
+	var size uint64
+	for i := lo; i < hi; i++ {
+		e, ok := s.recent[i]
+		if !ok {
+			return nil, false
+		}
+		size += uint64(len(e.GetData())) + 32
+		if len(out) > 0 && size > maxSize {
+			break
+		}
+		out = append(out, e)
+	}
+	return out, true
+}
 
 // append files entries (which may overwrite a suffix of the log).
 func (s *logStore) append(b *storage.Batch, es []*raftpb.Entry) error {
@@ -194,10 +221,19 @@ func (s *logStore) append(b *storage.Batch, es []*raftpb.Entry) error {
 	}
 	for i := last + 1; i <= s.lastIndex; i++ {
 		delete(s.terms, i)
+		delete(s.recent, i)
 	}
 	s.lastIndex = last
 	for _, e := range es {
 		s.terms[e.GetIndex()] = e.GetTerm()
+		s.recent[e.GetIndex()] = e
+	}
+	if len(s.recent) > 2*recentCacheMax {
+		for i := range s.recent {
+			if i+recentCacheMax < s.lastIndex {
+				delete(s.recent, i)
+			}
+		}
 	}
 	if len(s.terms) > termCacheMax {
 		for i := range s.terms {
@@ -218,6 +254,11 @@ func (s *logStore) truncate(b *storage.Batch, index uint64) error {
 	if err := b.DeleteLogRange(s.shard, s.truncIndex+1, index+1); err != nil {
 		return err
 	}
+	for i := range s.recent {
+		if i <= index {
+			delete(s.recent, i)
+		}
+	}
 	s.truncIndex, s.truncTerm = index, term
 	return s.writeTruncated(b)
 }
@@ -229,6 +270,7 @@ func (s *logStore) installSnapshot(b *storage.Batch, m *raftpb.SnapshotMetadata)
 	}
 	s.truncIndex, s.truncTerm, s.lastIndex = m.GetIndex(), m.GetTerm(), m.GetIndex()
 	clear(s.terms)
+	clear(s.recent)
 	s.conf = proto.Clone(raftpb.EnsureConfState(m.GetConfState())).(*raftpb.ConfState)
 	cb, _ := proto.Marshal(s.conf)
 	if err := b.PutShardState(s.shard, storage.ShardConfState, cb); err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -60,16 +61,33 @@ func (s memSender) SendNotice(_ uint64, to uint64, n *transportpb.CommitNotice) 
 }
 
 type testGroup struct {
-	t       *testing.T
+	t       testing.TB
 	net     *memNet
 	dirs    map[uint64]string
 	engines map[uint64]*storage.Engine
 	logKeep uint64
+	tick    time.Duration
 }
 
-func newGroup(t *testing.T, logKeep uint64) *testGroup {
+func newGroup(t *testing.T, logKeep uint64) *testGroup { return newGroupTB(t, logKeep) }
+
+// newGroupB uses production timing: under a saturating benchmark, 10ms
+// ticks would let elections fire.
+func newGroupB(b *testing.B) *testGroup {
+	tick := 100 * time.Millisecond
+	if d, err := time.ParseDuration(os.Getenv("CAIRN_BENCH_TICK")); err == nil {
+		tick = d
+	}
+	return newGroupTick(b, 0, tick)
+}
+
+func newGroupTB(t testing.TB, logKeep uint64) *testGroup {
+	return newGroupTick(t, logKeep, 10*time.Millisecond)
+}
+
+func newGroupTick(t testing.TB, logKeep uint64, tick time.Duration) *testGroup {
 	g := &testGroup{t: t, net: &memNet{nodes: map[uint64]*Raft{}, cut: map[uint64]bool{}},
-		dirs: map[uint64]string{}, engines: map[uint64]*storage.Engine{}, logKeep: logKeep}
+		dirs: map[uint64]string{}, engines: map[uint64]*storage.Engine{}, logKeep: logKeep, tick: tick}
 	for id := uint64(1); id <= 3; id++ {
 		g.dirs[id] = t.TempDir()
 		g.start(id)
@@ -95,7 +113,7 @@ func (g *testGroup) startWith(id uint64, rejoin bool) {
 	r, err := OpenRaft(e, meta, RaftConfig{
 		Shard: 1, Node: id, Voters: []uint64{1, 2, 3}, Origin: 77, Preferred: 0, Rejoin: rejoin,
 		Spans:        storage.PartitionSpans([]keys.PartitionID{0, 1, 2, 3}, 4),
-		TickInterval: 10 * time.Millisecond, LogKeep: g.logKeep,
+		TickInterval: g.tick, LogKeep: g.logKeep,
 		Sender: memSender{g.net, id}, Logger: testLogger(g.t),
 		Fatal: func(err error) { g.t.Errorf("fatal on node %d: %v", id, err) },
 	})
@@ -278,7 +296,7 @@ func TestRaftSnapshotCatchUp(t *testing.T) {
 }
 
 // testLogger shows the replicas' info lines (elections, snapshots) with -v.
-func testLogger(t *testing.T) *slog.Logger {
+func testLogger(t testing.TB) *slog.Logger {
 	return slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelInfo}))
 }
 
