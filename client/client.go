@@ -119,16 +119,17 @@ func (c *Client) Close() error {
 	c.closeOnce.Do(func() {
 		c.mu.Lock()
 		c.closed = true
+		pools := slices.Clone(c.helpers)
+		for _, p := range c.pools {
+			if !slices.Contains(pools, p) {
+				pools = append(pools, p)
+			}
+		}
+		clear(c.pools)
 		c.mu.Unlock()
 		var errs []error
-		for _, p := range c.helpers {
+		for _, p := range pools {
 			errs = append(errs, p.close())
-		}
-		for addr, p := range c.pools {
-			if !slices.Contains(c.helpers, p) {
-				errs = append(errs, p.close())
-			}
-			delete(c.pools, addr)
 		}
 		c.closeErr = errors.Join(errs...)
 	})
@@ -139,7 +140,7 @@ func (c *Client) Close() error {
 func (c *Client) StoreInfo(ctx context.Context, opts ...Option) (StoreInfo, error) {
 	o := c.cfg.resolve(opts)
 	var info StoreInfo
-	err := c.call(ctx, o, route{}, func(ctx context.Context, kv cairnpb.KVClient, _ *cairnpb.RequestHeader) error {
+	err := c.call(ctx, o, infoRoute, func(ctx context.Context, kv cairnpb.KVClient, _ *cairnpb.RequestHeader) error {
 		resp, err := kv.StoreInfo(ctx, &cairnpb.StoreInfoRequest{})
 		if err == nil {
 			info = storeInfoFromPB(resp)

@@ -34,12 +34,18 @@ type Config struct {
 	// replicated store, to each node the client uses); requests round-robin
 	// over them. Default 2.
 	Conns int
+	// ConnectTimeout bounds how long a request to a replicated store waits
+	// for a connection to a node that is not yet (or no longer) connected
+	// before it tries another replica: a host that is down may leave a
+	// connection attempt unanswered. Unused for cairn lite. Default 2s.
+	ConnectTimeout time.Duration
 }
 
 // Default values of Config fields.
 const (
-	DefaultTimeout = 5 * time.Second
-	DefaultConns   = 2
+	DefaultTimeout        = 5 * time.Second
+	DefaultConns          = 2
+	DefaultConnectTimeout = 2 * time.Second
 )
 
 // WithDefaults returns c with every zero field set to its default.
@@ -53,6 +59,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.Conns == 0 {
 		c.Conns = DefaultConns
+	}
+	if c.ConnectTimeout == 0 {
+		c.ConnectTimeout = DefaultConnectTimeout
 	}
 	return c
 }
@@ -76,6 +85,9 @@ func (c Config) Validate() error {
 	}
 	if c.Conns < 0 {
 		errs = append(errs, fmt.Errorf("Conns %d is negative", c.Conns))
+	}
+	if c.ConnectTimeout < 0 {
+		errs = append(errs, fmt.Errorf("ConnectTimeout %v is negative", c.ConnectTimeout))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return invalidConfig(err)

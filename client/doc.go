@@ -82,7 +82,14 @@
 //   - NoneRequired, TimeLag and AtVersion reads go to the replicas round
 //     robin, so they spread the load; a multi-page read stays on one;
 //   - a node that cannot be reached is passed over for about a second
-//     (failPeriod) while other replicas can serve;
+//     (failPeriod) while other replicas can serve. Connecting to a node
+//     waits at most Config.ConnectTimeout, and an attempt of a NoneRequired
+//     or Absolute read (or StoreInfo) at most a third of the time left, so
+//     a node whose host is down, or that hangs with its connection open,
+//     costs that much before another replica is tried. TimeLag and
+//     AtVersion attempts may wait the whole time left, as the replica may
+//     be catching up; a write sent to a node that hangs can only end
+//     MaybeApplied;
 //   - a "wrong_shard" answer, or a not_leader hint naming a node the client
 //     does not know, makes it fetch the topology again from any node, then
 //     retry. StoreInfo also adopts a newer topology;

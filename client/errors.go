@@ -46,6 +46,7 @@ const (
 	// itself and returns them only when an operation runs out of time.
 	KindNotLeader      = "not_leader"      // the node does not lead the shard; the write was not applied
 	KindWrongShard     = "wrong_shard"     // the node holds no replica of the shard: the topology changed
+	KindStaleTopology  = "stale_topology"  // the request was routed with an older topology than the node's
 	KindDropped        = "dropped"         // a leader change dropped the write; it was not applied
 	KindOutcomeUnknown = "outcome_unknown" // the write may or may not have been applied
 	KindAckTimeout     = "ack_timeout"     // the write is applied on a majority, not yet on every replica

@@ -7,8 +7,9 @@ import (
 
 func TestConfigWithDefaults(t *testing.T) {
 	got := Config{Hosts: []string{"h:1"}, Store: "s"}.WithDefaults()
-	if got.Timeout != DefaultTimeout || got.Conns != DefaultConns {
-		t.Errorf("timeout %v conns %d, want %v %d", got.Timeout, got.Conns, DefaultTimeout, DefaultConns)
+	if got.Timeout != DefaultTimeout || got.Conns != DefaultConns || got.ConnectTimeout != DefaultConnectTimeout {
+		t.Errorf("timeout %v conns %d connect timeout %v, want %v %d %v", got.Timeout, got.Conns, got.ConnectTimeout,
+			DefaultTimeout, DefaultConns, DefaultConnectTimeout)
 	}
 	if got.Durability != DefaultDurability {
 		t.Errorf("durability %v, want %v", got.Durability, DefaultDurability)
@@ -36,6 +37,7 @@ func TestConfigValidate(t *testing.T) {
 		{"no store", Config{Hosts: []string{"h:1"}}, false},
 		{"negative timeout", Config{Hosts: []string{"h:1"}, Store: "s", Timeout: -1}, false},
 		{"negative conns", Config{Hosts: []string{"h:1"}, Store: "s", Conns: -1}, false},
+		{"negative connect timeout", Config{Hosts: []string{"h:1"}, Store: "s", ConnectTimeout: -1}, false},
 	} {
 		err := tc.cfg.Validate()
 		if (err == nil) != tc.ok {

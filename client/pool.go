@@ -1,12 +1,14 @@
 package client
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/credentials/insecure"
 
@@ -53,6 +55,10 @@ func dialPool(addr string, n int) (*pool, error) {
 // kv returns the pool's next connection in round-robin order, skipping those
 // that are failing or shut down as long as another one is not.
 func (p *pool) kv() cairnpb.KVClient {
+	return p.kvs[p.pick()]
+}
+
+func (p *pool) pick() int {
 	p.attempts.Add(1)
 	n := uint64(len(p.conns))
 	start := p.next.Add(1) - 1
@@ -62,9 +68,37 @@ func (p *pool) kv() cairnpb.KVClient {
 		case connectivity.TransientFailure, connectivity.Shutdown:
 			continue
 		}
-		return p.kvs[j]
+		return int(j)
 	}
-	return p.kvs[start%n]
+	return int(start % n)
+}
+
+// readyKV is kv for a replicated store: if the connection is not ready it
+// waits up to wait for it, so that a node whose host does not answer (gRPC
+// keeps connecting, and a request would wait until its deadline) is left
+// for another replica. The error is Unavailable and the request was not
+// sent. A connection that failed outright is returned at once: the request
+// fails fast with gRPC's own error.
+func (p *pool) readyKV(ctx context.Context, wait time.Duration) (cairnpb.KVClient, error) {
+	j := p.pick()
+	cc := p.conns[j]
+	st := cc.GetState()
+	if st == connectivity.Idle {
+		cc.Connect()
+	}
+	wctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	for st != connectivity.Ready && st != connectivity.TransientFailure && st != connectivity.Shutdown {
+		if !cc.WaitForStateChange(wctx, st) {
+			if ctx.Err() != nil {
+				break // the request fails with the operation's own error
+			}
+			return nil, &Error{Code: codes.Unavailable, Action: ActionRetry,
+				Msg: fmt.Sprintf("no connection to %s within %v (still %v)", p.addr, wait, st)}
+		}
+		st = cc.GetState()
+	}
+	return p.kvs[j], nil
 }
 
 // markFailing passes the node over for failPeriod.

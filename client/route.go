@@ -37,6 +37,22 @@ type route struct {
 	// stick, when set, names the node to try first and receives the node
 	// that answered, so an iterator's pages come from one replica.
 	stick *topology.NodeID
+	// bounded marks a read that no server waits on (NONE_REQUIRED,
+	// ABSOLUTE, StoreInfo): each attempt gets 1/attemptShare of the time
+	// left, so a node that hangs (it is stopped, or partitioned with its
+	// connection open) costs a share, not the whole timeout.
+	bounded bool
+}
+
+// attemptShare: a bounded read's attempt gets 1/attemptShare of the time
+// left in the operation.
+const attemptShare = 3
+
+// boundedRead reports whether reads at consistency c are bounded (see
+// route.bounded). TIME_LAG and VERSION reads may wait on the replica for
+// their consistency, so their attempts get the whole time left.
+func boundedRead(c Consistency) bool {
+	return c.kind == cairnpb.ConsistencyKind_NONE_REQUIRED || c.kind == cairnpb.ConsistencyKind_ABSOLUTE
 }
 
 // writeRoute routes a write about major path major.
@@ -46,13 +62,17 @@ func writeRoute(major []string) route {
 
 // readRoute routes a read about major path major under consistency c.
 func readRoute(major []string, c Consistency) route {
-	return route{kind: routeKey, major: major, leader: c.kind == cairnpb.ConsistencyKind_ABSOLUTE}
+	return route{kind: routeKey, major: major, leader: c.kind == cairnpb.ConsistencyKind_ABSOLUTE, bounded: boundedRead(c)}
 }
 
 // shardRoute routes a read of shard s (a store scan page).
 func shardRoute(s topology.ShardID, c Consistency, stick *topology.NodeID) route {
-	return route{kind: routeShard, shard: s, leader: c.kind == cairnpb.ConsistencyKind_ABSOLUTE, stick: stick}
+	return route{kind: routeShard, shard: s, leader: c.kind == cairnpb.ConsistencyKind_ABSOLUTE,
+		bounded: boundedRead(c), stick: stick}
 }
+
+// infoRoute routes StoreInfo: any node.
+var infoRoute = route{kind: routeAny, bounded: true}
 
 // targets returns the shard a request is about (0 for routeAny) and the
 // nodes that may serve it, in topology order.
@@ -134,7 +154,7 @@ func classify(e *Error, write bool) next {
 		return giveUp
 	case e.Kind == KindNotLeader:
 		return followLeader
-	case e.Kind == KindWrongShard:
+	case e.Kind == KindWrongShard || e.Kind == KindStaleTopology:
 		return refreshTopo
 	case e.Kind == kindShuttingDown || (e.Kind == "" && e.Code == codes.Unavailable):
 		return tryElsewhere
@@ -204,7 +224,10 @@ func (c *Client) callCluster(ctx context.Context, o options, rt route, fn attemp
 		var sent atomic.Bool
 		h := c.header(ctx)
 		h.TopologySeq = t.Seq
-		err = fn(context.WithValue(ctx, sentKey{}, &sent), p.kv(), h)
+		kv, err := p.readyKV(ctx, c.cfg.ConnectTimeout)
+		if err == nil {
+			err = c.attempt(ctx, rt, &sent, kv, h, fn, n)
+		}
 		if err == nil {
 			p.markOK()
 			if rt.leader && shard != 0 {
@@ -245,6 +268,27 @@ func (c *Client) callCluster(ctx context.Context, o options, rt route, fn attemp
 			pause = true
 		}
 	}
+}
+
+// attempt runs fn once against node n. The header keeps the operation's
+// deadline, so a server's consistency wait is not cut short; a bounded
+// read's attempt is cut by the client after its share of the time left,
+// and fails as Unavailable (the node did not answer: try another).
+func (c *Client) attempt(ctx context.Context, rt route, sent *atomic.Bool, kv cairnpb.KVClient,
+	h *cairnpb.RequestHeader, fn attempt, n topology.Node) error {
+	actx, cancel := ctx, context.CancelFunc(func() {})
+	var share time.Duration
+	if dl, ok := ctx.Deadline(); ok && rt.bounded {
+		share = time.Until(dl) / attemptShare
+		actx, cancel = context.WithTimeout(ctx, share)
+	}
+	defer cancel()
+	err := fn(context.WithValue(actx, sentKey{}, sent), kv, h)
+	if err != nil && actx.Err() != nil && ctx.Err() == nil {
+		return &Error{Code: codes.Unavailable, Action: ActionRetry,
+			Msg: fmt.Sprintf("node %d (%s) did not answer within %v", n.ID, n.Addr, share.Round(time.Millisecond))}
+	}
+	return err
 }
 
 // sleep waits a jittered *backoff, then doubles it up to maxBackoff. It

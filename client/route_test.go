@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -109,15 +110,15 @@ type fakeCluster struct {
 }
 
 // newFakeCluster starts n fake nodes holding shards shards; the nodes in
-// dead have an address nothing listens on.
-func newFakeCluster(t *testing.T, n, shards int, dead ...topology.NodeID) *fakeCluster {
+// down get the address given there instead of a fake.
+func newFakeCluster(t *testing.T, n, shards int, down map[topology.NodeID]string) *fakeCluster {
 	fc := &fakeCluster{t: t, kvs: map[topology.NodeID]*fakeKV{}, addrs: map[topology.NodeID]string{},
 		lead: map[topology.ShardID]topology.NodeID{}, hint: map[topology.ShardID]topology.NodeID{}}
 	var nodes []topology.Node
 	for i := 1; i <= n; i++ {
 		id := topology.NodeID(i)
-		addr := deadAddr(t)
-		if !containsID(dead, id) {
+		addr, isDown := down[id]
+		if !isDown {
 			f := &fakeKV{store: "kvstore"}
 			fc.wire(id, f)
 			addr, _ = serveFake(t, f)
@@ -137,13 +138,17 @@ func newFakeCluster(t *testing.T, n, shards int, dead ...topology.NodeID) *fakeC
 	return fc
 }
 
-func containsID(ids []topology.NodeID, id topology.NodeID) bool {
-	for _, x := range ids {
-		if x == id {
-			return true
-		}
+// silentAddr returns the address of a listener that never accepts: TCP
+// connects (the kernel queues the connection) but gRPC's handshake never
+// completes, as with a host that stopped answering.
+func silentAddr(t *testing.T) string {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
 	}
-	return false
+	t.Cleanup(func() { lis.Close() })
+	return lis.Addr().String()
 }
 
 // open opens a client whose helper host is node id.
@@ -226,7 +231,7 @@ func (fc *fakeCluster) wantCalls(what string, want map[topology.NodeID]int64) {
 }
 
 func TestRouteOpenToCachedLeader(t *testing.T) {
-	fc := newFakeCluster(t, 3, 1)
+	fc := newFakeCluster(t, 3, 1, nil)
 	fc.setLeader(1, 3) // not the preferred node: the helper's StoreInfo says so
 	c := fc.open(1)
 	if c.cl == nil {
@@ -245,7 +250,7 @@ func TestRouteOpenToCachedLeader(t *testing.T) {
 }
 
 func TestRouteNotLeaderFollowsHint(t *testing.T) {
-	fc := newFakeCluster(t, 3, 1)
+	fc := newFakeCluster(t, 3, 1, nil)
 	fc.setLeader(1, 1)
 	c := fc.open(1)
 	fc.setLeader(1, 3) // leadership moves after the client cached node 1
@@ -266,7 +271,7 @@ func TestRouteNotLeaderFollowsHint(t *testing.T) {
 }
 
 func TestRouteNoLeaderKnown(t *testing.T) {
-	fc := newFakeCluster(t, 3, 1)
+	fc := newFakeCluster(t, 3, 1, nil)
 	c := fc.open(1)
 	fc.setLeader(1, 0) // an election is under way
 	go func() {
@@ -295,7 +300,7 @@ func TestRouteDeadLeader(t *testing.T) {
 	// Node 1 is the shard's preferred node and, in the helper's view, its
 	// leader, but nothing listens there. The replicas elect node 3, and node
 	// 2 still names node 1 for a while.
-	fc := newFakeCluster(t, 3, 1, 1)
+	fc := newFakeCluster(t, 3, 1, map[topology.NodeID]string{1: deadAddr(t)})
 	fc.setLeader(1, 1)
 	c := fc.open(2)
 	fc.setLeader(1, 3)
@@ -324,8 +329,40 @@ func TestRouteDeadLeader(t *testing.T) {
 	}
 }
 
+func TestRouteUnansweringNode(t *testing.T) {
+	// Node 1 leads in the helper's view, but its host stopped answering:
+	// connecting to it hangs. The client must give up on it after
+	// ConnectTimeout, not at the operation's deadline.
+	fc := newFakeCluster(t, 3, 1, map[topology.NodeID]string{1: silentAddr(t)})
+	fc.setLeader(1, 1)
+	c, err := Open(context.Background(), Config{Hosts: []string{fc.addrs[2]}, Store: "kvstore",
+		Timeout: 10 * time.Second, ConnectTimeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fc.setLeader(1, 3)
+	start := time.Now()
+	v, err := c.Put(context.Background(), MustParseKey("/a"), []byte("v"))
+	if err != nil || v.String() != "03" {
+		t.Fatalf("Put = %v, %v; want node 3's version", v, err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("Put took %v; want about ConnectTimeout (200ms)", d)
+	}
+	start = time.Now()
+	for range 10 {
+		if _, _, err := c.Get(context.Background(), MustParseKey("/a")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("10 reads took %v; want the unanswering replica passed over", d)
+	}
+}
+
 func TestRouteReadSpread(t *testing.T) {
-	fc := newFakeCluster(t, 3, 1)
+	fc := newFakeCluster(t, 3, 1, nil)
 	c := fc.open(1)
 	ctx := context.Background()
 	for range 30 {
@@ -346,7 +383,7 @@ func TestRouteReadSpread(t *testing.T) {
 }
 
 func TestRouteWrongShardRefreshesTopology(t *testing.T) {
-	fc := newFakeCluster(t, 3, 1)
+	fc := newFakeCluster(t, 3, 1, nil)
 	c := fc.open(1)
 	// The store moves the shard to nodes 2 and 3 (topology seq 2); node 1
 	// no longer holds it.
@@ -391,7 +428,7 @@ func TestRouteWriteOutcomes(t *testing.T) {
 		{kindShuttingDown, codes.Unavailable, cairnpb.ErrorDetail_RETRY, false, 1, nil},
 	} {
 		t.Run(tc.kind, func(t *testing.T) {
-			fc := newFakeCluster(t, 3, 1)
+			fc := newFakeCluster(t, 3, 1, nil)
 			lead := fc.leader(1)
 			c := fc.open(lead)
 			f := fc.kvs[lead]
@@ -423,7 +460,7 @@ func TestRouteWriteOutcomes(t *testing.T) {
 }
 
 func TestRouteStoreIteratorByShard(t *testing.T) {
-	fc := newFakeCluster(t, 3, 2)
+	fc := newFakeCluster(t, 3, 2, nil)
 	var mu sync.Mutex
 	served := map[topology.ShardID]map[topology.NodeID]int{}
 	for id, f := range fc.kvs {
@@ -467,4 +504,84 @@ func TestRouteStoreIteratorByShard(t *testing.T) {
 			}
 		}
 	}
+}
+
+func TestRouteCloseWhileBusy(t *testing.T) {
+	fc := newFakeCluster(t, 3, 2, nil)
+	c := fc.open(1)
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 200 {
+				key := Key{Major: []string{strconv.Itoa(g), strconv.Itoa(i)}}
+				_, _, err := c.Get(context.Background(), key)
+				if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, ErrUnavailable) {
+					t.Errorf("Get after Close = %v; want a cancellation or unavailable error", err)
+					return
+				}
+			}
+		})
+	}
+	time.Sleep(5 * time.Millisecond) // let some requests start
+	if err := c.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	wg.Wait()
+}
+
+func BenchmarkChoose(b *testing.B) {
+	reps := []topology.NodeID{1, 2, 3}
+	usable := map[topology.NodeID]bool{1: true, 2: true, 3: true}
+	avoid := map[topology.NodeID]bool{}
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		choose(reps, i%2 == 0, 2, 1, 0, usable, avoid, uint64(i))
+	}
+}
+
+func TestRouteHungNode(t *testing.T) {
+	// Node 1 is stopped: its connection stays open but it never answers.
+	fc := newFakeCluster(t, 3, 1, nil)
+	hung := make(chan struct{})
+	t.Cleanup(func() { close(hung) })
+	hang := func(ctx context.Context, _ *cairnpb.GetRequest) (*cairnpb.GetResponse, error) {
+		select {
+		case <-ctx.Done():
+		case <-hung:
+		}
+		return nil, status.Error(codes.Unavailable, "stopped")
+	}
+	fc.kvs[1].get = hang
+	c := fc.open(2)
+	ctx := context.Background()
+	start := time.Now()
+	for i := range 6 {
+		if _, _, err := c.Get(ctx, MustParseKey("/a"), WithTimeout(time.Second)); err != nil {
+			t.Fatalf("NONE_REQUIRED read %d with node 1 hung: %v", i, err)
+		}
+	}
+	if d := time.Since(start); d > 800*time.Millisecond {
+		t.Errorf("6 NONE_REQUIRED reads took %v; want one attempt's share (1s/3) lost to the hung node, then it passed over", d)
+	}
+	if n := fc.kvs[1].calls.Load(); n != 1 {
+		t.Errorf("%d reads went to the hung node, want 1 (then it is marked failing)", n)
+	}
+
+	// The leader hangs: ABSOLUTE reads and writes must wait for the
+	// replicas to elect another, and the reads are served by it. (The write
+	// sent to the hung leader, if any, is MaybeApplied: not tested here.)
+	fc2 := newFakeCluster(t, 3, 1, nil)
+	lead := fc2.leader(1)
+	c2 := fc2.open(lead%3 + 1)
+	fc2.kvs[lead].get = hang
+	go func() {
+		time.Sleep(300 * time.Millisecond) // the election
+		fc2.setLeader(1, lead%3+1)
+	}()
+	start = time.Now()
+	rec, _, err := c2.Get(ctx, MustParseKey("/a"), WithConsistency(Absolute), WithTimeout(3*time.Second))
+	if err != nil || string(rec.Value) != strconv.Itoa(int(lead%3+1)) {
+		t.Fatalf("ABSOLUTE read with the leader hung = %q, %v; want the new leader's answer", rec.Value, err)
+	}
+	t.Logf("ABSOLUTE read with the leader hung: %v", time.Since(start))
 }

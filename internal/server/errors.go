@@ -50,6 +50,7 @@ var sentinels = []struct {
 	{storage.ErrDiskFull, mapping{codes.ResourceExhausted, "disk_full", cairnpb.ErrorDetail_RETRY}},
 	{replica.ErrNotLeader, mapping{codes.FailedPrecondition, "not_leader", cairnpb.ErrorDetail_REFRESH}},
 	{ErrWrongShard, mapping{codes.FailedPrecondition, "wrong_shard", cairnpb.ErrorDetail_REFRESH}},
+	{ErrStaleTopology, mapping{codes.FailedPrecondition, "stale_topology", cairnpb.ErrorDetail_REFRESH}},
 	{replica.ErrDropped, mapping{codes.Unavailable, "dropped", cairnpb.ErrorDetail_RETRY}},
 	{replica.ErrRejoining, mapping{codes.Unavailable, "rejoining", cairnpb.ErrorDetail_RETRY}},
 	{replica.ErrUnknownOutcome, mapping{codes.Unknown, "outcome_unknown", cairnpb.ErrorDetail_NONE}},

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/cairndb/cairn/api/cairnpb"
@@ -40,6 +41,10 @@ type Router interface {
 // ErrWrongShard is returned (wrapped) for a request about a shard this node
 // holds no replica of: the client's topology is stale.
 var ErrWrongShard = errors.New("server: this node holds no replica of the shard")
+
+// ErrStaleTopology is returned (wrapped) for a request routed with an older
+// topology than this node's: refresh the topology and retry.
+var ErrStaleTopology = errors.New("server: the client's topology is stale")
 
 // single routes everything to one shard (cairn lite).
 type single struct{ s Shard }
@@ -97,6 +102,10 @@ func NewRouted(router Router, meta storage.StoreMeta, cfg Config) (*Server, erro
 func (s *Server) begin(ctx context.Context, h *cairnpb.RequestHeader) (context.Context, context.CancelFunc, error) {
 	if h.GetStore() != "" && h.GetStore() != s.meta.Name {
 		return ctx, func() {}, errStoreMismatchFor(h.GetStore(), s.meta.Name)
+	}
+	if t := s.router.Topology(); t != nil && h.GetTopologySeq() != 0 && h.GetTopologySeq() < t.Seq {
+		return ctx, func() {}, fmt.Errorf("%w: the request was routed with topology %d, this node has %d",
+			ErrStaleTopology, h.GetTopologySeq(), t.Seq)
 	}
 	if h.GetTimeoutMs() < 0 {
 		return ctx, func() {}, badInput("invalid_argument", "header.timeout_ms: negative timeout %d", h.GetTimeoutMs())
