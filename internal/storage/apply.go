@@ -83,17 +83,12 @@ func (b *Batch) Commit(mode SyncMode) error {
 			return err
 		}
 	}
-	if mode == NoSync {
+	switch mode {
+	case NoSync:
 		return b.b.Commit(pebble.NoSync)
-	}
-	// The WAL fsync skip is engine-wide, so commits that reach the WAL's
-	// sync path go one at a time: a SYNC commit of one shard never shares a
-	// skipped fsync with a WRITE_NO_SYNC commit of another.
-	b.e.syncMu.Lock()
-	defer b.e.syncMu.Unlock()
-	if mode == WriteNoSync {
-		b.e.fs.skip.Store(true)
-		defer b.e.fs.skip.Store(false)
+	case Sync: // see walFS: this makes the WAL fsync real
+		b.e.fs.needSync.Add(1)
+		defer b.e.fs.needSync.Add(-1)
 	}
 	return b.b.Commit(pebble.Sync)
 }

@@ -43,16 +43,16 @@
 //
 // Commit takes a SyncMode. Sync fsyncs Pebble's WAL. WriteNoSync makes Pebble
 // write its WAL buffer to the OS (so a process crash cannot lose it) but skips
-// the fsync: the engine's FS wrapper turns WAL fsyncs into no-ops for exactly
-// that commit. NoSync leaves the WAL record in Pebble's buffer. The WAL uses
-// format FormatColumnarBlocks, before WAL sync-offset chunks, so a skipped
-// fsync followed by power loss reads as a torn tail, not as corruption.
+// the fsync: the engine's FS wrapper (walFS) makes WAL fsyncs real only while
+// a Sync commit is in flight, and fsyncs a WAL before Pebble closes it.
+// NoSync leaves the WAL record in Pebble's buffer. The WAL uses format
+// FormatColumnarBlocks, before WAL sync-offset chunks, so a skipped fsync
+// followed by power loss reads as a torn tail, not as corruption.
 //
 // # Concurrency
 //
 // Engine reads (Get, MultiGet, StoreScan, ExpiredBefore) are safe from any
 // goroutine and see a consistent snapshot each. A Batch belongs to one
-// goroutine. Batches of different shards may commit concurrently: commits
-// that reach the WAL's sync path (Sync, WriteNoSync) take turns, because the
-// fsync skip is engine-wide. Close must not race with any of this.
+// goroutine. Batches of different shards may commit concurrently (see
+// walFS). Close must not race with any of this.
 package storage

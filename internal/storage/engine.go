@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"sync"
 	"sync/atomic"
 	"syscall"
 
@@ -57,7 +56,6 @@ type Engine struct {
 	log     *slog.Logger
 	lowDisk atomic.Bool
 	space   *spaceWatcher
-	syncMu  sync.Mutex // serializes commits that go through the WAL sync path
 }
 
 // Open opens (creating if needed) the engine in cfg.Dir.

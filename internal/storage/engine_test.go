@@ -40,8 +40,26 @@ func TestWriteNoSyncReachesTheOS(t *testing.T) {
 	if !walContains(t, e.cfg.Dir, marker) {
 		t.Fatal("after a WriteNoSync commit the WAL file does not hold the record")
 	}
-	if e.fs.skip.Load() {
-		t.Fatal("WAL fsync skipping left on after the commit")
+}
+
+// TestOnlySyncCommitsFsync: WRITE_NO_SYNC commits skip the WAL fsync; SYNC
+// commits perform one.
+func TestOnlySyncCommitsFsync(t *testing.T) {
+	e := testEngine(t)
+	a := &applier{t: t, e: e}
+	before := e.fs.realSyncs.Load()
+	for range 5 {
+		a.apply(1, []*cairnpb.Operation{putOp("/w", "x", 0, nil)}, WriteNoSync)
+	}
+	if got := e.fs.realSyncs.Load() - before; got != 0 {
+		t.Fatalf("%d fsyncs for WRITE_NO_SYNC commits, want 0", got)
+	}
+	a.apply(1, []*cairnpb.Operation{putOp("/w", "y", 0, nil)}, Sync)
+	if got := e.fs.realSyncs.Load() - before; got < 1 {
+		t.Fatal("a SYNC commit did not fsync the WAL")
+	}
+	if e.fs.needSync.Load() != 0 {
+		t.Fatal("needSync left raised after the commit")
 	}
 }
 

@@ -7,14 +7,26 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
-// walFS wraps the engine's FS so that a commit can write Pebble's WAL to the
-// OS without fsyncing it (SyncMode WriteNoSync). While skip is set, Sync on a
-// WAL file returns at once; the data was already handed to the OS by the
-// write that precedes every WAL sync. Only the apply loop sets skip, around
-// one commit, and no other commit runs at the same time.
+// walFS wraps the engine's FS so that Pebble's WAL is fsynced only when a
+// write asked for it:
+//
+//   - A SYNC commit raises needSync for the span of its commit. Pebble
+//     satisfies its sync request with an fsync that starts after the request
+//     was queued, so that fsync sees needSync > 0 and is real.
+//   - Every other WAL fsync (WRITE_NO_SYNC commits, Pebble's own) returns at
+//     once. The data was already handed to the OS by the write() that
+//     precedes every WAL sync in Pebble's flush loop, so a process crash
+//     cannot lose it; an OS crash can lose it, as WRITE_NO_SYNC allows.
+//   - Closing a WAL file (Pebble rotating to a new one) fsyncs it first if a
+//     sync was skipped, so only the newest WAL can ever have a torn tail and
+//     recovery after power loss reads it as a torn tail, not as corruption.
+//
+// Concurrent commits of several shards share the engine freely: none of
+// this depends on one commit at a time, and Pebble groups their syncs.
 type walFS struct {
 	vfs.FS
-	skip atomic.Bool
+	needSync  atomic.Int32
+	realSyncs atomic.Int64 // fsyncs performed, for tests and metrics
 }
 
 func isWAL(name string) bool { return strings.HasSuffix(name, ".log") }
@@ -43,26 +55,52 @@ func (fs *walFS) OpenReadWrite(name string, c vfs.DiskWriteCategory, opts ...vfs
 
 type walFile struct {
 	vfs.File
-	fs *walFS
+	fs    *walFS
+	dirty atomic.Bool // a sync was skipped since the last real one
+}
+
+func (f *walFile) skip() bool {
+	if f.fs.needSync.Load() > 0 {
+		return false
+	}
+	f.dirty.Store(true)
+	return true
 }
 
 func (f *walFile) Sync() error {
-	if f.fs.skip.Load() {
+	if f.skip() {
 		return nil
 	}
+	f.fs.realSyncs.Add(1)
+	f.dirty.Store(false)
 	return f.File.Sync()
 }
 
 func (f *walFile) SyncData() error {
-	if f.fs.skip.Load() {
+	if f.skip() {
 		return nil
 	}
+	f.fs.realSyncs.Add(1)
+	f.dirty.Store(false)
 	return f.File.SyncData()
 }
 
 func (f *walFile) SyncTo(length int64) (bool, error) {
-	if f.fs.skip.Load() {
+	if f.skip() {
 		return false, nil
 	}
+	f.fs.realSyncs.Add(1)
+	f.dirty.Store(false)
 	return f.File.SyncTo(length)
+}
+
+func (f *walFile) Close() error {
+	if f.dirty.Load() {
+		f.fs.realSyncs.Add(1)
+		if err := f.File.Sync(); err != nil {
+			_ = f.File.Close()
+			return err
+		}
+	}
+	return f.File.Close()
 }
