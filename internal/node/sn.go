@@ -46,6 +46,9 @@ type SNConfig struct {
 	// its topology address). Fault tests route peer traffic through proxies
 	// with it; clients still use the topology addresses.
 	PeerAddrs map[topology.NodeID]string
+	// PprofAddr, when set, serves Go's profiling endpoints on a listener of
+	// its own (see LiteConfig.PprofAddr). Default "" (off).
+	PprofAddr string
 }
 
 // DefaultSNConfig returns the defaults for root.
@@ -72,6 +75,7 @@ type SN struct {
 	grpc     *grpc.Server
 	served   chan error
 	closing  chan struct{} // closed when shutdown begins
+	debug    *debugServer
 
 	closeOnce sync.Once
 	closeErr  error
@@ -164,6 +168,12 @@ func (n *SN) start(addr string) error {
 	cairnpb.RegisterKVServer(n.grpc, srv)
 	n.tr.Register(n.grpc)
 	go func() { n.served <- n.grpc.Serve(n.lis) }()
+	if n.cfg.PprofAddr != "" {
+		if n.debug, err = startDebug(n.cfg.PprofAddr); err != nil {
+			return err
+		}
+		n.log.Info("profiling endpoint", "url", "http://"+n.debug.Addr()+"/debug/pprof/")
+	}
 	if rejoin {
 		n.log.Warn("this node's data is gone but it was a member before: rejoining every shard through its leader")
 		for _, r := range n.replicas {
@@ -248,6 +258,9 @@ func (n *SN) Close() error {
 
 func (n *SN) shutdown() error {
 	close(n.closing)
+	if n.debug != nil {
+		n.debug.close()
+	}
 	n.handoff()
 	if n.tr != nil {
 		_ = n.tr.Close() // ends peer streams, so GracefulStop waits only for clients
