@@ -4,6 +4,7 @@ BIN     := bin/cairn
 VERSION := $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 FUZZTIME ?= 5s
+CHAOS_TIME ?= 10m
 
 .PHONY: build test test-go fuzz-short fuzz proto demo vet clean
 
@@ -32,6 +33,30 @@ proto:
 
 demo: build
 	./scripts/demo.sh $(BIN)
+
+# The robustness tests (test/robustness) in a loop with random seeds until
+# the first failure, which prints the seed and the command to reproduce it:
+# make chaos CHAOS_TIME=1h (CHAOS_RUN=TestName for one test).
+.PHONY: chaos
+chaos: build
+	CAIRN_BIN=$(abspath $(BIN)) CHAOS_TIME=$(CHAOS_TIME) ./scripts/chaos.sh
+
+# YCSB workloads A, B, C x zipfian, uniform against cairn lite over loopback
+# and embedded in the benchmark process, a fresh store for each: results/
+# (JSON, summary.tsv, report.html). About 8 minutes; DURATION=60 for longer
+# runs, see scripts/bench-lite.sh for the other knobs. docs/benchmarks.md.
+.PHONY: bench-lite bench-null
+bench-lite: build
+	BIN=$(BIN) ./scripts/bench-lite.sh
+
+# The generator alone (-db null, workload A, 16 threads, 1 KB records): its
+# throughput, then the Go benchmark of one operation's cost and allocations.
+bench-null: build
+	for d in zipfian uniform; do \
+		$(BIN) bench run -db null -P workloads/workloada -p recordcount=100000 -p fieldcount=10 \
+			-p fieldlength=100 -p requestdistribution=$$d -p operationcount=30000000 -threads 16 || exit 1; \
+	done
+	$(GO) test -run '^$$' -bench 'WorkloadAOpNull' -benchtime 3s -count 3 ./internal/bench/
 
 clean:
 	rm -rf bin

@@ -24,8 +24,9 @@ address when ready. SIGINT or SIGTERM stops it cleanly.
 
 The store name and partition count are fixed when the root is created;
 starting on an existing root with different values is refused.`,
-		Example: `  cairn lite --root /tmp/cairn --port 5000 --store kvstore --partitions 10`,
-		Args:    cobra.NoArgs,
+		Example: `  cairn lite --root /tmp/cairn --port 5000 --store kvstore --partitions 10
+  cairn lite --root /tmp/cairn --pprof 127.0.0.1:6060   # then: go tool pprof http://127.0.0.1:6060/debug/pprof/profile`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg.Version = version
 			level := slog.LevelInfo
@@ -48,7 +49,10 @@ starting on an existing root with different values is refused.`,
 	f.IntVar(&cfg.Limits.MaxValueBytes, "max-value-bytes", cfg.Limits.MaxValueBytes, "largest value, in bytes")
 	f.IntVar(&cfg.Limits.MaxComponents, "max-components", cfg.Limits.MaxComponents, "most components in a key")
 	f.DurationVar(&cfg.ShutdownGrace, "shutdown-grace", cfg.ShutdownGrace, "how long shutdown waits for in-flight requests")
+	f.IntVar(&cfg.StreamWorkers, "stream-workers", cfg.StreamWorkers, "goroutines kept to run requests (0: one new goroutine per request)")
+	f.IntVar(&cfg.GCPercent, "gc-percent", cfg.GCPercent, "Go GC percent for this process (0: the runtime's; the GOGC environment variable wins)")
 	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	f.StringVar(&cfg.PprofAddr, "pprof", "", "serve Go profiles (net/http/pprof) on this host:port, a listener of its own (default off; use loopback)")
 	_ = cmd.MarkFlagRequired("root")
 	return cmd
 }
@@ -62,6 +66,9 @@ func runLite(ctx context.Context, cfg node.LiteConfig) error {
 	}
 	m := n.Store()
 	fmt.Printf("cairn lite: store %q (%d partitions) ready at %s\n", m.Name, m.Partitions, n.Addr())
+	if a := n.PprofAddr(); a != "" {
+		cfg.Logger.Info("profiling endpoint", "addr", "http://"+a+"/debug/pprof/")
+	}
 	select {
 	case <-ctx.Done():
 		cfg.Logger.Info("shutting down", "reason", "signal")

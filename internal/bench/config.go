@@ -94,6 +94,7 @@ type CairnConfig struct {
 	Layout      string        // cairn.layout: value or minor
 	Timeout     time.Duration // cairn.timeout
 	Conns       int           // cairn.conns
+	CPUProfile  string        // cairn.cpuprofile: file for a CPU profile of the run, or ""
 }
 
 // NewConfig checks the properties against the allow-list and builds a
@@ -242,6 +243,7 @@ func NewConfig(phase Phase, workload string, p *Properties) (*Config, error) {
 	c.Cairn.Layout = r.oneOf("cairn.layout", "value", "minor")
 	c.Cairn.Timeout = r.duration("cairn.timeout")
 	c.Cairn.Conns = r.intMin("cairn.conns", 1)
+	c.Cairn.CPUProfile = r.str("cairn.cpuprofile")
 	c.Seed = r.uint64("cairn.seed")
 
 	if err := errors.Join(r.errs...); err != nil {

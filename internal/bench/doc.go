@@ -25,6 +25,9 @@
 //     public Go client) or embedded (storage + replica + server handlers in
 //     this process, no network).
 //   - Run measures, merges and prints (WriteText), and builds the result.
+//     With cairn.cpuprofile=FILE it writes a Go CPU profile of this process
+//     over the measured phase (with -db embedded: generator, server
+//     handlers, replica and Pebble together).
 //
 // # Invariants
 //

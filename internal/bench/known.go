@@ -74,6 +74,7 @@ var knownProps = []prop{
 	{"cairn.timeout", "5s", "timeout of each operation (Go duration)"},
 	{"cairn.conns", "2", "-db cairn: gRPC connections per host"},
 	{"cairn.seed", "1", "seed of the per-thread random sources (thread i uses stream i)"},
+	{"cairn.cpuprofile", "", "write a Go CPU profile of this process over the measured phase to this file (go tool pprof)"},
 }
 
 // propAliases are accepted spellings of known properties, renamed on input.

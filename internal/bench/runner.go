@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"runtime"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -128,6 +130,10 @@ func Run(ctx context.Context, cfg *Config, env Env) (_ *result.Run, err error) {
 	}
 
 	fmt.Fprintln(env.Stderr, "Starting test.")
+	stopProfile, err := startCPUProfile(cfg.Cairn.CPUProfile)
+	if err != nil {
+		return nil, err
+	}
 	var gc0, gc1 runtime.MemStats
 	runtime.ReadMemStats(&gc0)
 	epoch = time.Now()
@@ -168,6 +174,9 @@ func Run(ctx context.Context, cfg *Config, env Env) (_ *result.Run, err error) {
 	}
 	wg.Wait()
 	runtimeMs := time.Since(epoch).Milliseconds()
+	if err := stopProfile(); err != nil {
+		return nil, err
+	}
 	series := mon.finish()
 	runtime.ReadMemStats(&gc1)
 
@@ -203,6 +212,31 @@ func Run(ctx context.Context, cfg *Config, env Env) (_ *result.Run, err error) {
 		return run, fmt.Errorf("%w: %d of %d records read did not verify (see [VERIFY] above)", ErrIntegrity, st.mismatch, st.checked)
 	}
 	return run, nil
+}
+
+// startCPUProfile starts a CPU profile of this process into path (none
+// when path is empty) and returns the function that stops and writes it.
+// It covers the measured phase only: the threads' operations, not the
+// binding's opening or the report.
+func startCPUProfile(path string) (stop func() error, err error) {
+	if path == "" {
+		return func() error { return nil }, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("bench: cairn.cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("bench: cairn.cpuprofile: %w", err)
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			return fmt.Errorf("bench: cairn.cpuprofile: %w", err)
+		}
+		return nil
+	}, nil
 }
 
 func openBinding(ctx context.Context, cfg *Config, env Env, log *errLog) (Binding, error) {

@@ -11,6 +11,17 @@
 // when the root is first used; starting on an existing root with other values
 // fails with storage.ErrStoreMismatch.
 //
+// # Serving
+//
+// RPC handlers run on a pool of LiteConfig.StreamWorkers long-lived
+// goroutines, and the node sets the process's GC percent
+// (LiteConfig.GCPercent): without them a lite node under load spent about a
+// quarter of its CPU growing fresh goroutines' stacks and collecting a 4 MiB
+// heap fifty times a second (docs/benchmarks.md). With
+// LiteConfig.PprofAddr set, Go's profiles are served on a listener of their
+// own (cairn lite --pprof 127.0.0.1:6060; go tool pprof
+// http://127.0.0.1:6060/debug/pprof/profile).
+//
 // # Concurrency
 //
 // StartLite returns a running node; Close stops it once (later calls return

@@ -249,6 +249,12 @@ func (r *Raft) Step(m *raftpb.Message) {
 	if !r.admitted.Load() {
 		return // not readmitted yet: the leader still remembers our old log
 	}
+	if r.applied.Load() == 0 && (m.GetType() == raftpb.MsgVote || m.GetType() == raftpb.MsgPreVote) {
+		// A readmitted replica forgot the votes it cast before its data was
+		// lost; it votes again only once the leader's snapshot has taught it
+		// the current term and leader (and so its vote lease).
+		return
+	}
 	select {
 	case r.inbox <- m:
 	default:

@@ -1,0 +1,27 @@
+// Package robustness checks the replication guarantees of docs/guarantees.md
+// against clusters of real `cairn sn` processes with real faults: SIGKILL,
+// SIGSTOP, wiped data directories and links cut by proxies
+// (test/clustertest). Workloads go through the smart client (package
+// client) and are recorded in histories that are checked for lost
+// acknowledged writes and for linearizability (porcupine).
+//
+//   - TestFailoverUnderLoad: SIGKILL a shard leader under load.
+//   - TestConsistencyModes: NONE_REQUIRED, TIME_LAG and VERSION reads on
+//     followers that are cut off or whose leader is stopped.
+//   - TestWipedReplicaRejoins: a follower loses its data and catches up
+//     through a snapshot.
+//   - TestPartitionedLeader: a leader cut off from its followers never
+//     acknowledges a write, and the majority side carries on.
+//   - TestKillAllNoSync: NO_SYNC writes survive SIGKILL of every node.
+//
+// docs/guarantees.md ("Replication", R1-R11) says which test checks which
+// promise.
+//
+// Each test takes its randomness from -seed (0: from the clock) and prints
+// the seed it used with the command that reruns it; `make chaos` runs them
+// in a loop with random seeds (scripts/chaos.sh). Real processes and
+// scheduling are not deterministic, so a seed reproduces the test's choices
+// (keys, operations, timing of faults, which node), not every interleaving.
+// Failure artifacts (node logs, histories, porcupine visualizations) go to
+// $CAIRN_ARTIFACTS/<test>, or a temporary directory the test names.
+package robustness
