@@ -141,17 +141,44 @@ func (r *Raft) propose(p *raftProposal) {
 	r.pending[p.id] = p
 }
 
+// handleReady persists what the Ready asks and applies its committed
+// entries in one Pebble batch, committed once with the strongest sync mode
+// the new entries (or a vote) ask for; only then are messages sent and
+// requests answered. One commit per Ready halves the engine's commits on
+// leaders and followers alike. A Ready with a snapshot installs it first, on
+// its own.
 func (r *Raft) handleReady() error {
 	rd := r.rn.Ready()
 	if rd.SoftState != nil {
 		r.setLeader(rd.SoftState.Lead)
 	}
-	if err := r.persist(rd); err != nil {
+	b := r.e.NewShardBatch(r.cfg.Shard, r.cfg.Origin)
+	defer b.Close()
+	if !raft.IsEmptySnap(rd.Snapshot) {
+		if err := r.commitSnapshot(rd.Snapshot); err != nil {
+			return err
+		}
+	}
+	mode, wrote, err := r.persistInto(b, rd)
+	if err != nil {
 		return err
 	}
-	r.cfg.Sender.Send(r.cfg.Shard, rd.Messages)
-	if err := r.apply(rd.CommittedEntries); err != nil {
+	done, err := r.applyInto(b, rd.CommittedEntries)
+	if err != nil {
 		return err
+	}
+	if wrote || len(rd.CommittedEntries) > 0 {
+		if err := b.Commit(mode); err != nil {
+			return err
+		}
+	}
+	r.ackLocal()
+	r.cfg.Sender.Send(r.cfg.Shard, rd.Messages)
+	if len(rd.CommittedEntries) > 0 {
+		r.afterApply(done, rd.CommittedEntries[len(rd.CommittedEntries)-1].GetIndex())
+		if err := r.maybeTruncate(r.applied.Load()); err != nil {
+			return err
+		}
 	}
 	for _, rs := range rd.ReadStates {
 		for _, q := range r.readWait[string(rs.RequestCtx)] {
@@ -176,50 +203,55 @@ func (r *Raft) setLeader(lead uint64) {
 	}
 }
 
-// persist writes what Ready asks to be durable before messages go out.
-func (r *Raft) persist(rd raft.Ready) error {
-	if raft.IsEmptySnap(rd.Snapshot) && len(rd.Entries) == 0 && raft.IsEmptyHardState(rd.HardState) {
-		return nil
-	}
-	b := r.e.NewShardBatch(r.cfg.Shard, r.cfg.Origin)
-	defer b.Close()
-	mode := storage.WriteNoSync // Raft's log never stays in the process: see docs/guarantees.md
-	if !raft.IsEmptySnap(rd.Snapshot) {
-		if err := r.installSnapshot(b, rd.Snapshot); err != nil {
-			return err
+// persistInto adds to b what Ready asks to be durable before messages go
+// out, and returns the sync mode that needs. Without entries or a new hard
+// state it writes nothing (wrote=false) and the mode is NoSync: applying
+// alone needs no log durability, the log already has it.
+func (r *Raft) persistInto(b *storage.Batch, rd raft.Ready) (mode storage.SyncMode, wrote bool, err error) {
+	mode = storage.NoSync
+	if len(rd.Entries) > 0 {
+		mode = storage.WriteNoSync // Raft's log never stays in the process: see docs/guarantees.md
+		if err := r.ls.append(b, rd.Entries); err != nil {
+			return 0, false, err
 		}
-		mode = storage.Sync
-	}
-	if err := r.ls.append(b, rd.Entries); err != nil {
-		return err
-	}
-	leader := r.leader.Load() == r.cfg.Node
-	for _, e := range rd.Entries {
-		if m := r.entryMode(e, leader); m == storage.Sync {
-			mode = storage.Sync
+		leader := r.leader.Load() == r.cfg.Node
+		for _, e := range rd.Entries {
+			if m := r.entryMode(e, leader); m == storage.Sync {
+				mode = storage.Sync
+			}
 		}
+		wrote = true
 	}
 	if hs := rd.HardState; !raft.IsEmptyHardState(hs) {
+		mode = max(mode, storage.WriteNoSync)
 		if hs.GetTerm() != r.ls.hard.GetTerm() || hs.GetVote() != r.ls.hard.GetVote() {
 			mode = storage.Sync // a vote must never be forgotten
 		}
 		r.ls.hard = proto.Clone(hs).(*raftpb.HardState)
 		r.term.Store(hs.GetTerm())
 		if err := r.ls.writeState(b); err != nil {
-			return err
+			return 0, false, err
 		}
+		wrote = true
 	}
-	if err := b.Commit(mode); err != nil {
+	return mode, wrote, nil
+}
+
+// commitSnapshot installs a snapshot in a batch of its own, fsynced.
+func (r *Raft) commitSnapshot(s *raftpb.Snapshot) error {
+	b := r.e.NewShardBatch(r.cfg.Shard, r.cfg.Origin)
+	defer b.Close()
+	if err := r.installSnapshot(b, s); err != nil {
 		return err
 	}
-	if !raft.IsEmptySnap(rd.Snapshot) {
-		md := rd.Snapshot.GetMetadata()
-		r.voters.Store(&r.ls.conf.Voters)
-		r.lastTerm = md.GetTerm()
-		r.applied.Store(md.GetIndex())
-		r.signal()
+	if err := b.Commit(storage.Sync); err != nil {
+		return err
 	}
-	r.ackLocal()
+	md := s.GetMetadata()
+	r.voters.Store(&r.ls.conf.Voters)
+	r.lastTerm = md.GetTerm()
+	r.applied.Store(md.GetIndex())
+	r.signal()
 	return nil
 }
 
@@ -286,22 +318,20 @@ func blindPut(cmd *commandpb.Command) bool {
 	return true
 }
 
-func (r *Raft) apply(entries []*raftpb.Entry) error {
-	if len(entries) == 0 {
-		return nil
-	}
-	b := r.e.NewShardBatch(r.cfg.Shard, r.cfg.Origin)
-	defer b.Close()
-	type resolved struct {
-		p   *raftProposal
-		res storage.Result
-	}
+type resolved struct {
+	p   *raftProposal
+	res storage.Result
+}
+
+// applyInto applies committed entries into b and returns the proposals of
+// this node they answer; nothing is answered before b commits.
+func (r *Raft) applyInto(b *storage.Batch, entries []*raftpb.Entry) ([]resolved, error) {
 	var done []resolved
 	for _, e := range entries {
 		r.lastTerm = e.GetTerm()
 		if e.GetType() == raftpb.EntryConfChange {
 			if err := r.applyConf(b, e); err != nil {
-				return err
+				return nil, err
 			}
 			b.Skip(e.GetIndex())
 			continue
@@ -325,10 +355,11 @@ func (r *Raft) apply(entries []*raftpb.Entry) error {
 			}
 		}
 	}
-	if err := b.Commit(storage.NoSync); err != nil { // the log holds the durability
-		return err
-	}
-	last := entries[len(entries)-1].GetIndex()
+	return done, nil
+}
+
+// afterApply publishes the applied index and answers the proposals.
+func (r *Raft) afterApply(done []resolved, last uint64) {
 	r.applied.Store(last)
 	r.signal()
 	for _, d := range done {
@@ -347,7 +378,6 @@ func (r *Raft) apply(entries []*raftpb.Entry) error {
 		}
 	}
 	r.checkAckAll()
-	return r.maybeTruncate(last)
 }
 
 // checkAckAll answers ALL-ack writes once every voter holds them.
