@@ -53,6 +53,8 @@ it cleanly. 'cairn cluster start' writes the topology and starts the nodes.`,
 	f.Uint64Var(&cfg.LogKeep, "raft-log-keep", cfg.LogKeep, "applied Raft entries kept for lagging replicas")
 	f.DurationVar(&cfg.ShutdownGrace, "shutdown-grace", cfg.ShutdownGrace, "how long shutdown waits for in-flight requests")
 	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	f.IntVar(&cfg.StreamWorkers, "stream-workers", cfg.StreamWorkers, "goroutines kept to run requests (0: one new goroutine per request)")
+	f.IntVar(&cfg.GCPercent, "gc-percent", cfg.GCPercent, "Go GC percent for this process (0: the runtime's; the GOGC environment variable wins)")
 	f.StringVar(&cfg.PprofAddr, "pprof", "", "serve Go profiles (net/http/pprof) on this host:port (default off; use loopback)")
 	f.StringArrayVar(&peers, "peer", nil, "reach peer node ID at ADDR instead of its topology address: --peer ID=HOST:PORT (repeatable; for fault-injection proxies)")
 	_ = cmd.MarkFlagRequired("root")

@@ -49,6 +49,9 @@ type SNConfig struct {
 	// PprofAddr, when set, serves Go's profiling endpoints on a listener of
 	// its own (see LiteConfig.PprofAddr). Default "" (off).
 	PprofAddr string
+	// StreamWorkers and GCPercent: as for LiteConfig (defaults 128 and 800).
+	StreamWorkers int
+	GCPercent     int
 }
 
 // DefaultSNConfig returns the defaults for root.
@@ -56,7 +59,7 @@ func DefaultSNConfig(root string) SNConfig {
 	return SNConfig{
 		Root: root, Host: "127.0.0.1", Port: 5000, CacheBytes: 256 << 20, MinFreeBytes: 64 << 20,
 		Limits: keys.DefaultLimits(), ShutdownGrace: 5 * time.Second, Version: "dev",
-		TickInterval: 100 * time.Millisecond, LogKeep: 10000,
+		TickInterval: 100 * time.Millisecond, LogKeep: 10000, StreamWorkers: 128, GCPercent: 800,
 	}
 }
 
@@ -106,6 +109,7 @@ func StartSN(ctx context.Context, cfg SNConfig) (*SN, error) {
 	if err != nil {
 		return nil, err
 	}
+	setGCPercent(cfg.GCPercent)
 	n := &SN{cfg: cfg, log: cfg.Logger.With("node", self.ID), topo: topo, self: self, engine: e,
 		replicas: make(map[uint64]*replica.Raft), served: make(chan error, 1), closing: make(chan struct{})}
 	if err := n.start(addr); err != nil {
@@ -164,7 +168,8 @@ func (n *SN) start(addr string) error {
 	if err != nil {
 		return err
 	}
-	n.grpc = grpc.NewServer(grpc.MaxRecvMsgSize(64<<20), grpc.MaxSendMsgSize(64<<20))
+	n.grpc = grpc.NewServer(grpc.MaxRecvMsgSize(64<<20), grpc.MaxSendMsgSize(64<<20),
+		grpc.NumStreamWorkers(uint32(max(n.cfg.StreamWorkers, 0))))
 	cairnpb.RegisterKVServer(n.grpc, srv)
 	n.tr.Register(n.grpc)
 	go func() { n.served <- n.grpc.Serve(n.lis) }()

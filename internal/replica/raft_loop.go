@@ -223,7 +223,8 @@ func (r *Raft) persistInto(b *storage.Batch, rd raft.Ready) (mode storage.SyncMo
 		wrote = true
 	}
 	if hs := rd.HardState; !raft.IsEmptyHardState(hs) {
-		mode = max(mode, storage.WriteNoSync)
+		// A new commit index alone needs no durability: after a crash Raft
+		// learns it again from the leader. A new term or vote must be fsynced.
 		if hs.GetTerm() != r.ls.hard.GetTerm() || hs.GetVote() != r.ls.hard.GetVote() {
 			mode = storage.Sync // a vote must never be forgotten
 		}
