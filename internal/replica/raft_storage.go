@@ -25,7 +25,7 @@ type logStore struct {
 	truncIndex uint64 // entries <= truncIndex are gone
 	truncTerm  uint64
 	lastIndex  uint64
-	terms      map[uint64]uint64 // recent entries' terms
+	terms      map[uint64]uint64        // recent entries' terms
 	recent     map[uint64]*raftpb.Entry // recently appended entries, so raft rarely reads them back
 	snapshot   func() (*raftpb.Snapshot, error)
 }

@@ -7,8 +7,6 @@ package e2e
 import (
 	"bytes"
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"net"
 	"os"
@@ -21,6 +19,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/cairndb/cairn/test/clustertest"
 
 	"github.com/cairndb/cairn/api/cairnpb"
 	"google.golang.org/grpc"
@@ -38,48 +38,9 @@ const (
 	rpcTimeout = 10 * time.Second
 )
 
-// cairnBin is the binary under test: $CAIRN_BIN, or one built by TestMain.
-var cairnBin string
-
-func TestMain(m *testing.M) {
-	flag.Parse()
-	code, err := setupAndRun(m)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
-		os.Exit(1)
-	}
-	os.Exit(code)
-}
-
-func setupAndRun(m *testing.M) (int, error) {
-	if bin := os.Getenv("CAIRN_BIN"); bin != "" {
-		if _, err := os.Stat(bin); err != nil {
-			return 0, fmt.Errorf("CAIRN_BIN: %w", err)
-		}
-		cairnBin = bin
-		return m.Run(), nil
-	}
-	out, err := exec.Command("go", "env", "GOMOD").Output()
-	if err != nil {
-		return 0, fmt.Errorf("go env GOMOD: %w", err)
-	}
-	gomod := strings.TrimSpace(string(out))
-	if gomod == "" || gomod == os.DevNull {
-		return 0, errors.New("go env GOMOD: not inside a module")
-	}
-	dir, err := os.MkdirTemp("", "cairn-e2e-bin-")
-	if err != nil {
-		return 0, err
-	}
-	defer os.RemoveAll(dir)
-	cairnBin = filepath.Join(dir, "cairn")
-	build := exec.Command("go", "build", "-o", cairnBin, "./cmd/cairn")
-	build.Dir = filepath.Dir(gomod)
-	if out, err := build.CombinedOutput(); err != nil {
-		return 0, fmt.Errorf("go build ./cmd/cairn: %w\n%s", err, out)
-	}
-	return m.Run(), nil
-}
+// TestMain runs the tests with $CAIRN_BIN, or a cairn binary built once
+// (clustertest.Main).
+func TestMain(m *testing.M) { clustertest.Main(m) }
 
 // syncBuffer is a bytes.Buffer safe for one writer and concurrent readers.
 type syncBuffer struct {
@@ -139,6 +100,7 @@ func startProc(t testing.TB, name string, args ...string) *proc {
 		stderr: &syncBuffer{},
 		exited: make(chan struct{}),
 	}
+	cairnBin := clustertest.Binary(t)
 	p.cmd = exec.Command(cairnBin, args...)
 	p.cmd.Stdout, p.cmd.Stderr = p.stdout, p.stderr
 	p.cmd.WaitDelay = 5 * time.Second // the output copiers may not outlive the process by more
