@@ -49,14 +49,21 @@ chaos: build
 bench-lite: build
 	BIN=$(BIN) ./scripts/bench-lite.sh
 
-# The generator alone (-db null, workload A, 16 threads, 1 KB records): its
-# throughput, then the Go benchmark of one operation's cost and allocations.
+# The generator alone (-db null, workload A, 16 threads, 1 KB records, 20 s
+# per distribution): its throughput, then the Go benchmark of one
+# operation's cost and allocations.
 bench-null: build
 	for d in zipfian uniform; do \
 		$(BIN) bench run -db null -P workloads/workloada -p recordcount=100000 -p fieldcount=10 \
-			-p fieldlength=100 -p requestdistribution=$$d -p operationcount=30000000 -threads 16 || exit 1; \
+			-p fieldlength=100 -p requestdistribution=$$d -p operationcount=0 -p maxexecutiontime=20 -threads 16 || exit 1; \
 	done
 	$(GO) test -run '^$$' -bench 'WorkloadAOpNull' -benchtime 3s -count 3 ./internal/bench/
+
+# Workloads A and C (zipfian, 1 KB records) against cairn lite and a 3-node
+# RF=3 cluster, with SYNC and with WRITE_NO_SYNC: results/replication/.
+.PHONY: bench-replication
+bench-replication: build
+	BIN=$(BIN) ./scripts/bench-replication.sh
 
 clean:
 	rm -rf bin

@@ -51,10 +51,10 @@ type LiteConfig struct {
 	// StreamWorkers is the number of long-lived goroutines that run RPC
 	// handlers (gRPC's NumStreamWorkers); a request that finds them all busy
 	// gets a goroutine of its own, as every request does with 0. Reusing a
-	// goroutine keeps its grown stack: a fresh one starts at 8 KiB and is
-	// copied as it grows through the handler and Pebble, a cost paid per
-	// request. Default 128; workers beyond the requests in flight only
-	// hold their stacks.
+	// goroutine keeps its grown stack: a fresh one starts small (2 KiB, or
+	// the runtime's recent average) and is copied as it grows through the
+	// handler and Pebble, a cost paid per request. Default 128; workers
+	// beyond the requests in flight only hold their stacks.
 	StreamWorkers int
 	// GCPercent is set as the process's GC percent (runtime/debug.SetGCPercent)
 	// when the node starts, unless the GOGC environment variable is set; 0

@@ -22,6 +22,17 @@ func benchKey(i int) keys.Key {
 	return keys.Key{Major: []string{"usertable", "user" + strconv.Itoa(i*7919+1)}}
 }
 
+// benchValue returns a record of printable random bytes, which compress
+// about as cairn bench's values do.
+func benchValue() []byte {
+	r := rand.New(rand.NewPCG(3, 4))
+	v := make([]byte, benchValueBytes)
+	for i := range v {
+		v[i] = ' ' + byte(r.IntN(64))
+	}
+	return v
+}
+
 // benchEngine opens an engine holding the benchmark data set. With flushed
 // set the records are in sstables (as after a load and its compactions);
 // otherwise they are in the memtable.
@@ -35,7 +46,7 @@ func benchEngine(b *testing.B, flushed bool) (*Engine, *applier) {
 	}
 	b.Cleanup(func() { _ = e.Close() })
 	a := &applier{t: b, e: e}
-	value := make([]byte, benchValueBytes)
+	value := benchValue()
 	const group = 500
 	for i := 0; i < benchRecords; i += group {
 		bt := e.NewBatch(testOrigin)
@@ -106,7 +117,7 @@ func BenchmarkApplyPut(b *testing.B) {
 	for _, groupSize := range []int{1, 8} {
 		b.Run("group="+strconv.Itoa(groupSize), func(b *testing.B) {
 			e, a := benchEngine(b, true)
-			value := make([]byte, benchValueBytes)
+			value := benchValue()
 			r := rand.New(rand.NewPCG(1, 2))
 			versions := make(map[int][]byte)
 			b.ReportAllocs()
