@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"log/slog"
-	"os"
 	"os/signal"
 	"syscall"
 
@@ -29,11 +27,10 @@ starting on an existing root with different values is refused.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg.Version = version
-			level := slog.LevelInfo
-			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
-				return fmt.Errorf("--log-level: %w", err)
+			var err error
+			if cfg.Logger, err = newLogger(logLevel); err != nil {
+				return err
 			}
-			cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 			return runLite(cmd.Context(), cfg)
 		},
 	}
@@ -69,15 +66,5 @@ func runLite(ctx context.Context, cfg node.LiteConfig) error {
 	if a := n.PprofAddr(); a != "" {
 		cfg.Logger.Info("profiling endpoint", "addr", "http://"+a+"/debug/pprof/")
 	}
-	select {
-	case <-ctx.Done():
-		cfg.Logger.Info("shutting down", "reason", "signal")
-	case err := <-n.Done():
-		cfg.Logger.Error("server stopped", "err", err)
-	}
-	if err := n.Close(); err != nil {
-		return fmt.Errorf("shutdown: %w", err)
-	}
-	cfg.Logger.Info("stopped cleanly")
-	return nil
+	return serveUntilStopped(ctx, n, cfg.Logger)
 }

@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"log/slog"
-	"os"
 	"os/signal"
 	"strconv"
 	"strings"
@@ -31,12 +29,10 @@ it cleanly. 'cairn cluster start' writes the topology and starts the nodes.`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg.Version = version
-			level := slog.LevelInfo
-			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
-				return fmt.Errorf("--log-level: %w", err)
-			}
-			cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 			var err error
+			if cfg.Logger, err = newLogger(logLevel); err != nil {
+				return err
+			}
 			if cfg.PeerAddrs, err = parsePeers(peers); err != nil {
 				return err
 			}
@@ -70,17 +66,7 @@ func runSN(ctx context.Context, cfg node.SNConfig) error {
 	}
 	t := n.Topology()
 	fmt.Printf("cairn sn: node %d of store %q (%d shards here) ready at %s\n", n.ID(), t.Store, len(t.ShardsOn(n.ID())), n.Addr())
-	select {
-	case <-ctx.Done():
-		cfg.Logger.Info("shutting down", "reason", "signal")
-	case err := <-n.Done():
-		cfg.Logger.Error("server stopped", "err", err)
-	}
-	if err := n.Close(); err != nil {
-		return fmt.Errorf("shutdown: %w", err)
-	}
-	cfg.Logger.Info("stopped cleanly")
-	return nil
+	return serveUntilStopped(ctx, n, cfg.Logger)
 }
 
 func parsePeers(specs []string) (map[topology.NodeID]string, error) {
