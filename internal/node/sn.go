@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -63,6 +64,27 @@ func DefaultSNConfig(root string) SNConfig {
 	}
 }
 
+// Validate reports a config that cannot work, naming the flag.
+func (c SNConfig) Validate() error {
+	switch {
+	case c.Root == "":
+		return errors.New("root: required (the node's directory, holding topology.json)")
+	case c.Port < 0 || c.Port > 65535:
+		return fmt.Errorf("port: %d is not a TCP port", c.Port)
+	case c.TickInterval < time.Millisecond:
+		return fmt.Errorf("raft-tick: %v is below 1ms", c.TickInterval)
+	case c.LogKeep < 1:
+		return fmt.Errorf("raft-log-keep: %d; keep at least one entry", c.LogKeep)
+	case c.ShutdownGrace < 0:
+		return fmt.Errorf("shutdown-grace: negative %v", c.ShutdownGrace)
+	case c.GCPercent < 0:
+		return fmt.Errorf("gc-percent: negative %d", c.GCPercent)
+	case c.StreamWorkers < 0 || c.StreamWorkers > maxStreamWorkers:
+		return fmt.Errorf("stream-workers: %d is not between 0 and %d", c.StreamWorkers, maxStreamWorkers)
+	}
+	return c.Limits.Validate()
+}
+
 // SN is a running storage node: the replicas of every shard the topology
 // places on it, one engine, one port for clients and peers.
 type SN struct {
@@ -88,6 +110,9 @@ type SN struct {
 func StartSN(ctx context.Context, cfg SNConfig) (*SN, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
 	topo, err := topology.Load(filepath.Join(cfg.Root, topology.FileName))
 	if err != nil {

@@ -123,24 +123,12 @@ func (l *Local) Propose(ctx context.Context, cmd *commandpb.Command, mode storag
 	if l.failed.Load() {
 		return storage.Result{}, ErrClosed
 	}
-	if addsData(cmd) && l.e.LowDisk() {
-		return storage.Result{}, storage.ErrDiskFull
-	}
-	if cmd.NowMs == 0 {
-		cmd.NowMs = time.Now().UnixMilli()
+	if err := prepare(l.e, cmd); err != nil {
+		return storage.Result{}, err
 	}
 	p := &proposal{ctx: ctx, cmd: cmd, sync: mode, done: make(chan outcome, 1)}
-	select {
-	case <-l.closing:
-		return storage.Result{}, ErrClosed
-	default:
-	}
-	select {
-	case l.proposals <- p:
-	case <-ctx.Done():
-		return storage.Result{}, ctx.Err()
-	case <-l.closing:
-		return storage.Result{}, ErrClosed
+	if err := enqueue(ctx, l.proposals, p, l.closing); err != nil {
+		return storage.Result{}, err
 	}
 	// Queued: wait for the outcome whatever the context says. The loop
 	// answers everything it takes before it exits, so if it has exited
@@ -166,6 +154,36 @@ func (l *Local) ProposeWith(ctx context.Context, cmd *commandpb.Command, w Write
 
 // Spans returns nil: a lite store's one shard owns every partition.
 func (l *Local) Spans() []storage.Span { return nil }
+
+// prepare checks and stamps a command before it is queued: a write that
+// adds data is refused on a full disk, and the proposer's clock is set.
+func prepare(e *storage.Engine, cmd *commandpb.Command) error {
+	if addsData(cmd) && e.LowDisk() {
+		return storage.ErrDiskFull
+	}
+	if cmd.NowMs == 0 {
+		cmd.NowMs = time.Now().UnixMilli()
+	}
+	return nil
+}
+
+// enqueue hands p to a loop's queue unless ctx ends or the replica closes
+// first; then p was never taken.
+func enqueue[P any](ctx context.Context, q chan<- P, p P, closing <-chan struct{}) error {
+	select {
+	case <-closing:
+		return ErrClosed
+	default:
+	}
+	select {
+	case q <- p:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-closing:
+		return ErrClosed
+	}
+}
 
 func addsData(cmd *commandpb.Command) bool {
 	b, ok := cmd.GetBody().(*commandpb.Command_Batch)

@@ -160,6 +160,7 @@ type Raft struct {
 	nextProp  uint64
 	pending   map[uint64]*raftProposal
 	ackWait   []*raftProposal
+	noneWait  []*raftProposal // AckNone blind puts, answered once persisted
 	confWait  []*confWaiter
 	readSeq   uint64
 	readWait  map[string][]*readRequest
@@ -337,24 +338,12 @@ func (r *Raft) ProposeWith(ctx context.Context, cmd *commandpb.Command, w WriteO
 	if leader := r.leader.Load(); leader != r.cfg.Node {
 		return storage.Result{}, &NotLeaderError{Leader: leader}
 	}
-	if addsData(cmd) && r.e.LowDisk() {
-		return storage.Result{}, storage.ErrDiskFull
-	}
-	if cmd.NowMs == 0 {
-		cmd.NowMs = time.Now().UnixMilli()
+	if err := prepare(r.e, cmd); err != nil {
+		return storage.Result{}, err
 	}
 	p := &raftProposal{ctx: ctx, cmd: cmd, master: w.Master, replica: w.Replica, ack: w.Ack, done: make(chan outcome, 1)}
-	select {
-	case <-r.closing:
-		return storage.Result{}, ErrClosed
-	default:
-	}
-	select {
-	case r.proposals <- p:
-	case <-ctx.Done():
-		return storage.Result{}, ctx.Err()
-	case <-r.closing:
-		return storage.Result{}, ErrClosed
+	if err := enqueue(ctx, r.proposals, p, r.closing); err != nil {
+		return storage.Result{}, err
 	}
 	select {
 	case o := <-p.done:

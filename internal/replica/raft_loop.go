@@ -139,6 +139,9 @@ func (r *Raft) propose(p *raftProposal) {
 		return
 	}
 	r.pending[p.id] = p
+	if p.ack == AckNone && blindPut(p.cmd) {
+		r.noneWait = append(r.noneWait, p)
+	}
 }
 
 // handleReady persists what the Ready asks and applies its committed
@@ -291,17 +294,24 @@ func (r *Raft) installSnapshot(b *storage.Batch, s *raftpb.Snapshot) error {
 // the store (unconditional puts returning nothing) once the leader has
 // persisted them.
 func (r *Raft) ackLocal() {
-	for id, p := range r.pending {
-		if p.ack != AckNone || p.index == 0 || !blindPut(p.cmd) {
+	keep := r.noneWait[:0]
+	for _, p := range r.noneWait {
+		if r.pending[p.id] != p {
+			continue // already answered (applied in this Ready, or dropped)
+		}
+		if p.index == 0 {
+			keep = append(keep, p) // not yet persisted
 			continue
 		}
-		delete(r.pending, id)
+		delete(r.pending, p.id)
 		ops := make([]*cairnpb.OperationResult, len(p.cmd.GetBatch().GetOps()))
 		for i := range ops {
 			ops[i] = &cairnpb.OperationResult{Success: true, NewVersion: storage.MakeVersion(r.cfg.Origin, p.index)}
 		}
 		p.done <- outcome{res: storage.Result{Ops: ops}}
 	}
+	clear(r.noneWait[len(keep):])
+	r.noneWait = keep
 }
 
 func blindPut(cmd *commandpb.Command) bool {
