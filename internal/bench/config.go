@@ -94,6 +94,7 @@ type CairnConfig struct {
 	Layout      string        // cairn.layout: value or minor
 	Timeout     time.Duration // cairn.timeout
 	Conns       int           // cairn.conns
+	NodeConns   int           // cairn.nodeconns
 	CPUProfile  string        // cairn.cpuprofile: file for a CPU profile of the run, or ""
 }
 
@@ -243,6 +244,7 @@ func NewConfig(phase Phase, workload string, p *Properties) (*Config, error) {
 	c.Cairn.Layout = r.oneOf("cairn.layout", "value", "minor")
 	c.Cairn.Timeout = r.duration("cairn.timeout")
 	c.Cairn.Conns = r.intMin("cairn.conns", 1)
+	c.Cairn.NodeConns = r.intMin("cairn.nodeconns", 1)
 	c.Cairn.CPUProfile = r.str("cairn.cpuprofile")
 	c.Seed = r.uint64("cairn.seed")
 

@@ -72,7 +72,8 @@ var knownProps = []prop{
 	{"cairn.consistency", "none_required", "read consistency: absolute or none_required"},
 	{"cairn.layout", "value", "record layout: value (one value per record) or minor (one minor key per field)"},
 	{"cairn.timeout", "5s", "timeout of each operation (Go duration)"},
-	{"cairn.conns", "2", "-db cairn: gRPC connections per host"},
+	{"cairn.conns", "2", "-db cairn: gRPC connections per helper host (the one host of cairn lite)"},
+	{"cairn.nodeconns", "1", "-db cairn: gRPC connections per node of a replicated store"},
 	{"cairn.seed", "1", "seed of the per-thread random sources (thread i uses stream i)"},
 	{"cairn.cpuprofile", "", "write a Go CPU profile of this process over the measured phase to this file (go tool pprof)"},
 }
