@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/cairndb/cairn/api/cairnpb"
 	"github.com/cairndb/cairn/internal/topology"
@@ -284,7 +285,11 @@ func (c *Client) attempt(ctx context.Context, rt route, sent *atomic.Bool, kv ca
 	}
 	defer cancel()
 	err := fn(context.WithValue(actx, sentKey{}, sent), kv, h)
-	if err != nil && actx.Err() != nil && ctx.Err() == nil {
+	// A bounded attempt (a read) that ends in a deadline or cancellation
+	// while the request's own context is alive ran out of its share; gRPC
+	// may report that before actx.Err() is visible here.
+	cut := actx.Err() != nil || (rt.bounded && (status.Code(err) == codes.DeadlineExceeded || status.Code(err) == codes.Canceled))
+	if err != nil && cut && ctx.Err() == nil {
 		return &Error{Code: codes.Unavailable, Action: ActionRetry,
 			Msg: fmt.Sprintf("node %d (%s) did not answer within %v", n.ID, n.Addr, share.Round(time.Millisecond))}
 	}
