@@ -9,9 +9,12 @@ go install google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12
 go install google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.5.1
 protoc -I . --go_out=. --go_opt=paths=source_relative \
   --go-grpc_out=. --go-grpc_opt=paths=source_relative \
-  api/cairnpb/kv.proto
+  api/cairnpb/kv.proto api/cairnpb/admin.proto
 protoc -I . --go_out=. --go_opt=paths=source_relative \
   internal/storage/commandpb/command.proto
 protoc -I . --go_out=. --go_opt=paths=source_relative \
   --go-grpc_out=. --go-grpc_opt=paths=source_relative \
   internal/transport/transportpb/transport.proto
+protoc -I . --go_out=. --go_opt=paths=source_relative \
+  --go-grpc_out=. --go-grpc_opt=paths=source_relative \
+  internal/admin/controlpb/control.proto

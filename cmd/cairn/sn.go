@@ -43,18 +43,25 @@ it cleanly. 'cairn cluster start' writes the topology and starts the nodes.`,
 	f.StringVar(&cfg.Root, "root", "", "the node's directory, holding topology.json (required)")
 	f.StringVar(&cfg.Host, "host", cfg.Host, "address to listen on (as listed in the topology)")
 	f.IntVar(&cfg.Port, "port", cfg.Port, "port to listen on (as listed in the topology)")
+	addSNTuningFlags(cmd, &cfg, &logLevel)
+	f.StringArrayVar(&peers, "peer", nil, "reach peer node ID at ADDR instead of its topology address: --peer ID=HOST:PORT (repeatable; for fault-injection proxies)")
+	_ = cmd.MarkFlagRequired("root")
+	cmd.AddCommand(newSNInitCmd(), newSNStartCmd(), newSNRestoreCmd())
+	return cmd
+}
+
+// addSNTuningFlags adds the flags shared by cairn sn and cairn sn start.
+func addSNTuningFlags(cmd *cobra.Command, cfg *node.SNConfig, logLevel *string) {
+	f := cmd.Flags()
 	f.Int64Var(&cfg.CacheBytes, "cache-bytes", cfg.CacheBytes, "block cache size in bytes")
 	f.Int64Var(&cfg.MinFreeBytes, "min-free-bytes", cfg.MinFreeBytes, "refuse writes when free disk space is below this")
 	f.DurationVar(&cfg.TickInterval, "raft-tick", cfg.TickInterval, "Raft tick; an election takes 10 ticks")
 	f.Uint64Var(&cfg.LogKeep, "raft-log-keep", cfg.LogKeep, "applied Raft entries kept for lagging replicas")
 	f.DurationVar(&cfg.ShutdownGrace, "shutdown-grace", cfg.ShutdownGrace, "how long shutdown waits for in-flight requests")
-	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	f.StringVar(logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	f.IntVar(&cfg.StreamWorkers, "stream-workers", cfg.StreamWorkers, "goroutines kept to run requests (0: one new goroutine per request)")
 	f.IntVar(&cfg.GCPercent, "gc-percent", cfg.GCPercent, "Go GC percent for this process (0: the runtime's; the GOGC environment variable wins)")
 	f.StringVar(&cfg.PprofAddr, "pprof", "", "serve Go profiles (net/http/pprof) on this host:port (default off; use loopback)")
-	f.StringArrayVar(&peers, "peer", nil, "reach peer node ID at ADDR instead of its topology address: --peer ID=HOST:PORT (repeatable; for fault-injection proxies)")
-	_ = cmd.MarkFlagRequired("root")
-	return cmd
 }
 
 func runSN(ctx context.Context, cfg node.SNConfig) error {
@@ -64,8 +71,15 @@ func runSN(ctx context.Context, cfg node.SNConfig) error {
 	if err != nil {
 		return err
 	}
-	t := n.Topology()
-	fmt.Printf("cairn sn: node %d of store %q (%d shards here) ready at %s\n", n.ID(), t.Store, len(t.ShardsOn(n.ID())), n.Addr())
+	switch t := n.Topology(); {
+	case t != nil:
+		fmt.Printf("cairn sn: node %d of store %q (%d shards here) ready at %s\n", n.ID(), t.Store, len(t.ShardsOn(n.ID())), n.Addr())
+	case n.ID() != 0:
+		fmt.Printf("cairn sn: sn%d ready at %s, waiting for the admin to deploy a topology\n", n.ID(), n.Addr())
+	default:
+		fmt.Printf("cairn sn: storage node ready at %s, not in a store yet (cairn admin --host %s --port %d, then configure or plan deploy-sn)\n",
+			n.Addr(), cfg.Host, cfg.Port)
+	}
 	return serveUntilStopped(ctx, n, cfg.Logger)
 }
 

@@ -45,9 +45,9 @@ func (n *SN) lostData() (bool, error) {
 	if err := json.Unmarshal(b, &m); err != nil {
 		return false, fmt.Errorf("%s is corrupt: %w", markerFile, err)
 	}
-	if m.Node != n.self.ID || m.Store != n.topo.Store {
+	if m.Node != n.id() || m.Store != n.topology().Store {
 		return false, fmt.Errorf("%s says this root was node %d of store %q, but the topology makes it node %d of %q",
-			markerFile, m.Node, m.Store, n.self.ID, n.topo.Store)
+			markerFile, m.Node, m.Store, n.id(), n.topology().Store)
 	}
 	return true, nil
 }
@@ -57,7 +57,7 @@ func (n *SN) writeMarker() error {
 	if _, err := os.Stat(path); err == nil {
 		return nil
 	}
-	b, _ := json.Marshal(marker{Node: n.self.ID, Store: n.topo.Store})
+	b, _ := json.Marshal(marker{Node: n.id(), Store: n.topology().Store})
 	tmp := path + ".tmp"
 	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
 		return err
@@ -74,11 +74,11 @@ func (n *SN) rejoin(r *replica.Raft) {
 		if n.closed() {
 			return
 		}
-		if to == 0 || to == n.self.ID {
+		if to == 0 || to == n.id() {
 			to = n.otherReplica(r.Shard(), attempt)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		resp, err := n.tr.Rejoin(ctx, transport.NodeID(to), shard)
+		resp, err := n.transport().Rejoin(ctx, transport.NodeID(to), shard)
 		cancel()
 		switch {
 		case err == nil && resp.GetReadmitted():
@@ -100,10 +100,10 @@ func (n *SN) rejoin(r *replica.Raft) {
 }
 
 func (n *SN) otherReplica(shard uint64, attempt int) topology.NodeID {
-	s, _ := n.topo.Shard(topology.ShardID(shard))
+	s, _ := n.topology().Shard(topology.ShardID(shard))
 	var others []topology.NodeID
 	for _, id := range s.Replicas {
-		if id != n.self.ID {
+		if id != n.id() {
 			others = append(others, id)
 		}
 	}
@@ -117,7 +117,7 @@ func (n *SN) otherReplica(shard uint64, attempt int) topology.NodeID {
 func (h handler) HandleRejoin(ctx context.Context, s transport.ShardID, node transport.NodeID) *transportpb.RejoinResponse {
 	r := h.n.replica(uint64(s))
 	if r == nil {
-		return &transportpb.RejoinResponse{Error: fmt.Sprintf("node %d holds no replica of shard %d", h.n.self.ID, s)}
+		return &transportpb.RejoinResponse{Error: fmt.Sprintf("node %d holds no replica of shard %d", h.n.id(), s)}
 	}
 	err := r.Readmit(ctx, uint64(node))
 	var nl *replica.NotLeaderError

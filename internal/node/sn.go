@@ -6,18 +6,24 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cairndb/cairn/api/cairnpb"
+	"github.com/cairndb/cairn/internal/admin"
+	"github.com/cairndb/cairn/internal/admin/controlpb"
 	"github.com/cairndb/cairn/internal/keys"
 	"github.com/cairndb/cairn/internal/replica"
 	"github.com/cairndb/cairn/internal/server"
 	"github.com/cairndb/cairn/internal/storage"
 	"github.com/cairndb/cairn/internal/topology"
 	"github.com/cairndb/cairn/internal/transport"
+	"github.com/cairndb/cairn/internal/transport/transportpb"
 	"google.golang.org/grpc"
 )
 
@@ -50,6 +56,12 @@ type SNConfig struct {
 	// PprofAddr, when set, serves Go's profiling endpoints on a listener of
 	// its own (see LiteConfig.PprofAddr). Default "" (off).
 	PprofAddr string
+	// Init, when set, is the boot config written by `cairn sn init`: the node
+	// may start before it belongs to a store, and the admin deploys it. Nil
+	// for nodes laid out by `cairn cluster`, which need ROOT/topology.json.
+	Init *InitConfig
+	// DataDir holds the engine. Default ROOT/data.
+	DataDir string
 	// StreamWorkers and GCPercent: as for LiteConfig (defaults 128 and 800).
 	StreamWorkers int
 	GCPercent     int
@@ -62,6 +74,13 @@ func DefaultSNConfig(root string) SNConfig {
 		Limits: keys.DefaultLimits(), ShutdownGrace: 5 * time.Second, Version: "dev",
 		TickInterval: 100 * time.Millisecond, LogKeep: 10000, StreamWorkers: 128, GCPercent: 800,
 	}
+}
+
+func (c SNConfig) dataDir() string {
+	if c.DataDir != "" {
+		return c.DataDir
+	}
+	return filepath.Join(c.Root, "data")
 }
 
 // Validate reports a config that cannot work, naming the flag.
@@ -86,14 +105,27 @@ func (c SNConfig) Validate() error {
 }
 
 // SN is a running storage node: the replicas of every shard the topology
-// places on it, one engine, one port for clients and peers.
+// places on it, one engine, one port for clients, peers and the admin.
+//
+// A node started by `cairn sn start` may not belong to a store yet: it then
+// serves only the admin and control services until the admin deploys it
+// (Join), makes it host an admin (HostAdmin) and gives it a topology
+// (InstallTopology). Those change the node while it runs, so the topology,
+// the node id and the transport are published atomically, and changes are
+// serialized by ctlMu.
 type SN struct {
-	cfg      SNConfig
-	log      *slog.Logger
-	topo     *topology.Topology
-	self     topology.Node
-	engine   *storage.Engine
-	tr       *transport.Transport
+	cfg    SNConfig
+	log    *slog.Logger
+	engine *storage.Engine
+	topo   atomic.Pointer[topology.Topology]
+	selfID atomic.Uint64
+	tr     atomic.Pointer[transport.Transport]
+	kv     atomic.Pointer[server.Server]
+	admin  atomic.Pointer[adminHost]
+
+	ctlMu  sync.Mutex // serializes control changes; guards member
+	member membership
+
 	mu       sync.RWMutex // guards replicas while they start
 	replicas map[uint64]*replica.Raft
 	lis      net.Listener
@@ -114,89 +146,84 @@ func StartSN(ctx context.Context, cfg SNConfig) (*SN, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	topo, err := topology.Load(filepath.Join(cfg.Root, topology.FileName))
+	member, joined, err := loadMembership(cfg.Root)
 	if err != nil {
 		return nil, err
 	}
+	topo, err := topology.Load(filepath.Join(cfg.Root, topology.FileName))
+	switch {
+	case errors.Is(err, os.ErrNotExist) && cfg.Init != nil:
+		topo = nil // not deployed yet: the admin will install one
+	case err != nil:
+		return nil, err
+	}
 	addr := net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port))
-	var self topology.Node
-	for _, n := range topo.Nodes {
-		if n.Addr == addr {
-			self = n
+	var self topology.NodeID
+	switch {
+	case joined:
+		self = member.SN
+		if topo != nil && topo.Store != member.Store {
+			return nil, fmt.Errorf("%s is of store %q but %s says this node belongs to %q", topology.FileName, topo.Store, membershipFile, member.Store)
+		}
+	case topo != nil:
+		for _, n := range topo.Nodes {
+			if n.Addr == addr {
+				self = n.ID
+			}
+		}
+		if self == 0 {
+			return nil, fmt.Errorf("this node's address %s is not in the topology of store %q (its nodes: %v); start it with the --host and --port the topology lists", addr, topo.Store, topo.Nodes)
 		}
 	}
-	if self.ID == 0 {
-		return nil, fmt.Errorf("this node's address %s is not in the topology of store %q (its nodes: %v); start it with the --host and --port the topology lists", addr, topo.Store, topo.Nodes)
-	}
-	sc := storage.DefaultConfig(filepath.Join(cfg.Root, "data"))
+	sc := storage.DefaultConfig(cfg.dataDir())
 	sc.CacheBytes, sc.MinFreeBytes, sc.Logger = cfg.CacheBytes, cfg.MinFreeBytes, cfg.Logger
 	e, err := storage.Open(sc)
 	if err != nil {
 		return nil, err
 	}
 	setGCPercent(cfg.GCPercent)
-	n := &SN{cfg: cfg, log: cfg.Logger.With("node", self.ID), topo: topo, self: self, engine: e,
+	n := &SN{cfg: cfg, log: cfg.Logger, engine: e, member: member,
 		replicas: make(map[uint64]*replica.Raft), served: make(chan error, 1), closing: make(chan struct{})}
-	if err := n.start(addr); err != nil {
+	n.selfID.Store(uint64(self))
+	if self != 0 {
+		n.log = cfg.Logger.With("node", self)
+	}
+	if err := n.start(addr, topo); err != nil {
 		n.shutdown()
 		return nil, err
 	}
 	return n, nil
 }
 
-func (n *SN) start(addr string) error {
-	rejoin, err := n.lostData()
-	if err != nil {
-		return err
-	}
-	meta, err := n.engine.Init(n.topo.Store, n.topo.Partitions)
-	if err != nil {
-		return err
-	}
-	n.tr, err = transport.New(transport.Config{
-		NodeID: transport.NodeID(n.self.ID),
-		Resolve: func(id transport.NodeID) (string, bool) {
-			if a, ok := n.cfg.PeerAddrs[topology.NodeID(id)]; ok {
-				return a, true
-			}
-			nd, ok := n.topo.Node(topology.NodeID(id))
-			return nd.Addr, ok
-		},
-		OnUnreachable: func(s transport.ShardID, to transport.NodeID) {
-			if r := n.replica(uint64(s)); r != nil {
-				r.ReportUnreachable(uint64(to))
-			}
-		},
-		OnSnapshotStatus: func(s transport.ShardID, to transport.NodeID, ok bool) {
-			if r := n.replica(uint64(s)); r != nil {
-				r.ReportSnapshot(uint64(to), ok)
-			}
-		},
-		Logger: n.cfg.Logger, // the transport adds node itself
-	}, handler{n})
-	if err != nil {
-		return err
-	}
-	// The listener is bound before replicas start, so peers can reach us as
-	// soon as our replicas speak.
-	if n.lis, err = net.Listen("tcp", addr); err != nil {
-		return fmt.Errorf("listen on %s: %w", addr, err)
-	}
-	for _, s := range n.topo.ShardsOn(n.self.ID) {
-		if err := n.openReplica(meta, s, rejoin); err != nil {
+func (n *SN) start(addr string, topo *topology.Topology) error {
+	if n.id() != 0 {
+		if err := n.ensureTransport(n.id()); err != nil {
 			return err
 		}
 	}
-	scfg := server.DefaultConfig()
-	scfg.Limits, scfg.Version = n.cfg.Limits, n.cfg.Version
-	srv, err := server.NewRouted(router{n}, meta, scfg)
-	if err != nil {
-		return err
+	// The listener is bound before replicas start, so peers can reach us as
+	// soon as our replicas speak.
+	var err error
+	if n.lis, err = net.Listen("tcp", addr); err != nil {
+		return fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	rejoin := false
+	if topo != nil {
+		if rejoin, err = n.openTopology(topo); err != nil {
+			return err
+		}
+	}
+	if n.member.Admin {
+		if err := n.openAdmin(n.member.AdminFounder); err != nil {
+			return err
+		}
 	}
 	n.grpc = grpc.NewServer(grpc.MaxRecvMsgSize(64<<20), grpc.MaxSendMsgSize(64<<20),
 		grpc.NumStreamWorkers(uint32(max(n.cfg.StreamWorkers, 0))))
-	cairnpb.RegisterKVServer(n.grpc, srv)
-	n.tr.Register(n.grpc)
+	cairnpb.RegisterKVServer(n.grpc, kvGate{n: n})
+	transportpb.RegisterRaftServer(n.grpc, raftGate{n: n})
+	cairnpb.RegisterAdminServer(n.grpc, adminRPC{n: n})
+	controlpb.RegisterControlServer(n.grpc, controlRPC{n: n})
 	go func() { n.served <- n.grpc.Serve(n.lis) }()
 	if n.cfg.PprofAddr != "" {
 		if n.debug, err = startDebug(n.cfg.PprofAddr); err != nil {
@@ -206,23 +233,124 @@ func (n *SN) start(addr string) error {
 	}
 	if rejoin {
 		n.log.Warn("this node's data is gone but it was a member before: rejoining every shard through its leader")
+		n.mu.RLock()
 		for _, r := range n.replicas {
 			go n.rejoin(r)
 		}
+		n.mu.RUnlock()
 	}
-	return n.writeMarker()
+	if topo != nil {
+		return n.writeMarker()
+	}
+	return nil
 }
+
+// openTopology initializes the engine for topo, opens the replicas it
+// places here (except stopped ones) and publishes topo. It reports whether
+// the node lost its data and must rejoin.
+func (n *SN) openTopology(topo *topology.Topology) (bool, error) {
+	n.topo.Store(topo)
+	rejoin, err := n.lostData()
+	if err != nil {
+		return false, err
+	}
+	meta, err := n.engine.Init(topo.Store, topo.Partitions)
+	if err != nil {
+		return false, err
+	}
+	for _, s := range topo.ShardsOn(n.id()) {
+		if slices.Contains(n.member.Stopped, uint64(s.ID)) {
+			continue
+		}
+		if err := n.openReplica(meta, s, rejoin); err != nil {
+			return false, err
+		}
+	}
+	scfg := server.DefaultConfig()
+	scfg.Limits, scfg.Version = n.cfg.Limits, n.cfg.Version
+	srv, err := server.NewRouted(router{n}, meta, scfg)
+	if err != nil {
+		return false, err
+	}
+	n.kv.Store(srv)
+	return rejoin, nil
+}
+
+// ensureTransport creates the transport once the node knows its id.
+func (n *SN) ensureTransport(id topology.NodeID) error {
+	if n.tr.Load() != nil {
+		return nil
+	}
+	tr, err := transport.New(transport.Config{
+		NodeID:  transport.NodeID(id),
+		Resolve: n.resolve,
+		OnUnreachable: func(s transport.ShardID, to transport.NodeID) {
+			if r := n.raftFor(uint64(s)); r != nil {
+				r.ReportUnreachable(uint64(to))
+			}
+		},
+		OnSnapshotStatus: func(s transport.ShardID, to transport.NodeID, ok bool) {
+			if r := n.raftFor(uint64(s)); r != nil {
+				r.ReportSnapshot(uint64(to), ok)
+			}
+		},
+		Logger: n.cfg.Logger, // the transport adds node itself
+	}, handler{n})
+	if err != nil {
+		return err
+	}
+	n.tr.Store(tr)
+	return nil
+}
+
+// resolve finds a peer's address: a configured override, the topology, then
+// the peers the admin told this node about.
+func (n *SN) resolve(id transport.NodeID) (string, bool) {
+	if a, ok := n.cfg.PeerAddrs[topology.NodeID(id)]; ok {
+		return a, true
+	}
+	if t := n.topology(); t != nil {
+		if nd, ok := t.Node(topology.NodeID(id)); ok {
+			return nd.Addr, true
+		}
+	}
+	n.ctlMu.Lock()
+	defer n.ctlMu.Unlock()
+	a, ok := n.member.Peers[topology.NodeID(id)]
+	return a, ok
+}
+
+// raftFor returns the local replica of shard s, the admin group included.
+func (n *SN) raftFor(s uint64) *replica.Raft {
+	if s == admin.Shard {
+		if h := n.admin.Load(); h != nil {
+			return h.rep
+		}
+		return nil
+	}
+	return n.replica(s)
+}
+
+// id returns the node's id (0 before it joins a store).
+func (n *SN) id() topology.NodeID { return topology.NodeID(n.selfID.Load()) }
+
+// topology returns the installed topology, or nil.
+func (n *SN) topology() *topology.Topology { return n.topo.Load() }
+
+// transport returns the transport, or nil before the node has an id.
+func (n *SN) transport() *transport.Transport { return n.tr.Load() }
 
 func (n *SN) openReplica(meta storage.StoreMeta, s topology.Shard, rejoin bool) error {
 	voters := make([]uint64, len(s.Replicas))
 	for i, r := range s.Replicas {
 		voters[i] = uint64(r)
 	}
+	topo := n.topology()
 	r, err := replica.OpenRaft(n.engine, meta, replica.RaftConfig{
-		Shard: uint64(s.ID), Node: uint64(n.self.ID), Voters: voters, Origin: s.Origin,
-		Spans:     storage.PartitionSpans(n.topo.PartitionsOf(s.ID), n.topo.Partitions),
+		Shard: uint64(s.ID), Node: uint64(n.id()), Voters: voters, Origin: s.Origin,
+		Spans:     storage.PartitionSpans(topo.PartitionsOf(s.ID), topo.Partitions),
 		Preferred: uint64(s.Preferred), TickInterval: n.cfg.TickInterval, LogKeep: n.cfg.LogKeep,
-		Sender: sender{n.tr}, Logger: n.log, Rejoin: rejoin,
+		Sender: sender{n}, Logger: n.log, Rejoin: rejoin,
 	})
 	if err != nil {
 		return fmt.Errorf("shard %d: %w", s.ID, err)
@@ -270,11 +398,11 @@ func (n *SN) replica(id uint64) *replica.Raft {
 // Addr returns the address the node listens on.
 func (n *SN) Addr() string { return n.lis.Addr().String() }
 
-// ID returns the node's id.
-func (n *SN) ID() topology.NodeID { return n.self.ID }
+// ID returns the node's id (0 until it joins a store).
+func (n *SN) ID() topology.NodeID { return n.id() }
 
-// Topology returns the store's layout.
-func (n *SN) Topology() *topology.Topology { return n.topo }
+// Topology returns the store's layout, or nil before one is installed.
+func (n *SN) Topology() *topology.Topology { return n.topology() }
 
 // Done returns a channel that receives the serve loop's error if the gRPC
 // server stops on its own.
@@ -292,8 +420,11 @@ func (n *SN) shutdown() error {
 		n.debug.close()
 	}
 	n.handoff()
-	if n.tr != nil {
-		_ = n.tr.Close() // ends peer streams, so GracefulStop waits only for clients
+	if h := n.admin.Load(); h != nil {
+		h.handoff()
+	}
+	if tr := n.transport(); tr != nil {
+		_ = tr.Close() // ends peer streams, so GracefulStop waits only for clients
 	}
 	if n.grpc != nil {
 		stopped := make(chan struct{})
@@ -311,5 +442,8 @@ func (n *SN) shutdown() error {
 		r.Close()
 	}
 	n.mu.RUnlock()
+	if h := n.admin.Load(); h != nil {
+		h.close()
+	}
 	return n.engine.Close()
 }

@@ -1,10 +1,11 @@
 // Package replica orders the commands of one shard and applies them.
 //
-// Today a shard has a single replica, Local: it assigns each proposed
-// command the next index, applies it with storage.Batch.Apply, and commits
-// groups of commands in one Pebble batch, so many concurrent writers share
-// one fsync (group commit). The replication issue puts a Raft log in front of
-// the same apply function; callers keep the same contract:
+// A shard of the single-node (lite) store has one replica, Local: it assigns
+// each proposed command the next index, applies it with storage.Batch.Apply,
+// and commits groups of commands in one Pebble batch, so many concurrent
+// writers share one fsync (group commit). A replicated shard has a Raft
+// replica on each of its nodes (Raft, over etcd raft), which puts a Raft log
+// in front of the same apply function. Callers keep the same contract:
 //
 //   - Propose returns only after the command is applied and committed with
 //     at least the requested durability; the Result is final.
@@ -23,4 +24,13 @@
 // One goroutine (the apply loop) owns the engine's write path; another runs
 // the TTL sweeper, which proposes Expire commands like any client. Close
 // stops both and waits for them.
+//
+// # Backup and restore
+//
+// ShardSnapshot exports a running Raft replica's data together with the
+// applied index it reflects. RestoreShard is for an offline tool: with no
+// replica of the shard running, it replaces the shard's records with such an
+// export and resets its Raft log and state so the group restarts at that
+// index (see restore.go). Restoring every replica of a shard from the same
+// export leaves them identical.
 package replica

@@ -109,3 +109,26 @@ func (r *Raft) Admit() { r.admitted.Store(true) }
 
 // Rejoining reports whether the replica still waits to be readmitted.
 func (r *Raft) Rejoining() bool { return !r.admitted.Load() }
+
+// AddVoter makes node a voter of the group, on the leader. It is
+// idempotent: a node that already votes is left alone. It returns once the
+// change is applied here. The new replica should be running (started with
+// Rejoin and admitted) so it can take the snapshot the leader sends it.
+func (r *Raft) AddVoter(ctx context.Context, node uint64) error {
+	if slices.Contains(r.Voters(), node) {
+		return nil
+	}
+	return r.changeConf(ctx, raftpb.ConfChangeAddNode, node)
+}
+
+// RemoveVoter removes node from the group's voters, on the leader;
+// idempotent like AddVoter.
+func (r *Raft) RemoveVoter(ctx context.Context, node uint64) error {
+	if !slices.Contains(r.Voters(), node) {
+		return nil
+	}
+	if node == r.cfg.Node {
+		return fmt.Errorf("replica: a leader cannot remove itself; transfer leadership first")
+	}
+	return r.changeConf(ctx, raftpb.ConfChangeRemoveNode, node)
+}

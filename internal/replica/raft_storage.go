@@ -3,6 +3,7 @@ package replica
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 
 	"github.com/cairndb/cairn/internal/storage"
 	"go.etcd.io/raft/v3"
@@ -76,23 +77,39 @@ func (s *logStore) load(kind byte, into proto.Message) error {
 }
 
 func (s *logStore) bootstrap(voters []uint64) error {
-	s.truncIndex, s.truncTerm, s.lastIndex = bootstrapIndex, bootstrapIndex, bootstrapIndex
-	s.hard = &raftpb.HardState{Term: proto.Uint64(bootstrapIndex), Commit: proto.Uint64(bootstrapIndex), Vote: proto.Uint64(0)}
-	s.conf = &raftpb.ConfState{Voters: voters}
 	b := s.e.NewShardBatch(s.shard, 0)
 	defer b.Close()
+	if err := s.reset(b, bootstrapIndex, bootstrapIndex, voters); err != nil {
+		return err
+	}
+	return b.Commit(storage.Sync)
+}
+
+// reset writes into b the state of a group whose log is empty and truncated
+// at index (with term), everything up to index committed and applied, and
+// voters as its configuration. It deletes nothing: the shard's log must hold
+// no entries, or b must delete them.
+func (s *logStore) reset(b *storage.Batch, index, term uint64, voters []uint64) error {
+	s.truncIndex, s.truncTerm, s.lastIndex = index, term, index
+	s.hard = &raftpb.HardState{Term: proto.Uint64(term), Commit: proto.Uint64(index), Vote: proto.Uint64(0)}
+	s.conf = &raftpb.ConfState{Voters: slices.Clone(voters)}
+	clear(s.terms)
+	clear(s.recent)
 	if err := s.writeTruncated(b); err != nil {
 		return err
 	}
 	if err := s.writeState(b); err != nil {
 		return err
 	}
-	cb, _ := proto.Marshal(s.conf)
+	cb, err := proto.Marshal(s.conf)
+	if err != nil {
+		return err
+	}
 	if err := b.PutShardState(s.shard, storage.ShardConfState, cb); err != nil {
 		return err
 	}
-	b.SetApplied(bootstrapIndex)
-	return b.Commit(storage.Sync)
+	b.SetApplied(index)
+	return nil
 }
 
 func (s *logStore) writeTruncated(b *storage.Batch) error {

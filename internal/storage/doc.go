@@ -11,6 +11,9 @@
 //	                                             applied index)
 //	'r' records  'r' hash(8) major 00 02 minor -> record (see package keys)
 //	'x' expiry   'x' expiry-ms(8 BE) record-key -> empty
+//	'l' Raft log 'l' shard(8 BE) index(8 BE)    -> entry   (see raftlog.go)
+//	's' shard    's' shard(8 BE) kind           -> a replicated shard's
+//	                                             Raft and applied state
 //
 // Records sort by the hash of their major path, so a partition is one
 // contiguous range of the 'r' space. The 'x' space indexes records with a TTL

@@ -59,6 +59,22 @@ func (b *Batch) PutShardState(shard uint64, kind byte, v []byte) error {
 	return b.b.Set(shardKey(shard, kind), v, nil)
 }
 
+// DeleteShardRaftState deletes, within the batch, the shard's whole Raft log
+// and every one of its states: hard state, truncated state, conf state and
+// applied index. Its records are untouched. No replica of the shard may be
+// running. Writes added to the batch afterwards, and the applied index that
+// Commit writes after SetApplied, take effect over the deletion.
+func (b *Batch) DeleteShardRaftState(shard uint64) error {
+	// Every key below is 1+8+8 ('l') or 1+8+1 ('s') bytes long, so appending
+	// 0xff bytes bounds the shard's keys without computing shard+1.
+	logEnd := append(logKey(shard, ^uint64(0)), 0xff)
+	if err := b.b.DeleteRange(logKey(shard, 0), logEnd, nil); err != nil {
+		return err
+	}
+	stateEnd := append(shardKey(shard, 0xff), 0xff)
+	return b.b.DeleteRange(shardKey(shard, 0), stateEnd, nil)
+}
+
 // SetApplied records index as the shard's applied index (snapshots).
 func (b *Batch) SetApplied(index uint64) { b.last = index }
 

@@ -3,6 +3,7 @@ package storage
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -55,6 +56,34 @@ func inSpans(spans []Span, k []byte) bool {
 func (e *Engine) ExportSpans(spans []Span) ([]byte, error) {
 	snap := e.db.NewSnapshot()
 	defer snap.Close()
+	return exportSpans(snap, spans)
+}
+
+// ExportShard is ExportSpans for a replicated shard that also returns the
+// shard's applied index, read from the same view: the data is exactly the
+// shard's state after applying the command at that index, however far the
+// shard has moved on meanwhile.
+func (e *Engine) ExportShard(shard uint64, spans []Span) (data []byte, applied uint64, err error) {
+	snap := e.db.NewSnapshot()
+	defer snap.Close()
+	v, closer, err := snap.Get(shardKey(shard, shardApplied))
+	switch {
+	case errors.Is(err, pebble.ErrNotFound):
+	case err != nil:
+		return nil, 0, fmt.Errorf("storage: shard %d applied index: %w", shard, err)
+	default:
+		if len(v) != 8 {
+			closer.Close()
+			return nil, 0, fmt.Errorf("%w: shard %d applied index of %d bytes", ErrCorrupt, shard, len(v))
+		}
+		applied = binary.BigEndian.Uint64(v)
+		closer.Close()
+	}
+	data, err = exportSpans(snap, spans)
+	return data, applied, err
+}
+
+func exportSpans(r pebble.Reader, spans []Span) ([]byte, error) {
 	var out []byte
 	add := func(k, v []byte) {
 		out = binary.AppendUvarint(out, uint64(len(k)))
@@ -63,16 +92,43 @@ func (e *Engine) ExportSpans(spans []Span) ([]byte, error) {
 		out = append(out, v...)
 	}
 	for _, s := range spans {
-		if err := each(snap, s.Start, s.End, func(k, v []byte) { add(k, v) }); err != nil {
+		if err := each(r, s.Start, s.End, func(k, v []byte) { add(k, v) }); err != nil {
 			return nil, err
 		}
 	}
-	err := each(snap, []byte{expirySpace}, []byte{expirySpace + 1}, func(k, v []byte) {
+	err := each(r, []byte{expirySpace}, []byte{expirySpace + 1}, func(k, v []byte) {
 		if len(k) > 9 && inSpans(spans, k[9:]) {
 			add(k, v)
 		}
 	})
 	return out, err
+}
+
+// SnapshotMaxIndex returns the highest index found in the versions of the
+// records in snapshot data (0 if it holds none), whatever their origin. A
+// shard restored from data must give new writes higher indexes than this.
+func SnapshotMaxIndex(data []byte) (uint64, error) {
+	var top uint64
+	for len(data) > 0 {
+		k, rest, err := readChunk(data)
+		if err != nil {
+			return 0, err
+		}
+		v, rest, err := readChunk(rest)
+		if err != nil {
+			return 0, err
+		}
+		data = rest
+		if len(k) == 0 || k[0] != keys.RecordSpace {
+			continue
+		}
+		rv, err := decodeRecord(v)
+		if err != nil {
+			return 0, fmt.Errorf("snapshot record %x: %w", k, err)
+		}
+		top = max(top, binary.BigEndian.Uint64(rv.version[8:]))
+	}
+	return top, nil
 }
 
 func each(r pebble.Reader, lo, hi []byte, fn func(k, v []byte)) error {

@@ -16,6 +16,40 @@
 // partitions are one span of hash space, and preferred leaders are dealt
 // round-robin over the nodes, so leaders spread evenly.
 //
+// # Placement
+//
+// Build lays out a fixed number of shards of one replication factor.
+// Place instead derives the shard count from the nodes: each node has a
+// Capacity (the most replicas it may host; 0 means unlimited) and a Zone,
+// and each listed zone holds its own replication factor of every shard on
+// distinct nodes of that zone. Place makes as many shards as every zone can
+// host (at most one per partition), fills the nodes with the most spare
+// capacity first, and spreads preferred leaders as evenly as the replicas
+// allow. When no shard fits it says which zone lacks what.
+//
+// # Rules
+//
+// Validate is the hard check: a topology that fails it cannot run. Check is
+// the operator's report on a topology that can: it lists every violation
+// of the placement rules (replicas on distinct nodes, capacity honoured,
+// partitions spread evenly over shards) and warnings worth a look (preferred
+// leaders spread unevenly, capacity left unused), each with a stable rule id
+// and a sentence saying what to do. Diff previews, line by line, what
+// deploying one topology over another would change. Messages name nodes
+// "sn1", "sn2", ... and shards "rg1", "rg2", ... (NodeName, ShardName).
+//
+// # Example
+//
+//	nodes := []topology.Node{
+//		{ID: 1, Addr: "10.0.0.1:5000", Capacity: 2, Zone: "east"},
+//		{ID: 2, Addr: "10.0.0.2:5000", Capacity: 2, Zone: "east"},
+//		{ID: 3, Addr: "10.0.0.3:5000", Capacity: 2, Zone: "east"},
+//	}
+//	t, err := topology.Place("kvstore", 100, nodes, []topology.ZoneRF{{Name: "east", RF: 3}})
+//	// t has 2 shards of 3 replicas; every node hosts 2.
+//	if r := t.Check(); !r.OK() { ... }
+//	for _, line := range topology.Diff(deployed, t) { fmt.Println(line) }
+//
 // # Concurrency
 //
 // A *Topology must not be modified after it is shared; everything here reads

@@ -26,6 +26,13 @@ var ErrInvalid = errors.New("topology: invalid")
 type Node struct {
 	ID   NodeID `json:"id"`
 	Addr string `json:"addr"` // host:port for clients and peers
+	// Capacity is the most replicas the node may host. 0 means unknown and
+	// counts as unlimited, as in topologies written before capacities
+	// existed. Not carried on the wire (ToPB drops it).
+	Capacity int `json:"capacity,omitempty"`
+	// Zone names the zone (rack, room, data center) the node runs in; Place
+	// puts each zone's replicas on that zone's nodes. Not carried on the wire.
+	Zone string `json:"zone,omitempty"`
 }
 
 // Shard is a replication group.
@@ -71,11 +78,18 @@ func Build(store string, partitions uint32, nodes []Node, shards, rf int) (*Topo
 		leads[sh.Preferred]++
 		t.Shards = append(t.Shards, sh)
 	}
-	t.PartitionShard = make([]ShardID, partitions)
-	for p := range partitions {
-		t.PartitionShard[p] = ShardID(uint64(p)*uint64(shards)/uint64(partitions) + 1)
-	}
+	t.PartitionShard = dealPartitions(partitions, shards)
 	return t, t.Validate()
+}
+
+// dealPartitions gives partitions to shards 1..shards in contiguous blocks
+// whose sizes differ by at most one.
+func dealPartitions(partitions uint32, shards int) []ShardID {
+	out := make([]ShardID, partitions)
+	for p := range partitions {
+		out[p] = ShardID(uint64(p)*uint64(shards)/uint64(partitions) + 1)
+	}
+	return out
 }
 
 func leastLoaded(replicas []NodeID, load map[NodeID]int) NodeID {

@@ -278,3 +278,8 @@ func (s *sometimes) allow(interval time.Duration) bool {
 	last := s.last.Load()
 	return now-last >= int64(interval) && s.last.CompareAndSwap(last, now)
 }
+
+// Server returns the transport's gRPC service, for a node that registers a
+// service of its own that delegates to a transport created after its gRPC
+// server started (a storage node learns its id when it joins a store).
+func (t *Transport) Server() transportpb.RaftServer { return &service{t: t} }

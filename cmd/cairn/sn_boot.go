@@ -1,0 +1,126 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/cairndb/cairn/internal/node"
+	"github.com/spf13/cobra"
+)
+
+func newSNInitCmd() *cobra.Command {
+	var root string
+	var c node.InitConfig
+	cmd := &cobra.Command{
+		Use:   "init",
+		Short: "Write a storage node's boot config (Oracle NoSQL's makebootconfig)",
+		Long: `Write ROOT/config.json: where the node listens, how many shard replicas it
+may host (its capacity) and where it keeps its data. Running it again with the
+same values is harmless; different values for an existing root are refused.
+Then start the node with 'cairn sn start --root ROOT' and deploy it with the
+admin shell ('cairn admin'). One port carries everything: clients, Raft
+traffic between nodes, and the admin.`,
+		Example: `  cairn sn init --root /var/cairn/sn1 --host 127.0.0.1 --port 5000 --capacity 2`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			for i, d := range c.StorageDirs {
+				abs, err := filepath.Abs(d)
+				if err != nil {
+					return usageErr("%v", err)
+				}
+				c.StorageDirs[i] = abs
+			}
+			if err := c.Validate(); err != nil {
+				return usageErr("%v", err)
+			}
+			out, existed, err := node.WriteInit(root, c)
+			switch {
+			case errors.Is(err, node.ErrInitConflict):
+				return usageErr("%v", err)
+			case err != nil:
+				return err
+			case existed:
+				fmt.Fprintf(cmd.OutOrStdout(), "%s already holds this config (uid %s); nothing changed\n", filepath.Join(root, node.InitFile), out.UID)
+			default:
+				fmt.Fprintf(cmd.OutOrStdout(), "wrote %s (uid %s, %s:%d, capacity %d)\nstart it with: cairn sn start --root %s\n",
+					filepath.Join(root, node.InitFile), out.UID, out.Host, out.Port, out.Capacity, root)
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&root, "root", "", "the node's directory (created if missing; required)")
+	f.StringVar(&c.Host, "host", "127.0.0.1", "host name or IP that clients and other nodes reach this node at")
+	f.IntVar(&c.Port, "port", 5000, "the node's one port: clients, peers and admin")
+	f.IntVar(&c.Capacity, "capacity", 1, "how many shard replicas this node may host (e.g. its disks or cores)")
+	f.StringArrayVar(&c.StorageDirs, "storagedir", nil, "directory for the node's data (default ROOT/data)")
+	_ = cmd.MarkFlagRequired("root")
+	return cmd
+}
+
+func newSNStartCmd() *cobra.Command {
+	cfg := node.DefaultSNConfig("")
+	var logLevel string
+	cmd := &cobra.Command{
+		Use:   "start",
+		Short: "Start a storage node made by cairn sn init",
+		Long: `Start the storage node whose boot config is ROOT/config.json. A node that is
+not in a store yet serves only the admin: create a store on it with
+'cairn admin ... configure -name STORE', or add it to a store with
+'plan deploy-sn'. A deployed node restarts as what it was. SIGINT or SIGTERM
+stops it cleanly.`,
+		Example: `  cairn sn start --root /var/cairn/sn1`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ic, err := node.LoadInit(cfg.Root)
+			if errors.Is(err, os.ErrNotExist) {
+				return usageErr("%s has no %s: run cairn sn init --root %s --host H --port P --capacity N first", cfg.Root, node.InitFile, cfg.Root)
+			} else if err != nil {
+				return err
+			}
+			cfg.Version, cfg.Init, cfg.Host, cfg.Port = version, &ic, ic.Host, ic.Port
+			if len(ic.StorageDirs) > 0 {
+				cfg.DataDir = ic.StorageDirs[0]
+			}
+			if cfg.Logger, err = newLogger(logLevel); err != nil {
+				return err
+			}
+			return runSN(cmd.Context(), cfg)
+		},
+	}
+	cmd.Flags().StringVar(&cfg.Root, "root", "", "the node's directory, holding config.json (required)")
+	addSNTuningFlags(cmd, &cfg, &logLevel)
+	_ = cmd.MarkFlagRequired("root")
+	return cmd
+}
+
+func newSNRestoreCmd() *cobra.Command {
+	var rc node.RestoreConfig
+	cmd := &cobra.Command{
+		Use:   "restore",
+		Short: "Restore a stopped storage node's shards from a snapshot",
+		Long: `Replace the data of every shard this node hosts with a snapshot taken by
+'snapshot create' in the admin shell. Restore is store-wide: stop every node,
+run restore on each, then start them all. Each shard's files are on the node
+that led it when the snapshot was taken; name the other nodes' roots (or
+copies of their snapshots directories) with --from.`,
+		Example: `  cairn sn restore --root /var/cairn/sn1 --snapshot nightly --from /var/cairn/sn2 --from /var/cairn/sn3`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			rc.Out = cmd.OutOrStdout()
+			if ic, err := node.LoadInit(rc.Root); err == nil && len(ic.StorageDirs) > 0 {
+				rc.DataDir = ic.StorageDirs[0]
+			}
+			return node.Restore(rc)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&rc.Root, "root", "", "the stopped node's directory (required)")
+	f.StringVar(&rc.Name, "snapshot", "", "the snapshot's name (required)")
+	f.StringArrayVar(&rc.From, "from", nil, "another place holding the snapshot's shard files (repeatable)")
+	_ = cmd.MarkFlagRequired("root")
+	_ = cmd.MarkFlagRequired("snapshot")
+	return cmd
+}

@@ -1,0 +1,87 @@
+package admin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/cairndb/cairn/api/cairnpb"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+)
+
+// Client sends admin commands to storage nodes. It tries its addresses in
+// order and moves to the next when a node cannot be reached, so a shell
+// given several helper hosts survives the loss of one. Safe for concurrent
+// use.
+type Client struct {
+	addrs []string
+	conns []*grpc.ClientConn
+}
+
+// ErrUnreachable is returned (wrapped) when no address answered.
+var ErrUnreachable = errors.New("admin: no storage node answered")
+
+// Dial prepares connections to addrs (host:port). It does not wait for
+// them; the first Call does.
+func Dial(addrs []string) (*Client, error) {
+	if len(addrs) == 0 {
+		return nil, errors.New("admin: give at least one host:port of a storage node")
+	}
+	c := &Client{addrs: addrs}
+	for _, a := range addrs {
+		cc, err := grpc.NewClient(a, grpc.WithTransportCredentials(insecure.NewCredentials()))
+		if err != nil {
+			c.Close()
+			return nil, fmt.Errorf("admin: %s: %w", a, err)
+		}
+		c.conns = append(c.conns, cc)
+	}
+	return c, nil
+}
+
+// Close closes the connections.
+func (c *Client) Close() {
+	for _, cc := range c.conns {
+		_ = cc.Close()
+	}
+}
+
+// Call runs command with args on the first node that answers. Errors from
+// the admin keep their gRPC status; see Message.
+func (c *Client) Call(ctx context.Context, command string, args map[string]string) (*cairnpb.AdminReply, error) {
+	var tried []string
+	for i, cc := range c.conns {
+		actx, cancel := context.WithTimeout(ctx, callTimeout(command))
+		r, err := cairnpb.NewAdminClient(cc).Command(actx, &cairnpb.AdminRequest{Command: command, Args: args}, grpc.WaitForReady(false))
+		cancel()
+		if err == nil {
+			return r, nil
+		}
+		if status.Code(err) != codes.Unavailable || ctx.Err() != nil {
+			return nil, err
+		}
+		tried = append(tried, fmt.Sprintf("%s (%s)", c.addrs[i], status.Convert(err).Message()))
+	}
+	return nil, fmt.Errorf("%w: tried %s. Is `cairn sn start` running there, and are host and port right?", ErrUnreachable, strings.Join(tried, "; "))
+}
+
+func callTimeout(command string) time.Duration {
+	if command == "plan wait" {
+		return 10 * time.Minute
+	}
+	return 2 * time.Minute
+}
+
+// Message returns the human text of an error from Call: the admin's own
+// message for a gRPC status, the error text otherwise.
+func Message(err error) string {
+	if s, ok := status.FromError(err); ok {
+		return s.Message()
+	}
+	return err.Error()
+}

@@ -1,0 +1,267 @@
+package admin
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// ArgKind is the type of a command option's value.
+type ArgKind int
+
+// The option kinds.
+const (
+	String ArgKind = iota
+	Int            // a non-negative decimal integer
+	Flag           // no value; present means "true"
+)
+
+// Arg is one option of a command, written -name VALUE or --name VALUE.
+type Arg struct {
+	Name     string
+	Kind     ArgKind
+	Required bool
+	// OneOf names another option that may stand in for this one (exactly
+	// one of the two must be given when Required).
+	OneOf string
+	// Choices, when set, lists the only accepted values.
+	Choices []string
+	Help    string
+}
+
+// Command is one admin command. Name is its canonical name: the words that
+// select it ("plan deploy-zone"). The table is shared by the shell, which
+// parses and checks a command line against it, and the admin service,
+// which runs it.
+type Command struct {
+	Name    string
+	Args    []Arg
+	Summary string // one line
+	Help    string // what it does, what to do next; may span lines
+	// Plan commands create a plan and also take -wait and -noexecute.
+	Plan bool
+}
+
+// planArgs are added to every plan command.
+var planArgs = []Arg{
+	{Name: "wait", Kind: Flag, Help: "wait until the plan ends and print its outcome"},
+	{Name: "noexecute", Kind: Flag, Help: "create the plan in state PENDING without running it (run it later with plan execute -id N)"},
+}
+
+// Commands is the command table, in the order `help` lists it.
+var Commands = []Command{
+	{Name: "configure", Summary: "name the store (the first command for a new store)",
+		Args: []Arg{{Name: "name", Required: true, Help: "the store's name; clients give it when they connect"}},
+		Help: "Creates the store's admin on the storage node the shell is connected to. Run it once, first.\n" +
+			"Next: plan deploy-zone, plan deploy-sn, plan deploy-admin."},
+	{Name: "plan deploy-zone", Plan: true, Summary: "create a zone (a group of storage nodes, such as a data center)",
+		Args: []Arg{
+			{Name: "name", Required: true, Help: "the zone's name"},
+			{Name: "rf", Kind: Int, Required: true, Help: "replication factor: replicas of every shard in this zone"},
+			{Name: "type", Choices: []string{"primary", "secondary"}, Help: "primary (default) zones vote and may lead; secondary zones are recorded but not yet placed"},
+		}},
+	{Name: "plan deploy-sn", Plan: true, Summary: "add a started storage node to a zone",
+		Args: []Arg{
+			{Name: "zn", Required: true, OneOf: "znname", Help: "zone id (zn1 or 1)"},
+			{Name: "znname", Help: "zone name, instead of -zn"},
+			{Name: "host", Required: true, Help: "the node's host, as clients and other nodes reach it"},
+			{Name: "port", Kind: Int, Required: true, Help: "the node's port (the one given to cairn sn init)"},
+		},
+		Help: "The node must be running (cairn sn start). Its capacity comes from its own config."},
+	{Name: "plan deploy-admin", Plan: true, Summary: "host an admin replica on a storage node",
+		Args: []Arg{{Name: "sn", Required: true, Help: "storage node id (sn1 or 1)"}},
+		Help: "Admins form a Raft group; three admins survive the loss of one."},
+	{Name: "plan deploy-topology", Plan: true, Summary: "deploy a topology candidate: create its shards on the storage nodes",
+		Args: []Arg{{Name: "name", Required: true, Help: "the candidate's name (topology create)"}}},
+	{Name: "plan stop-service", Plan: true, Summary: "stop a shard replica (a replication node, rgN-rnM)",
+		Args: []Arg{{Name: "service", Required: true, Help: "rgN-rnM: shard N's replica on storage node M"}}},
+	{Name: "plan start-service", Plan: true, Summary: "start a stopped shard replica",
+		Args: []Arg{{Name: "service", Required: true, Help: "rgN-rnM: shard N's replica on storage node M"}}},
+	{Name: "plan remove-sn", Plan: true, Summary: "remove a storage node that hosts no replica and no admin",
+		Args: []Arg{{Name: "sn", Required: true, Help: "storage node id (sn1 or 1)"}}},
+	{Name: "plan execute", Summary: "run a PENDING, INTERRUPTED or ERROR plan",
+		Args: []Arg{{Name: "id", Kind: Int, Required: true, Help: "plan id"}, planArgs[0]}},
+	{Name: "plan wait", Summary: "wait for a plan to end",
+		Args: []Arg{{Name: "id", Kind: Int, Required: true, Help: "plan id"},
+			{Name: "seconds", Kind: Int, Help: "give up after this many seconds (default: wait until it ends)"}}},
+	{Name: "plan interrupt", Summary: "stop a running plan after its current task (resume with plan execute)",
+		Args: []Arg{{Name: "id", Kind: Int, Required: true, Help: "plan id"}}},
+	{Name: "plan cancel", Summary: "cancel a plan that is not running",
+		Args: []Arg{{Name: "id", Kind: Int, Required: true, Help: "plan id"}}},
+	{Name: "pool create", Summary: "create a storage node pool",
+		Args: []Arg{{Name: "name", Required: true, Help: "the pool's name"}}},
+	{Name: "pool join", Summary: "add a storage node to a pool",
+		Args: []Arg{{Name: "name", Required: true, Help: "the pool's name"}, {Name: "sn", Required: true, Help: "storage node id (sn1 or 1)"}}},
+	{Name: "topology create", Summary: "lay out a topology candidate over a pool",
+		Args: []Arg{
+			{Name: "name", Required: true, Help: "the candidate's name"},
+			{Name: "pool", Required: true, Help: "the pool whose storage nodes host the shards"},
+			{Name: "partitions", Kind: Int, Required: true, Help: "number of partitions (fixed for the store's life; use at least 10 per shard)"},
+		},
+		Help: "Shards = what the pool's capacity allows at each zone's replication factor."},
+	{Name: "topology preview", Summary: "show what deploying a candidate would change",
+		Args: []Arg{{Name: "name", Required: true, Help: "the candidate's name"}}},
+	{Name: "topology validate", Summary: "check a candidate (default: the deployed topology) against the placement rules",
+		Args: []Arg{{Name: "name", Help: "the candidate's name"}}},
+	{Name: "topology view", Summary: "show a candidate",
+		Args: []Arg{{Name: "name", Required: true, Help: "the candidate's name"}}},
+	{Name: "topology list", Summary: "list the topology candidates"},
+	{Name: "show plans", Summary: "list the plans"},
+	{Name: "show plan", Summary: "show one plan and its tasks",
+		Args: []Arg{{Name: "id", Kind: Int, Required: true, Help: "plan id"}}},
+	{Name: "show topology", Summary: "show the deployed topology"},
+	{Name: "show pools", Summary: "list the storage node pools"},
+	{Name: "show zones", Summary: "list the zones"},
+	{Name: "show admins", Summary: "list the admin replicas and which one leads"},
+	{Name: "show events", Summary: "show the event log",
+		Args: []Arg{{Name: "last", Kind: Int, Help: "only the newest N events (default 50)"}}},
+	{Name: "verify configuration", Summary: "check the topology rules and every service's health",
+		Help: "Exits non-zero when a rule is violated or a service is unreachable or lagging. Warnings give advice."},
+	{Name: "snapshot create", Summary: "take a consistent backup of every shard",
+		Args: []Arg{{Name: "name", Required: true, Help: "the snapshot's name"}},
+		Help: "Each shard is exported by its leader at one Raft index into ROOT/snapshots/NAME on that node.\n" +
+			"Restore a stopped store with cairn sn restore on every node."},
+	{Name: "snapshot list", Summary: "list the snapshots"},
+	{Name: "snapshot remove", Summary: "delete a snapshot from every node",
+		Args: []Arg{{Name: "name", Required: true, Help: "the snapshot's name"}}},
+	{Name: "ping", Summary: "contact every storage node and report its shards and their leaders"},
+}
+
+// Lookup finds the command that words start with and returns it and the
+// number of words its name takes. ok is false if none matches.
+func Lookup(words []string) (Command, int, bool) {
+	best, n := Command{}, 0
+	for _, c := range Commands {
+		name := strings.Fields(c.Name)
+		if len(name) > len(words) || len(name) <= n {
+			continue
+		}
+		if slices.Equal(name, words[:len(name)]) {
+			best, n = c, len(name)
+		}
+	}
+	return best, n, n > 0
+}
+
+// AllArgs returns the command's options, plan options included.
+func (c Command) AllArgs() []Arg {
+	if !c.Plan {
+		return c.Args
+	}
+	return append(slices.Clone(c.Args), planArgs...)
+}
+
+// Arg returns the option named name.
+func (c Command) Arg(name string) (Arg, bool) {
+	for _, a := range c.AllArgs() {
+		if a.Name == name {
+			return a, true
+		}
+	}
+	return Arg{}, false
+}
+
+// Check verifies parsed options against the command: every option known,
+// values of the right kind and choice, required ones present. Its errors
+// name the option and say what is expected.
+func (c Command) Check(args map[string]string) error {
+	for name, v := range args {
+		a, ok := c.Arg(name)
+		if !ok {
+			return fmt.Errorf("%s: unknown option -%s; it takes %s", c.Name, name, c.usageArgs())
+		}
+		if err := a.check(v); err != nil {
+			return fmt.Errorf("%s: %w", c.Name, err)
+		}
+	}
+	for _, a := range c.Args {
+		if !a.Required {
+			continue
+		}
+		_, has := args[a.Name]
+		_, alt := args[a.OneOf]
+		switch {
+		case !has && !alt && a.OneOf != "":
+			return fmt.Errorf("%s: give -%s or -%s", c.Name, a.Name, a.OneOf)
+		case !has && !alt:
+			return fmt.Errorf("%s: -%s is required (%s)", c.Name, a.Name, a.Help)
+		case has && alt:
+			return fmt.Errorf("%s: give -%s or -%s, not both", c.Name, a.Name, a.OneOf)
+		}
+	}
+	return nil
+}
+
+func (a Arg) check(v string) error {
+	switch a.Kind {
+	case Int:
+		if _, err := strconv.ParseUint(v, 10, 31); err != nil {
+			return fmt.Errorf("-%s wants a non-negative integer, not %q", a.Name, v)
+		}
+	case Flag:
+		if v != "true" {
+			return fmt.Errorf("-%s takes no value", a.Name)
+		}
+	}
+	if len(a.Choices) > 0 && !slices.Contains(a.Choices, v) {
+		return fmt.Errorf("-%s must be one of %s, not %q", a.Name, strings.Join(a.Choices, ", "), v)
+	}
+	if a.Kind == String && strings.TrimSpace(v) == "" {
+		return fmt.Errorf("-%s wants a value", a.Name)
+	}
+	return nil
+}
+
+// Usage returns the command's synopsis, e.g.
+// "plan deploy-zone -name NAME -rf INT [-type primary|secondary] [-wait] [-noexecute]".
+func (c Command) Usage() string {
+	if s := c.usageArgs(); s != "no options" {
+		return c.Name + " " + s
+	}
+	return c.Name
+}
+
+func (c Command) usageArgs() string {
+	var parts []string
+	for _, a := range c.AllArgs() {
+		if a.Name == c.oneOfTarget(a.Name) {
+			continue // printed with its partner
+		}
+		s := "-" + a.Name + a.metavar()
+		if a.OneOf != "" {
+			o, _ := c.Arg(a.OneOf)
+			s += "|-" + o.Name + o.metavar()
+		}
+		if !a.Required {
+			s = "[" + s + "]"
+		}
+		parts = append(parts, s)
+	}
+	if len(parts) == 0 {
+		return "no options"
+	}
+	return strings.Join(parts, " ")
+}
+
+// oneOfTarget returns name if another option names it as its OneOf partner.
+func (c Command) oneOfTarget(name string) string {
+	for _, a := range c.Args {
+		if a.OneOf == name {
+			return name
+		}
+	}
+	return ""
+}
+
+func (a Arg) metavar() string {
+	switch {
+	case a.Kind == Flag:
+		return ""
+	case len(a.Choices) > 0:
+		return " " + strings.Join(a.Choices, "|")
+	case a.Kind == Int:
+		return " N"
+	}
+	return " " + strings.ToUpper(a.Name)
+}

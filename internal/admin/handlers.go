@@ -1,0 +1,411 @@
+package admin
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cairndb/cairn/api/cairnpb"
+	"github.com/cairndb/cairn/internal/admin/controlpb"
+)
+
+var handlers map[string]handler
+
+func init() {
+	handlers = map[string]handler{
+		"configure":            (*Service).configure,
+		"plan deploy-zone":     (*Service).planDeployZone,
+		"plan deploy-sn":       (*Service).planDeploySN,
+		"plan deploy-admin":    (*Service).planDeployAdmin,
+		"plan deploy-topology": (*Service).planDeployTopology,
+		"plan stop-service":    func(s *Service, ctx context.Context, a map[string]string) (*cairnpb.AdminReply, error) { return s.planService(ctx, a, false) },
+		"plan start-service":   func(s *Service, ctx context.Context, a map[string]string) (*cairnpb.AdminReply, error) { return s.planService(ctx, a, true) },
+		"plan remove-sn":       (*Service).planRemoveSN,
+		"plan execute":         (*Service).planExecute,
+		"plan wait":            (*Service).planWait,
+		"plan interrupt":       (*Service).planInterrupt,
+		"plan cancel":          (*Service).planCancel,
+		"pool create":          (*Service).poolCreate,
+		"pool join":            (*Service).poolJoin,
+		"topology create":      (*Service).topologyCreate,
+		"topology preview":     (*Service).topologyPreview,
+		"topology validate":    (*Service).topologyValidate,
+		"topology view":        (*Service).topologyView,
+		"topology list":        (*Service).topologyList,
+		"show plans":           (*Service).showPlans,
+		"show plan":            (*Service).showPlan,
+		"show topology":        (*Service).showTopology,
+		"show pools":           (*Service).showPools,
+		"show zones":           (*Service).showZones,
+		"show admins":          (*Service).showAdmins,
+		"show events":          (*Service).showEvents,
+		"verify configuration": (*Service).verify,
+		"snapshot create":      (*Service).snapshotCreate,
+		"snapshot list":        (*Service).snapshotList,
+		"snapshot remove":      (*Service).snapshotRemove,
+		"ping":                 (*Service).ping,
+	}
+}
+
+func splitWords(s string) []string { return strings.Fields(s) }
+
+var nameRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_.-]{0,63}$`)
+
+func checkName(what, name string) error {
+	if !nameRE.MatchString(name) {
+		return usageError("%s name %q: use 1-64 letters, digits, '_', '.' or '-', starting with a letter", what, name)
+	}
+	return nil
+}
+
+// loadConfigured loads the metadata and fails if configure has not run.
+func (s *Service) loadConfigured(ctx context.Context) (*Meta, error) {
+	m, _, err := s.store.load(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if m.Store == "" {
+		return nil, ErrNoMeta
+	}
+	return m, nil
+}
+
+func (s *Service) configure(ctx context.Context, a map[string]string) (*cairnpb.AdminReply, error) {
+	name := a["name"]
+	if err := checkName("store", name); err != nil {
+		return nil, err
+	}
+	uid := ""
+	if s.cfg.Self != nil {
+		uid = s.cfg.Self().GetUid()
+	}
+	m, err := s.store.update(ctx, func(m *Meta) error {
+		if m.Store != "" && m.Store != name {
+			return failed("the store is already named %q; its name cannot change (clients connect by it)", m.Store)
+		}
+		if m.Store == "" {
+			m.Store, m.BootstrapUID, m.NextSN = name, uid, 1
+			m.event("store %s configured; its first admin runs on the node that will be sn1", name)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return reply(fmt.Sprintf("Store configured: %s", m.Store), map[string]any{"store": m.Store})
+}
+
+// createPlan persists a new plan (RUNNING, or PENDING with -noexecute) and
+// wakes the executor.
+func (s *Service) createPlan(ctx context.Context, name string, args map[string]string, tasks []*Task, data map[string]string) (*cairnpb.AdminReply, error) {
+	var p *Plan
+	_, err := s.store.update(ctx, func(m *Meta) error {
+		if m.Store == "" {
+			return ErrNoMeta
+		}
+		for _, q := range m.Plans {
+			if q.State == Running && q.Name == name && maps.Equal(q.Args, args) {
+				return failed("plan %d (%s) is already running; wait for it with plan wait -id %d", q.ID, q.title(), q.ID)
+			}
+		}
+		m.NextPlan++
+		p = &Plan{ID: m.NextPlan, Name: name, Args: args, State: Running, Tasks: tasks, Data: data, Created: time.Now().UTC()}
+		if args["noexecute"] == "true" {
+			p.State = Pending
+		} else {
+			p.Started = p.Created
+		}
+		m.Plans = append(m.Plans, p)
+		m.event("plan %d (%s) created, %s", p.ID, p.title(), p.State)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.kick()
+	text := fmt.Sprintf("Started plan %d. Use show plan -id %d to check status.\n\tTo wait for completion, use plan wait -id %d", p.ID, p.ID, p.ID)
+	if p.State == Pending {
+		text = fmt.Sprintf("Created plan %d (PENDING). Run it with plan execute -id %d", p.ID, p.ID)
+	}
+	return reply(text, map[string]any{"plan_id": p.ID, "state": p.State})
+}
+
+func (s *Service) planDeployZone(ctx context.Context, a map[string]string) (*cairnpb.AdminReply, error) {
+	m, err := s.loadConfigured(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkName("zone", a["name"]); err != nil {
+		return nil, err
+	}
+	rf, _ := strconv.Atoi(a["rf"])
+	if rf < 1 || rf > 9 {
+		return nil, usageError("plan deploy-zone: -rf %d; a replication factor is between 1 and 9 (3 survives the loss of one node)", rf)
+	}
+	typ := a["type"]
+	if typ == "" {
+		typ = "primary"
+	}
+	if z := m.zoneByName(a["name"]); z != nil {
+		return nil, failed("zone %s already exists as %s (rf %d); show zones lists the zones", z.Name, zoneName(z.ID), z.RF)
+	}
+	t := newTask("add-zone", fmt.Sprintf("deploy zone %s (rf %d, %s)", a["name"], rf, typ), map[string]string{"name": a["name"], "rf": a["rf"], "type": typ})
+	return s.createPlan(ctx, "deploy-zone", a, []*Task{t}, nil)
+}
+
+func (s *Service) planDeploySN(ctx context.Context, a map[string]string) (*cairnpb.AdminReply, error) {
+	m, err := s.loadConfigured(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var z *Zone
+	if a["znname"] != "" {
+		if z = m.zoneByName(a["znname"]); z == nil {
+			return nil, failed("there is no zone named %q; deploy it first (plan deploy-zone -name %s -rf 3 -wait) or see show zones", a["znname"], a["znname"])
+		}
+	} else {
+		id, err := parseID(a["zn"], "zn")
+		if err != nil {
+			return nil, usageError("-zn: %v", err)
+		}
+		if z = m.zoneByID(int(id)); z == nil {
+			return nil, failed("there is no zone %s; show zones lists the zones", zoneName(int(id)))
+		}
+	}
+	addr := a["host"] + ":" + a["port"]
+	dctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	info, err := s.control(addr).Describe(dctx, &controlpb.DescribeRequest{})
+	cancel()
+	if err != nil {
+		return nil, failed("no storage node answers at %s (%s): start it there with cairn sn start --root DIR, and check -host and -port", addr, taskError(err))
+	}
+	if sn := m.snByUID(info.GetUid()); sn != nil {
+		return nil, failed("the node at %s is already deployed as %s", addr, snName(sn.ID))
+	}
+	if info.GetStore() != "" && info.GetStore() != m.Store {
+		return nil, failed("the node at %s belongs to store %q; initialize a fresh root for store %s", addr, info.GetStore(), m.Store)
+	}
+	t := newTask("register-sn", fmt.Sprintf("deploy storage node at %s in %s", addr, zoneName(z.ID)),
+		map[string]string{"zone": strconv.Itoa(z.ID), "host": a["host"], "port": a["port"]})
+	return s.createPlan(ctx, "deploy-sn", a, []*Task{t}, nil)
+}
+
+func (s *Service) snArg(m *Meta, v string) (*SN, error) {
+	id, err := parseID(v, "sn")
+	if err != nil {
+		return nil, usageError("-sn: %v", err)
+	}
+	sn := m.sn(id)
+	if sn == nil {
+		return nil, failed("there is no storage node %s; deploy it with plan deploy-sn, or see ping", snName(id))
+	}
+	return sn, nil
+}
+
+func (s *Service) planDeployAdmin(ctx context.Context, a map[string]string) (*cairnpb.AdminReply, error) {
+	m, err := s.loadConfigured(ctx)
+	if err != nil {
+		return nil, err
+	}
+	sn, err := s.snArg(m, a["sn"])
+	if err != nil {
+		return nil, err
+	}
+	if slices.Contains(m.Admins, sn.ID) {
+		return nil, failed("%s already hosts an admin; show admins lists them", snName(sn.ID))
+	}
+	id := strconv.FormatUint(sn.ID, 10)
+	args := map[string]string{"sn": id}
+	tasks := []*Task{
+		newTask("host-admin", "start an admin replica on "+snName(sn.ID), args),
+		newTask("add-admin-voter", "add it to the admin group", args),
+		newTask("await-admin", "wait for it to catch up", args),
+		newTask("record-admin", "record the admin", args),
+	}
+	return s.createPlan(ctx, "deploy-admin", a, tasks, nil)
+}
+
+func (s *Service) planService(ctx context.Context, a map[string]string, run bool) (*cairnpb.AdminReply, error) {
+	m, err := s.loadConfigured(ctx)
+	if err != nil {
+		return nil, err
+	}
+	shard, sn, err := parseService(a["service"])
+	if err != nil {
+		return nil, usageError("%v", err)
+	}
+	if m.Deployed == nil {
+		return nil, failed("no topology is deployed, so there are no services yet")
+	}
+	sh, ok := m.Deployed.Shard(topologyShard(shard))
+	if !ok || !slices.Contains(sh.Replicas, topologyNode(sn)) {
+		return nil, failed("there is no service %s; show topology lists them", a["service"])
+	}
+	verb, name := "stop", "stop-service"
+	if run {
+		verb, name = "start", "start-service"
+	}
+	t := newTask("set-service", fmt.Sprintf("%s %s", verb, serviceName(shard, sn)),
+		map[string]string{"shard": strconv.FormatUint(shard, 10), "sn": strconv.FormatUint(sn, 10), "run": strconv.FormatBool(run)})
+	return s.createPlan(ctx, name, a, []*Task{t}, nil)
+}
+
+func (s *Service) planRemoveSN(ctx context.Context, a map[string]string) (*cairnpb.AdminReply, error) {
+	m, err := s.loadConfigured(ctx)
+	if err != nil {
+		return nil, err
+	}
+	sn, err := s.snArg(m, a["sn"])
+	if err != nil {
+		return nil, err
+	}
+	if m.Deployed != nil && len(m.Deployed.ShardsOn(topologyNode(sn.ID))) > 0 {
+		return nil, failed("%s hosts replicas of the deployed topology; a node with data cannot be removed (moving replicas off is not supported yet)", snName(sn.ID))
+	}
+	if slices.Contains(m.Admins, sn.ID) || (sn.ID == 1 && s.cfg.Node == 1) {
+		return nil, failed("%s hosts an admin; removing admins is not supported yet", snName(sn.ID))
+	}
+	args := map[string]string{"sn": strconv.FormatUint(sn.ID, 10)}
+	tasks := []*Task{newTask("leave", "tell "+snName(sn.ID)+" to leave the store", args), newTask("remove-sn", "forget "+snName(sn.ID), args)}
+	return s.createPlan(ctx, "remove-sn", a, tasks, nil)
+}
+
+func (s *Service) planByArg(m *Meta, a map[string]string) (*Plan, error) {
+	id, _ := strconv.Atoi(a["id"])
+	p := m.plan(id)
+	if p == nil {
+		return nil, failed("there is no plan %d; show plans lists them", id)
+	}
+	return p, nil
+}
+
+// setPlanState moves a plan between states under the rules in plan.go.
+func (s *Service) setPlanState(ctx context.Context, a map[string]string, to PlanState, from ...PlanState) (*cairnpb.AdminReply, error) {
+	id, _ := strconv.Atoi(a["id"])
+	var p *Plan
+	_, err := s.store.update(ctx, func(m *Meta) error {
+		var err error
+		if p, err = s.planByArg(m, a); err != nil {
+			return err
+		}
+		if !slices.Contains(from, p.State) {
+			return failed("plan %d is %s; only a plan that is %v can become %s", id, p.State, from, to)
+		}
+		p.State, p.Error = to, ""
+		if to == Running {
+			p.Started, p.Ended = time.Now().UTC(), time.Time{}
+		} else {
+			p.Ended = time.Now().UTC()
+		}
+		m.event("plan %d (%s) set %s", p.ID, p.title(), to)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.kick()
+	return reply(p.summary(), map[string]any{"plan_id": p.ID, "state": p.State})
+}
+
+func (s *Service) planExecute(ctx context.Context, a map[string]string) (*cairnpb.AdminReply, error) {
+	return s.setPlanState(ctx, a, Running, Pending, Interrupted, Failed)
+}
+
+func (s *Service) planInterrupt(ctx context.Context, a map[string]string) (*cairnpb.AdminReply, error) {
+	return s.setPlanState(ctx, a, Interrupted, Running)
+}
+
+func (s *Service) planCancel(ctx context.Context, a map[string]string) (*cairnpb.AdminReply, error) {
+	return s.setPlanState(ctx, a, Canceled, Pending, Interrupted, Failed)
+}
+
+func (s *Service) planWait(ctx context.Context, a map[string]string) (*cairnpb.AdminReply, error) {
+	limit := 10 * time.Minute
+	if v, ok := a["seconds"]; ok {
+		n, _ := strconv.Atoi(v)
+		limit = time.Duration(n) * time.Second
+	}
+	deadline := time.Now().Add(limit)
+	for {
+		m, _, err := s.store.load(ctx)
+		if err != nil {
+			return nil, err
+		}
+		p, err := s.planByArg(m, a)
+		if err != nil {
+			return nil, err
+		}
+		if p.State.Terminal() || p.State == Pending || time.Now().After(deadline) {
+			r, err := reply(p.detail(), map[string]any{"plan_id": p.ID, "state": p.State, "plan": p})
+			if err == nil && p.State != Succeeded && p.State.Terminal() {
+				r.Problems = true
+			}
+			return r, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+		if !s.cfg.Replica.IsLeader() {
+			return nil, failedOver()
+		}
+	}
+}
+
+func failedOver() error {
+	return asStatus(fmt.Errorf("admin: this admin lost the leadership while waiting"))
+}
+
+func (s *Service) poolCreate(ctx context.Context, a map[string]string) (*cairnpb.AdminReply, error) {
+	if err := checkName("pool", a["name"]); err != nil {
+		return nil, err
+	}
+	_, err := s.store.update(ctx, func(m *Meta) error {
+		if m.Store == "" {
+			return ErrNoMeta
+		}
+		if m.pool(a["name"]) != nil {
+			return failed("pool %s already exists; show pools lists them", a["name"])
+		}
+		m.Pools = append(m.Pools, Pool{Name: a["name"]})
+		m.event("pool %s created", a["name"])
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return reply("Added pool "+a["name"], map[string]any{"pool": a["name"]})
+}
+
+func (s *Service) poolJoin(ctx context.Context, a map[string]string) (*cairnpb.AdminReply, error) {
+	var id uint64
+	_, err := s.store.update(ctx, func(m *Meta) error {
+		if m.Store == "" {
+			return ErrNoMeta
+		}
+		p := m.pool(a["name"])
+		if p == nil {
+			return failed("there is no pool %s; create it with pool create -name %s", a["name"], a["name"])
+		}
+		sn, err := s.snArg(m, a["sn"])
+		if err != nil {
+			return err
+		}
+		id = sn.ID
+		if !slices.Contains(p.SNs, sn.ID) {
+			p.SNs = append(p.SNs, sn.ID)
+			m.event("%s joined pool %s", snName(sn.ID), p.Name)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return reply(fmt.Sprintf("Added Storage Node(s) [%s] to pool %s", snName(id), a["name"]), map[string]any{"pool": a["name"], "sn": id})
+}

@@ -1,0 +1,218 @@
+package admin
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/cairndb/cairn/api/cairnpb"
+	"github.com/cairndb/cairn/internal/admin/controlpb"
+	"github.com/cairndb/cairn/internal/replica"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+)
+
+// Shard is the id of the admin group in the node transport. Data shards
+// count from 1 and never reach it.
+const Shard uint64 = 1 << 40
+
+// Config configures a Service.
+type Config struct {
+	// Replica is this node's replica of the admin group. Required.
+	Replica *replica.Raft
+	// Node is this storage node's id; Self describes it (for configure).
+	Node uint64
+	Self func() *controlpb.NodeInfo
+	// TaskDelay pauses before each plan task. Zero in production; fault
+	// tests set it (CAIRN_FAILPOINT_TASK_DELAY) to kill a leader mid-plan.
+	TaskDelay time.Duration
+	// PlanTimeout bounds how long a task retries before its plan fails.
+	// Default 5 minutes.
+	PlanTimeout time.Duration
+	Logger      *slog.Logger
+}
+
+// Service is the admin service of one admin replica. Commands run on the
+// admin group's leader; a Service on another replica forwards them there.
+// The plan executor runs on the leader only. Safe for concurrent use.
+type Service struct {
+	cfg   Config
+	store metaStore
+	log   *slog.Logger
+
+	wake chan struct{} // a plan became runnable
+	stop chan struct{}
+	wg   sync.WaitGroup
+
+	connMu sync.Mutex
+	conns  map[string]*grpc.ClientConn
+}
+
+// New starts a Service and its executor.
+func New(cfg Config) *Service {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.PlanTimeout == 0 {
+		cfg.PlanTimeout = 5 * time.Minute
+	}
+	s := &Service{cfg: cfg, store: metaStore{r: cfg.Replica}, log: cfg.Logger.With("component", "admin"),
+		wake: make(chan struct{}, 1), stop: make(chan struct{}), conns: make(map[string]*grpc.ClientConn)}
+	s.wg.Add(1)
+	go s.executor()
+	return s
+}
+
+// Close stops the executor and closes connections. The replica is the
+// caller's to close.
+func (s *Service) Close() {
+	close(s.stop)
+	s.wg.Wait()
+	s.connMu.Lock()
+	for _, c := range s.conns {
+		_ = c.Close()
+	}
+	s.connMu.Unlock()
+}
+
+// reply builds a successful reply from text and a JSON-able value.
+func reply(text string, v any) (*cairnpb.AdminReply, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return &cairnpb.AdminReply{Text: text, Json: b}, nil
+}
+
+// usageError marks a bad command line; failed marks a precondition.
+func usageError(format string, args ...any) error {
+	return status.Errorf(codes.InvalidArgument, format, args...)
+}
+
+func failed(format string, args ...any) error {
+	return status.Errorf(codes.FailedPrecondition, format, args...)
+}
+
+type handler func(s *Service, ctx context.Context, args map[string]string) (*cairnpb.AdminReply, error)
+
+// Command runs req on the leader, forwarding it there if this replica is
+// not the leader.
+func (s *Service) Command(ctx context.Context, req *cairnpb.AdminRequest) (*cairnpb.AdminReply, error) {
+	cmd, n, ok := Lookup(splitWords(req.GetCommand()))
+	if !ok || n != len(splitWords(req.GetCommand())) {
+		return nil, usageError("unknown command %q; type help", req.GetCommand())
+	}
+	args := req.GetArgs()
+	if args == nil {
+		args = map[string]string{}
+	}
+	if err := cmd.Check(args); err != nil {
+		return nil, usageError("%v", err)
+	}
+	if !s.awaitLeader(ctx) {
+		return nil, status.Error(codes.Unavailable, "admin: no admin leader is elected (a majority of the admins must be up); retry, or connect to another admin")
+	}
+	if !s.cfg.Replica.IsLeader() {
+		if req.GetForwarded() {
+			return nil, status.Error(codes.Unavailable, "admin: leadership is moving; retry")
+		}
+		return s.forward(ctx, req)
+	}
+	h := handlers[cmd.Name]
+	if h == nil {
+		return nil, usageError("command %q is not implemented", cmd.Name)
+	}
+	r, err := h(s, ctx, args)
+	return r, asStatus(err)
+}
+
+// asStatus gives plain errors a gRPC code that says who must act.
+func asStatus(err error) error {
+	if err == nil {
+		return nil
+	}
+	if _, ok := status.FromError(err); ok {
+		return err
+	}
+	var nl *replica.NotLeaderError
+	switch {
+	case errors.Is(err, ErrNoMeta):
+		return status.Error(codes.FailedPrecondition, err.Error())
+	case errors.As(err, &nl), errors.Is(err, replica.ErrDropped), errors.Is(err, context.DeadlineExceeded):
+		return status.Errorf(codes.Unavailable, "admin: %v; retry", err)
+	case errors.Is(err, replica.ErrUnknownOutcome):
+		return status.Errorf(codes.Unknown, "admin: %v; check with show plans or show events before retrying", err)
+	}
+	return status.Error(codes.Internal, err.Error())
+}
+
+// awaitLeader waits up to 5 s for the admin group to have a leader.
+func (s *Service) awaitLeader(ctx context.Context) bool {
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if lead, _ := s.cfg.Replica.Leader(); lead != 0 {
+			return true
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return false
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+func (s *Service) forward(ctx context.Context, req *cairnpb.AdminRequest) (*cairnpb.AdminReply, error) {
+	lead, _ := s.cfg.Replica.Leader()
+	m, _, err := s.store.loadLocal()
+	if err != nil {
+		return nil, status.Errorf(codes.Unavailable, "admin: this admin replica is catching up; retry (%v)", err)
+	}
+	sn := m.sn(lead)
+	addr := ""
+	if sn != nil {
+		addr = sn.Addr()
+	} else if m.BootstrapUID != "" && lead == 1 {
+		return nil, status.Error(codes.Unavailable, "admin: the leader is the bootstrap admin, not yet deployed; connect to it")
+	}
+	if addr == "" {
+		return nil, status.Errorf(codes.Unavailable, "admin: the admin leader is node %d, whose address this replica does not know yet; retry", lead)
+	}
+	fwd := &cairnpb.AdminRequest{Command: req.GetCommand(), Args: req.GetArgs(), Forwarded: true}
+	return cairnpb.NewAdminClient(s.conn(addr)).Command(ctx, fwd)
+}
+
+// conn returns a cached connection to addr.
+func (s *Service) conn(addr string) *grpc.ClientConn {
+	s.connMu.Lock()
+	defer s.connMu.Unlock()
+	if c, ok := s.conns[addr]; ok {
+		return c
+	}
+	c, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		panic(fmt.Sprintf("admin: grpc.NewClient(%q): %v", addr, err)) // only fails on a malformed target
+	}
+	s.conns[addr] = c
+	return c
+}
+
+func (s *Service) control(addr string) controlpb.ControlClient {
+	return controlpb.NewControlClient(s.conn(addr))
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := slices.Collect(maps.Keys(m))
+	sort.Strings(ks)
+	return ks
+}

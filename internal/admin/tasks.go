@@ -1,0 +1,309 @@
+package admin
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/cairndb/cairn/internal/admin/controlpb"
+	"github.com/cairndb/cairn/internal/topology"
+)
+
+// do runs one task once. Every task is idempotent: it first checks whether
+// its work is already done.
+func (s *Service) do(ctx context.Context, p *Plan, t *Task) error {
+	switch t.Kind {
+	case "add-zone":
+		return s.taskAddZone(ctx, t)
+	case "register-sn":
+		return s.taskRegisterSN(ctx, p, t)
+	case "host-admin":
+		return s.taskHostAdmin(ctx, t)
+	case "add-admin-voter":
+		return s.cfg.Replica.AddVoter(ctx, argID(t, "sn"))
+	case "await-admin":
+		return s.taskAwaitAdmin(ctx, t)
+	case "record-admin":
+		return s.taskRecordAdmin(ctx, t)
+	case "install-topology":
+		return s.taskInstallTopology(ctx, p, t)
+	case "await-leaders":
+		return s.taskAwaitLeaders(ctx, p)
+	case "record-topology":
+		return s.taskRecordTopology(ctx, p)
+	case "set-service":
+		return s.taskSetService(ctx, t)
+	case "leave":
+		return s.taskLeave(ctx, t)
+	case "remove-sn":
+		return s.taskRemoveSN(ctx, t)
+	}
+	return permanent("unknown task kind %q (written by a newer Cairn?)", t.Kind)
+}
+
+func argID(t *Task, name string) uint64 {
+	n, _ := strconv.ParseUint(t.Args[name], 10, 64)
+	return n
+}
+
+func (s *Service) taskAddZone(ctx context.Context, t *Task) error {
+	rf, _ := strconv.Atoi(t.Args["rf"])
+	_, err := s.store.update(ctx, func(m *Meta) error {
+		if z := m.zoneByName(t.Args["name"]); z != nil {
+			return nil
+		}
+		m.NextZone++
+		m.Zones = append(m.Zones, Zone{ID: m.NextZone, Name: t.Args["name"], RF: rf, Type: t.Args["type"]})
+		m.event("zone %s deployed as %s (rf %d, %s)", t.Args["name"], zoneName(m.NextZone), rf, t.Args["type"])
+		return nil
+	})
+	return err
+}
+
+func (s *Service) taskRegisterSN(ctx context.Context, p *Plan, t *Task) error {
+	addr := t.Args["host"] + ":" + t.Args["port"]
+	info, err := s.control(addr).Describe(ctx, &controlpb.DescribeRequest{})
+	if err != nil {
+		return err
+	}
+	var id uint64
+	m, err := s.store.update(ctx, func(m *Meta) error {
+		if sn := m.snByUID(info.GetUid()); sn != nil {
+			id = sn.ID
+			return nil
+		}
+		q := m.plan(p.ID)
+		if q.Data == nil {
+			q.Data = map[string]string{}
+		}
+		if v, ok := q.Data["sn"]; ok {
+			id, _ = strconv.ParseUint(v, 10, 64)
+			return nil
+		}
+		switch {
+		case info.GetUid() == m.BootstrapUID:
+			id = 1
+		default:
+			m.NextSN++
+			id = m.NextSN
+		}
+		q.Data["sn"] = strconv.FormatUint(id, 10)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if info.GetStore() != "" && (info.GetStore() != m.Store || info.GetSnId() != id) {
+		return permanent("the node at %s already belongs to store %q as sn%d; give a node that is not in a store (cairn sn init on a fresh root)", addr, info.GetStore(), info.GetSnId())
+	}
+	peers := m.peers()
+	peers[id] = addr
+	if _, err := s.control(addr).Join(ctx, &controlpb.JoinRequest{Store: m.Store, SnId: id, Uid: info.GetUid(), Peers: peers}); err != nil {
+		return err
+	}
+	zone, _ := strconv.Atoi(t.Args["zone"])
+	port, _ := strconv.Atoi(t.Args["port"])
+	_, err = s.store.update(ctx, func(m *Meta) error {
+		if m.sn(id) != nil {
+			return nil
+		}
+		m.SNs = append(m.SNs, SN{ID: id, Zone: zone, Host: t.Args["host"], Port: port,
+			Capacity: int(info.GetCapacity()), UID: info.GetUid(), StorageDirs: info.GetStorageDirs()})
+		m.event("storage node %s deployed at %s in %s (capacity %d)", snName(id), addr, zoneName(zone), info.GetCapacity())
+		return nil
+	})
+	return err
+}
+
+func (s *Service) taskHostAdmin(ctx context.Context, t *Task) error {
+	m, _, err := s.store.load(ctx)
+	if err != nil {
+		return err
+	}
+	sn := m.sn(argID(t, "sn"))
+	if sn == nil {
+		return permanent("%s is not deployed", snName(argID(t, "sn")))
+	}
+	_, err = s.control(sn.Addr()).HostAdmin(ctx, &controlpb.HostAdminRequest{Store: m.Store, SnId: sn.ID, Peers: m.peers()})
+	return err
+}
+
+// taskAwaitAdmin waits for a new admin replica to catch up with the leader.
+func (s *Service) taskAwaitAdmin(ctx context.Context, t *Task) error {
+	m, _, err := s.store.load(ctx)
+	if err != nil {
+		return err
+	}
+	sn := m.sn(argID(t, "sn"))
+	want := s.cfg.Replica.AppliedIndex()
+	for {
+		info, err := s.control(sn.Addr()).Describe(ctx, &controlpb.DescribeRequest{})
+		if err != nil {
+			return err
+		}
+		if info.GetAdminApplied() >= want {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("the admin on %s is at index %d of %d", snName(sn.ID), info.GetAdminApplied(), want)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+func (s *Service) taskRecordAdmin(ctx context.Context, t *Task) error {
+	id := argID(t, "sn")
+	_, err := s.store.update(ctx, func(m *Meta) error {
+		if !slices.Contains(m.Admins, id) {
+			m.Admins = append(m.Admins, id)
+			m.event("admin deployed on %s (%d admins)", snName(id), len(m.Admins))
+		}
+		return nil
+	})
+	return err
+}
+
+// planTopology returns the topology a deploy-topology plan installs.
+func planTopology(p *Plan) (*topology.Topology, error) {
+	var t topology.Topology
+	if err := json.Unmarshal([]byte(p.Data["topology"]), &t); err != nil {
+		return nil, permanent("the plan's topology is unreadable: %v", err)
+	}
+	return &t, nil
+}
+
+func (s *Service) taskInstallTopology(ctx context.Context, p *Plan, t *Task) error {
+	m, _, err := s.store.load(ctx)
+	if err != nil {
+		return err
+	}
+	sn := m.sn(argID(t, "sn"))
+	if sn == nil {
+		return permanent("%s is not deployed", snName(argID(t, "sn")))
+	}
+	_, err = s.control(sn.Addr()).InstallTopology(ctx, &controlpb.InstallTopologyRequest{
+		Store: m.Store, Topology: []byte(p.Data["topology"]), Peers: m.peers()})
+	return err
+}
+
+// taskAwaitLeaders waits until every shard has a leader that a majority
+// of its replicas' nodes report.
+func (s *Service) taskAwaitLeaders(ctx context.Context, p *Plan) error {
+	topo, err := planTopology(p)
+	if err != nil {
+		return err
+	}
+	for {
+		missing := s.shardsWithoutLeader(ctx, topo)
+		if len(missing) == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("no leader yet for shards %v", missing)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+func (s *Service) shardsWithoutLeader(ctx context.Context, topo *topology.Topology) []string {
+	led := make(map[uint64]bool)
+	for _, n := range topo.Nodes {
+		info, err := s.control(n.Addr).Describe(ctx, &controlpb.DescribeRequest{})
+		if err != nil {
+			continue
+		}
+		for _, sh := range info.GetShards() {
+			if sh.GetIsLeader() {
+				led[sh.GetShard()] = true
+			}
+		}
+	}
+	var missing []string
+	for _, sh := range topo.Shards {
+		if !led[uint64(sh.ID)] {
+			missing = append(missing, topology.ShardName(sh.ID))
+		}
+	}
+	return missing
+}
+
+func (s *Service) taskRecordTopology(ctx context.Context, p *Plan) error {
+	topo, err := planTopology(p)
+	if err != nil {
+		return err
+	}
+	_, err = s.store.update(ctx, func(m *Meta) error {
+		if m.Deployed != nil && m.Deployed.Seq >= topo.Seq {
+			return nil
+		}
+		m.Deployed, m.DeployedName = topo, p.Args["name"]
+		m.event("topology %s deployed (sequence %d): %d shards, %d partitions", p.Args["name"], topo.Seq, len(topo.Shards), topo.Partitions)
+		return nil
+	})
+	return err
+}
+
+func (s *Service) taskSetService(ctx context.Context, t *Task) error {
+	m, _, err := s.store.load(ctx)
+	if err != nil {
+		return err
+	}
+	shard, id := argID(t, "shard"), argID(t, "sn")
+	sn := m.sn(id)
+	if sn == nil {
+		return permanent("%s is not deployed", snName(id))
+	}
+	run := t.Args["run"] == "true"
+	if _, err := s.control(sn.Addr()).SetService(ctx, &controlpb.SetServiceRequest{Store: m.Store, Shard: shard, Run: run}); err != nil {
+		return err
+	}
+	name := serviceName(shard, id)
+	_, err = s.store.update(ctx, func(m *Meta) error {
+		i := slices.Index(m.Stopped, name)
+		switch {
+		case run && i >= 0:
+			m.Stopped = slices.Delete(m.Stopped, i, i+1)
+			m.event("service %s started", name)
+		case !run && i < 0:
+			m.Stopped = append(m.Stopped, name)
+			m.event("service %s stopped", name)
+		}
+		return nil
+	})
+	return err
+}
+
+func (s *Service) taskLeave(ctx context.Context, t *Task) error {
+	m, _, err := s.store.load(ctx)
+	if err != nil {
+		return err
+	}
+	sn := m.sn(argID(t, "sn"))
+	if sn == nil {
+		return nil
+	}
+	_, err = s.control(sn.Addr()).Leave(ctx, &controlpb.LeaveRequest{Store: m.Store, SnId: sn.ID})
+	return err
+}
+
+func (s *Service) taskRemoveSN(ctx context.Context, t *Task) error {
+	id := argID(t, "sn")
+	_, err := s.store.update(ctx, func(m *Meta) error {
+		i := slices.IndexFunc(m.SNs, func(sn SN) bool { return sn.ID == id })
+		if i < 0 {
+			return nil
+		}
+		m.SNs = slices.Delete(m.SNs, i, i+1)
+		for pi := range m.Pools {
+			m.Pools[pi].SNs = slices.DeleteFunc(m.Pools[pi].SNs, func(x uint64) bool { return x == id })
+		}
+		m.event("storage node %s removed", snName(id))
+		return nil
+	})
+	return err
+}

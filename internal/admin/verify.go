@@ -1,0 +1,158 @@
+package admin
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/cairndb/cairn/api/cairnpb"
+	"github.com/cairndb/cairn/internal/admin/controlpb"
+	"github.com/cairndb/cairn/internal/topology"
+)
+
+// maxLag is how many Raft entries a replica may trail its leader before
+// verify configuration calls it lagging.
+const maxLag = 1000
+
+// verification collects what verify configuration finds.
+type verification struct {
+	Violations []topology.Finding `json:"violations"`
+	Warnings   []topology.Finding `json:"warnings"`
+}
+
+func (v *verification) violate(rule, subject, format string, a ...any) {
+	v.Violations = append(v.Violations, topology.Finding{Rule: rule, Subject: subject, Message: fmt.Sprintf(format, a...)})
+}
+
+func (v *verification) warn(rule, subject, format string, a ...any) {
+	v.Warnings = append(v.Warnings, topology.Finding{Rule: rule, Subject: subject, Message: fmt.Sprintf(format, a...)})
+}
+
+func (s *Service) verify(ctx context.Context, _ map[string]string) (*cairnpb.AdminReply, error) {
+	m, err := s.loadConfigured(ctx)
+	if err != nil {
+		return nil, err
+	}
+	infos := s.describeAll(ctx, m)
+	var v verification
+	seq := uint64(0)
+	if m.Deployed == nil {
+		v.warn("no-topology", m.Store, "no topology is deployed: create one with topology create and deploy it with plan deploy-topology")
+	} else {
+		seq = m.Deployed.Seq
+		rep := m.Deployed.Check()
+		v.Violations = append(v.Violations, rep.Violations...)
+		v.Warnings = append(v.Warnings, rep.Warnings...)
+		s.verifyShards(m, infos, &v)
+	}
+	s.verifyNodes(m, infos, &v)
+	s.verifyAdmins(m, infos, &v)
+	var b strings.Builder
+	fmt.Fprintf(&b, "Verify: starting verification of store %s based upon topology sequence #%d\n", m.Store, seq)
+	fmt.Fprintf(&b, "%d storage nodes, %d reachable; %d admins\n", len(m.SNs), len(infos), len(s.cfg.Replica.Voters()))
+	for _, f := range v.Violations {
+		fmt.Fprintf(&b, "Verify: violation %s: %s\n", f.Subject, f.Message)
+	}
+	for _, f := range v.Warnings {
+		fmt.Fprintf(&b, "Verify: warning   %s: %s\n", f.Subject, f.Message)
+	}
+	if len(v.Violations) == 0 {
+		fmt.Fprintf(&b, "Verification complete, no violations, %d warnings.", len(v.Warnings))
+	} else {
+		fmt.Fprintf(&b, "Verification complete, %d violations, %d warnings found.", len(v.Violations), len(v.Warnings))
+	}
+	r, err := reply(b.String(), v)
+	if err == nil {
+		r.Problems = len(v.Violations) > 0
+	}
+	return r, err
+}
+
+func (s *Service) verifyNodes(m *Meta, infos map[uint64]*controlpb.NodeInfo, v *verification) {
+	for _, sn := range m.SNs {
+		info := infos[sn.ID]
+		if info == nil {
+			v.violate("unreachable", snName(sn.ID), "storage node at %s does not answer: start it with cairn sn start --root DIR, or check its host and network", sn.Addr())
+			continue
+		}
+		if info.GetStore() != m.Store || info.GetSnId() != sn.ID {
+			v.violate("identity", snName(sn.ID), "the node at %s says it is sn%d of store %q: another node answers on this address", sn.Addr(), info.GetSnId(), info.GetStore())
+		}
+		if m.Deployed != nil && len(m.Deployed.ShardsOn(topology.NodeID(sn.ID))) == 0 {
+			v.warn("unused-node", snName(sn.ID), "hosts no replica: add it to a pool and deploy a new topology to use it")
+		}
+	}
+}
+
+func (s *Service) verifyShards(m *Meta, infos map[uint64]*controlpb.NodeInfo, v *verification) {
+	for _, sh := range m.Deployed.Shards {
+		states := map[uint64]*controlpb.ShardState{}
+		var leaderApplied uint64
+		hasLeader := false
+		for _, r := range sh.Replicas {
+			info := infos[uint64(r)]
+			if info == nil {
+				continue
+			}
+			for _, st := range info.GetShards() {
+				if st.GetShard() == uint64(sh.ID) {
+					states[uint64(r)] = st
+					if st.GetIsLeader() {
+						hasLeader, leaderApplied = true, st.GetApplied()
+					}
+				}
+			}
+		}
+		name := topology.ShardName(sh.ID)
+		if !hasLeader {
+			v.violate("no-leader", name, "no replica of %s leads: a majority of its replicas must be up; check the unreachable nodes", name)
+		}
+		for _, r := range sh.Replicas {
+			svc := serviceName(uint64(sh.ID), uint64(r))
+			st, reachable := states[uint64(r)], infos[uint64(r)] != nil
+			switch {
+			case !reachable:
+				v.violate("unreachable", svc, "the replica's node %s does not answer", snName(uint64(r)))
+			case slices.Contains(m.Stopped, svc):
+				v.warn("stopped", svc, "stopped by plan stop-service; start it with plan start-service -service %s -wait", svc)
+			case st == nil || !st.GetRunning():
+				v.violate("not-running", svc, "%s does not run this replica: restart the node, or run plan deploy-topology again", snName(uint64(r)))
+			case hasLeader && leaderApplied > st.GetApplied()+maxLag:
+				v.violate("lagging", svc, "trails its leader by %d entries (applied %d of %d)", leaderApplied-st.GetApplied(), st.GetApplied(), leaderApplied)
+			}
+		}
+	}
+}
+
+func (s *Service) verifyAdmins(m *Meta, infos map[uint64]*controlpb.NodeInfo, v *verification) {
+	rf := 1
+	for _, z := range m.Zones {
+		if z.Type != "secondary" {
+			rf = max(rf, z.RF)
+		}
+	}
+	voters := s.cfg.Replica.Voters()
+	for _, id := range voters {
+		if id != s.cfg.Node && infos[id] == nil {
+			v.violate("admin-unreachable", "admin on "+snName(id), "does not answer; the admins keep working while a majority of them is up")
+		}
+	}
+	if len(m.Admins) == 0 {
+		v.warn("admin-not-deployed", "admin", "the bootstrap admin is not deployed: run plan deploy-admin -sn %s -wait", snName(s.cfg.Node))
+	}
+	if n := len(voters); n < rf || n%2 == 0 {
+		var next []string
+		for _, sn := range m.SNs {
+			if !slices.Contains(voters, sn.ID) && len(next) < rf-n {
+				next = append(next, fmt.Sprintf("plan deploy-admin -sn %s -wait", snName(sn.ID)))
+			}
+		}
+		advice := "deploy more admins"
+		if len(next) > 0 {
+			advice = strings.Join(next, "; ")
+		}
+		v.warn("admin-count", "admin", "%d admins under replication factor %d: if an admin's node fails the store keeps serving data, but cannot be administered until a majority of admins is back. For %d admins run: %s",
+			n, rf, max(rf, 3), advice)
+	}
+}

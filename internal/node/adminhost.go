@@ -1,0 +1,162 @@
+package node
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/cairndb/cairn/api/cairnpb"
+	"github.com/cairndb/cairn/internal/admin"
+	"github.com/cairndb/cairn/internal/keys"
+	"github.com/cairndb/cairn/internal/replica"
+	"github.com/cairndb/cairn/internal/storage"
+	"github.com/cairndb/cairn/internal/topology"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// adminHost is this node's replica of the admin group: its own small
+// engine in ROOT/admin (so the admin's records never mix with shard
+// spans), a Raft replica of group admin.Shard, and the admin service.
+type adminHost struct {
+	engine *storage.Engine
+	rep    *replica.Raft
+	svc    *admin.Service
+}
+
+// failpointTaskDelay pauses the admin's plan executor before each task, so
+// a fault test can kill the admin leader in the middle of a plan.
+const failpointTaskDelay = "CAIRN_FAILPOINT_TASK_DELAY"
+
+// openAdmin starts the admin replica: as the group's first member
+// (founder), or empty, waiting for the leader to add it and send it a
+// snapshot. On a restart the replica's stored state wins either way.
+func (n *SN) openAdmin(founder bool) error {
+	sc := storage.DefaultConfig(filepath.Join(n.cfg.Root, "admin"))
+	sc.CacheBytes, sc.MinFreeBytes, sc.Logger = 8<<20, n.cfg.MinFreeBytes, n.cfg.Logger
+	e, err := storage.Open(sc)
+	if err != nil {
+		return err
+	}
+	meta, err := e.Init("admin", 1)
+	if err != nil {
+		e.Close()
+		return err
+	}
+	id := uint64(n.id())
+	rep, err := replica.OpenRaft(e, meta, replica.RaftConfig{
+		Shard: admin.Shard, Node: id, Voters: []uint64{id}, Origin: 1,
+		Spans:        storage.PartitionSpans([]keys.PartitionID{0}, 1),
+		TickInterval: n.cfg.TickInterval, LogKeep: 1000, Sender: sender{n},
+		Logger: n.log.With("component", "admin"), Rejoin: !founder,
+	})
+	if err != nil {
+		e.Close()
+		return err
+	}
+	rep.Admit()
+	delay, _ := time.ParseDuration(os.Getenv(failpointTaskDelay))
+	svc := admin.New(admin.Config{Replica: rep, Node: id, Self: n.describe, TaskDelay: delay, Logger: n.log})
+	n.admin.Store(&adminHost{engine: e, rep: rep, svc: svc})
+	n.log.Info("admin replica started", "founder", founder)
+	return nil
+}
+
+func (h *adminHost) handoff() {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	h.rep.Handoff(ctx)
+}
+
+func (h *adminHost) close() {
+	h.svc.Close()
+	h.rep.Close()
+	_ = h.engine.Close()
+}
+
+// adminRPC serves the admin shell on every node: an admin replica runs or
+// forwards the command; configure on a fresh node creates the admin group
+// here; other nodes forward to the peers they know.
+type adminRPC struct {
+	cairnpb.UnimplementedAdminServer
+	n *SN
+}
+
+func (a adminRPC) Command(ctx context.Context, req *cairnpb.AdminRequest) (*cairnpb.AdminReply, error) {
+	if h := a.n.admin.Load(); h != nil {
+		return h.svc.Command(ctx, req)
+	}
+	a.n.ctlMu.Lock()
+	m := a.n.member.clone()
+	a.n.ctlMu.Unlock()
+	switch {
+	case req.GetCommand() == "configure" && m.Store == "":
+		return a.n.bootstrapAdmin(ctx, req)
+	case m.Store == "" && a.n.topology() != nil:
+		return nil, status.Error(codes.FailedPrecondition, "this storage node was laid out by cairn cluster (a topology file) and has no admin")
+	case m.Store == "":
+		return nil, status.Error(codes.FailedPrecondition, "this storage node is not part of a store yet. To create a store with its first admin here, run: configure -name STORE. To add this node to an existing store, run plan deploy-sn in that store's admin")
+	case req.GetForwarded():
+		return nil, status.Error(codes.Unavailable, "no admin on this node")
+	}
+	return a.n.forwardAdmin(ctx, req, m)
+}
+
+// forwardAdmin tries the peers this node knows until an admin answers.
+func (n *SN) forwardAdmin(ctx context.Context, req *cairnpb.AdminRequest, m membership) (*cairnpb.AdminReply, error) {
+	fwd := &cairnpb.AdminRequest{Command: req.GetCommand(), Args: req.GetArgs(), Forwarded: true}
+	ids := make([]topology.NodeID, 0, len(m.Peers))
+	for id := range m.Peers {
+		if id != m.SN {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		cc, err := grpc.NewClient(m.Peers[id], grpc.WithTransportCredentials(insecureCreds()))
+		if err != nil {
+			continue
+		}
+		r, err := cairnpb.NewAdminClient(cc).Command(ctx, fwd)
+		cc.Close()
+		if status.Code(err) != codes.Unavailable {
+			return r, err
+		}
+	}
+	return nil, status.Errorf(codes.Unavailable, "this node (sn%d) hosts no admin and no admin it knows answered; connect the shell to a node with an admin (show admins lists them)", m.SN)
+}
+
+// bootstrapAdmin makes a fresh node sn1 of a new store and the first
+// member of its admin group, then runs configure there.
+func (n *SN) bootstrapAdmin(ctx context.Context, req *cairnpb.AdminRequest) (*cairnpb.AdminReply, error) {
+	if n.cfg.Init == nil {
+		return nil, status.Error(codes.FailedPrecondition, "this node was not made by cairn sn init, so it cannot host an admin")
+	}
+	name := req.GetArgs()["name"]
+	if name == "" {
+		return nil, status.Error(codes.InvalidArgument, "configure: -name is required")
+	}
+	n.ctlMu.Lock()
+	if n.member.Store != "" || n.admin.Load() != nil {
+		n.ctlMu.Unlock()
+		return adminRPC{n: n}.Command(ctx, req)
+	}
+	m := membership{Store: name, SN: 1, Peers: map[topology.NodeID]string{1: n.Addr()}, Admin: true, AdminFounder: true}
+	err := m.save(n.cfg.Root)
+	if err == nil {
+		n.member = m
+		n.selfID.Store(1)
+		n.log = n.cfg.Logger.With("node", 1)
+		if err = n.ensureTransport(1); err == nil {
+			err = n.openAdmin(true)
+		}
+	}
+	n.ctlMu.Unlock()
+	if err != nil {
+		return nil, status.Errorf(codes.Internal, "configure: starting the admin: %v", err)
+	}
+	return n.admin.Load().svc.Command(ctx, req)
+}

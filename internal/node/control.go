@@ -1,0 +1,254 @@
+package node
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/cairndb/cairn/internal/admin/controlpb"
+	"github.com/cairndb/cairn/internal/topology"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// controlRPC is the admin's handle on this node. Every change is
+// idempotent (see controlpb) and serialized by ctlMu.
+type controlRPC struct {
+	controlpb.UnimplementedControlServer
+	n *SN
+}
+
+// describe reports what the node is and runs.
+func (n *SN) describe() *controlpb.NodeInfo {
+	info := &controlpb.NodeInfo{Host: n.cfg.Host, Port: uint32(n.cfg.Port), Version: n.cfg.Version, SnId: uint64(n.id())}
+	if c := n.cfg.Init; c != nil {
+		info.Uid, info.Capacity, info.StorageDirs = c.UID, uint32(c.Capacity), c.StorageDirs
+	}
+	n.ctlMu.Lock()
+	info.Store = n.member.Store
+	n.ctlMu.Unlock()
+	if h := n.admin.Load(); h != nil {
+		info.Admin, info.AdminApplied = true, h.rep.AppliedIndex()
+	}
+	t := n.topology()
+	if t == nil {
+		return info
+	}
+	if info.Store == "" {
+		info.Store = t.Store
+	}
+	info.TopologySeq = t.Seq
+	for _, s := range t.ShardsOn(n.id()) {
+		st := &controlpb.ShardState{Shard: uint64(s.ID)}
+		if r := n.replica(uint64(s.ID)); r != nil {
+			lead, term := r.Leader()
+			st.Running, st.Leader, st.Term, st.Applied, st.IsLeader = true, lead, term, r.AppliedIndex(), r.IsLeader()
+		}
+		info.Shards = append(info.Shards, st)
+	}
+	return info
+}
+
+func (c controlRPC) Describe(context.Context, *controlpb.DescribeRequest) (*controlpb.NodeInfo, error) {
+	return c.n.describe(), nil
+}
+
+// checkStore checks that a request is for this node's store; the caller
+// holds ctlMu.
+func (n *SN) checkStore(store string) error {
+	if n.member.Store == "" {
+		return status.Error(codes.FailedPrecondition, "this node has not joined a store; run plan deploy-sn first")
+	}
+	if store != n.member.Store {
+		return status.Errorf(codes.FailedPrecondition, "this node belongs to store %q, not %q", n.member.Store, store)
+	}
+	return nil
+}
+
+// mergePeers records peer addresses; the caller holds ctlMu and saves.
+func (n *SN) mergePeers(peers map[uint64]string) {
+	if n.member.Peers == nil {
+		n.member.Peers = map[topology.NodeID]string{}
+	}
+	for id, a := range peers {
+		n.member.Peers[topology.NodeID(id)] = a
+	}
+}
+
+func (c controlRPC) Join(_ context.Context, r *controlpb.JoinRequest) (*controlpb.NodeInfo, error) {
+	n := c.n
+	if n.cfg.Init == nil {
+		return nil, status.Error(codes.FailedPrecondition, "this node was started from a topology file (cairn cluster), not from cairn sn init; it cannot be deployed by an admin")
+	}
+	if r.GetUid() != n.cfg.Init.UID {
+		return nil, status.Errorf(codes.FailedPrecondition, "this node's uid is %s, not %s: another node now answers at this address", n.cfg.Init.UID, r.GetUid())
+	}
+	if r.GetStore() == "" || r.GetSnId() == 0 {
+		return nil, status.Error(codes.InvalidArgument, "join: store and sn id are required")
+	}
+	n.ctlMu.Lock()
+	defer n.ctlMu.Unlock()
+	if n.member.Store != "" && (n.member.Store != r.GetStore() || uint64(n.member.SN) != r.GetSnId()) {
+		return nil, status.Errorf(codes.FailedPrecondition, "this node is already sn%d of store %q", n.member.SN, n.member.Store)
+	}
+	prev := n.member.clone()
+	n.member.Store, n.member.SN = r.GetStore(), topology.NodeID(r.GetSnId())
+	n.mergePeers(r.GetPeers())
+	if err := n.member.save(n.cfg.Root); err != nil {
+		n.member = prev
+		return nil, err
+	}
+	if n.id() == 0 {
+		n.selfID.Store(r.GetSnId())
+		n.log = n.cfg.Logger.With("node", r.GetSnId())
+		n.log.Info("joined store", "store", r.GetStore())
+	}
+	if err := n.ensureTransport(n.id()); err != nil {
+		return nil, err
+	}
+	return n.describeLocked(), nil
+}
+
+// describeLocked is describe for callers holding ctlMu.
+func (n *SN) describeLocked() *controlpb.NodeInfo {
+	n.ctlMu.Unlock()
+	defer n.ctlMu.Lock()
+	return n.describe()
+}
+
+func (c controlRPC) HostAdmin(_ context.Context, r *controlpb.HostAdminRequest) (*controlpb.NodeInfo, error) {
+	n := c.n
+	n.ctlMu.Lock()
+	defer n.ctlMu.Unlock()
+	if err := n.checkStore(r.GetStore()); err != nil {
+		return nil, err
+	}
+	n.mergePeers(r.GetPeers())
+	n.member.Admin = true
+	if err := n.member.save(n.cfg.Root); err != nil {
+		return nil, err
+	}
+	if n.admin.Load() == nil {
+		if err := n.openAdmin(n.member.AdminFounder); err != nil {
+			return nil, err
+		}
+	}
+	return n.describeLocked(), nil
+}
+
+func (c controlRPC) InstallTopology(_ context.Context, r *controlpb.InstallTopologyRequest) (*controlpb.NodeInfo, error) {
+	n := c.n
+	var t topology.Topology
+	if err := json.Unmarshal(r.GetTopology(), &t); err != nil {
+		return nil, status.Errorf(codes.InvalidArgument, "topology: %v", err)
+	}
+	if err := t.Validate(); err != nil {
+		return nil, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	n.ctlMu.Lock()
+	defer n.ctlMu.Unlock()
+	if err := n.checkStore(r.GetStore()); err != nil {
+		return nil, err
+	}
+	if t.Store != n.member.Store {
+		return nil, status.Errorf(codes.InvalidArgument, "the topology is of store %q, this node of %q", t.Store, n.member.Store)
+	}
+	if _, ok := t.Node(n.id()); !ok {
+		return nil, status.Errorf(codes.InvalidArgument, "the topology does not list this node (sn%d)", n.id())
+	}
+	n.mergePeers(r.GetPeers())
+	if err := n.member.save(n.cfg.Root); err != nil {
+		return nil, err
+	}
+	if cur := n.topology(); cur != nil {
+		if cur.Seq >= t.Seq {
+			return n.describeLocked(), nil
+		}
+		return nil, status.Errorf(codes.FailedPrecondition, "this node runs topology sequence %d; changing a deployed topology is not supported by this version", cur.Seq)
+	}
+	if err := t.Save(filepath.Join(n.cfg.Root, topology.FileName)); err != nil {
+		return nil, err
+	}
+	if _, err := n.openTopology(&t); err != nil {
+		return nil, err
+	}
+	if err := n.writeMarker(); err != nil {
+		return nil, err
+	}
+	n.log.Info("topology installed", "seq", t.Seq, "shards_here", len(t.ShardsOn(n.id())))
+	return n.describeLocked(), nil
+}
+
+func (c controlRPC) SetService(_ context.Context, r *controlpb.SetServiceRequest) (*controlpb.NodeInfo, error) {
+	n := c.n
+	n.ctlMu.Lock()
+	defer n.ctlMu.Unlock()
+	if err := n.checkStore(r.GetStore()); err != nil {
+		return nil, err
+	}
+	t := n.topology()
+	if t == nil {
+		return nil, status.Error(codes.FailedPrecondition, "this node holds no topology")
+	}
+	s, ok := t.Shard(topology.ShardID(r.GetShard()))
+	if !ok || !slices.Contains(s.Replicas, n.id()) {
+		return nil, status.Errorf(codes.FailedPrecondition, "this node hosts no replica of shard %d", r.GetShard())
+	}
+	prev := slices.Clone(n.member.Stopped)
+	if r.GetRun() {
+		n.member.Stopped = slices.DeleteFunc(n.member.Stopped, func(x uint64) bool { return x == r.GetShard() })
+	} else if !slices.Contains(n.member.Stopped, r.GetShard()) {
+		n.member.Stopped = append(n.member.Stopped, r.GetShard())
+	}
+	if err := n.member.save(n.cfg.Root); err != nil {
+		n.member.Stopped = prev
+		return nil, err
+	}
+	if r.GetRun() {
+		if n.replica(r.GetShard()) == nil {
+			meta, _, err := n.engine.StoreMeta()
+			if err != nil {
+				return nil, err
+			}
+			if err := n.openReplica(meta, s, false); err != nil {
+				return nil, err
+			}
+			n.log.Info("replica started by the admin", "shard", r.GetShard())
+		}
+	} else if rep := n.replica(r.GetShard()); rep != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		rep.Handoff(ctx)
+		cancel()
+		n.mu.Lock()
+		delete(n.replicas, r.GetShard())
+		n.mu.Unlock()
+		rep.Close()
+		n.log.Info("replica stopped by the admin", "shard", r.GetShard())
+	}
+	return n.describeLocked(), nil
+}
+
+func (c controlRPC) Leave(_ context.Context, r *controlpb.LeaveRequest) (*controlpb.NodeInfo, error) {
+	n := c.n
+	n.ctlMu.Lock()
+	defer n.ctlMu.Unlock()
+	if n.member.Store == "" {
+		return n.describeLocked(), nil
+	}
+	if err := n.checkStore(r.GetStore()); err != nil {
+		return nil, err
+	}
+	if n.admin.Load() != nil || (n.topology() != nil && len(n.topology().ShardsOn(n.id())) > 0) {
+		return nil, status.Error(codes.FailedPrecondition, "this node hosts replicas or an admin and cannot leave")
+	}
+	prev := n.member.clone()
+	n.member = membership{}
+	if err := n.member.save(n.cfg.Root); err != nil {
+		n.member = prev
+		return nil, err
+	}
+	n.log.Info("left the store", "store", prev.Store)
+	return n.describeLocked(), nil
+}

@@ -1,0 +1,130 @@
+package node
+
+import (
+	"context"
+
+	"github.com/cairndb/cairn/api/cairnpb"
+	"github.com/cairndb/cairn/internal/server"
+	"github.com/cairndb/cairn/internal/transport/transportpb"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// gRPC services must be registered before the server starts, but a node
+// started before it belongs to a store gets its KV server (with its
+// topology) and its transport (with its id) later. The gates are
+// registered at start and pass each call to what exists, or answer
+// FAILED_PRECONDITION / UNAVAILABLE saying what is missing.
+
+type kvGate struct {
+	cairnpb.UnimplementedKVServer
+	n *SN
+}
+
+func (g kvGate) srv() (*server.Server, error) {
+	s := g.n.kv.Load()
+	if s == nil {
+		return nil, status.Error(codes.FailedPrecondition, "this storage node holds no topology yet: deploy one with cairn admin (topology create, then plan deploy-topology)")
+	}
+	return s, nil
+}
+
+func (g kvGate) Get(ctx context.Context, r *cairnpb.GetRequest) (*cairnpb.GetResponse, error) {
+	s, err := g.srv()
+	if err != nil {
+		return nil, err
+	}
+	return s.Get(ctx, r)
+}
+
+func (g kvGate) Put(ctx context.Context, r *cairnpb.PutRequest) (*cairnpb.WriteResponse, error) {
+	s, err := g.srv()
+	if err != nil {
+		return nil, err
+	}
+	return s.Put(ctx, r)
+}
+
+func (g kvGate) Delete(ctx context.Context, r *cairnpb.DeleteRequest) (*cairnpb.WriteResponse, error) {
+	s, err := g.srv()
+	if err != nil {
+		return nil, err
+	}
+	return s.Delete(ctx, r)
+}
+
+func (g kvGate) Execute(ctx context.Context, r *cairnpb.ExecuteRequest) (*cairnpb.ExecuteResponse, error) {
+	s, err := g.srv()
+	if err != nil {
+		return nil, err
+	}
+	return s.Execute(ctx, r)
+}
+
+func (g kvGate) MultiGet(ctx context.Context, r *cairnpb.MultiGetRequest) (*cairnpb.MultiGetResponse, error) {
+	s, err := g.srv()
+	if err != nil {
+		return nil, err
+	}
+	return s.MultiGet(ctx, r)
+}
+
+func (g kvGate) MultiDelete(ctx context.Context, r *cairnpb.MultiDeleteRequest) (*cairnpb.MultiDeleteResponse, error) {
+	s, err := g.srv()
+	if err != nil {
+		return nil, err
+	}
+	return s.MultiDelete(ctx, r)
+}
+
+func (g kvGate) StoreScan(ctx context.Context, r *cairnpb.StoreScanRequest) (*cairnpb.StoreScanResponse, error) {
+	s, err := g.srv()
+	if err != nil {
+		return nil, err
+	}
+	return s.StoreScan(ctx, r)
+}
+
+func (g kvGate) StoreInfo(ctx context.Context, r *cairnpb.StoreInfoRequest) (*cairnpb.StoreInfoResponse, error) {
+	s, err := g.srv()
+	if err != nil {
+		return nil, err
+	}
+	return s.StoreInfo(ctx, r)
+}
+
+type raftGate struct {
+	transportpb.UnimplementedRaftServer
+	n *SN
+}
+
+var errNoTransport = status.Error(codes.Unavailable, "this storage node has not joined a store yet")
+
+func (g raftGate) Messages(s grpc.ClientStreamingServer[transportpb.Batch, transportpb.Ack]) error {
+	t := g.n.transport()
+	if t == nil {
+		return errNoTransport
+	}
+	return t.Server().Messages(s)
+}
+
+func (g raftGate) Snapshot(s grpc.ClientStreamingServer[transportpb.SnapshotChunk, transportpb.Ack]) error {
+	t := g.n.transport()
+	if t == nil {
+		return errNoTransport
+	}
+	return t.Server().Snapshot(s)
+}
+
+func (g raftGate) Rejoin(ctx context.Context, r *transportpb.RejoinRequest) (*transportpb.RejoinResponse, error) {
+	t := g.n.transport()
+	if t == nil {
+		return nil, errNoTransport
+	}
+	return t.Server().Rejoin(ctx, r)
+}
+
+func insecureCreds() credentials.TransportCredentials { return insecure.NewCredentials() }
