@@ -10,6 +10,7 @@ require (
 	github.com/spf13/cobra v1.10.2
 	go.etcd.io/raft/v3 v3.7.0
 	golang.org/x/net v0.60.0
+	golang.org/x/term v0.46.0
 	google.golang.org/grpc v1.85.0
 	google.golang.org/protobuf v1.36.12
 )

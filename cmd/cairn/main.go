@@ -35,7 +35,7 @@ Start a one-process store and use it:
 		SilenceErrors: true,
 		Version:       version,
 	}
-	root.AddCommand(newLiteCmd(), newKVCmd(), newSNCmd(), newBenchCmd(), newClusterCmd())
+	root.AddCommand(newLiteCmd(), newKVCmd(), newSNCmd(), newBenchCmd(), newClusterCmd(), newAdminCmd())
 	if err := root.Execute(); err != nil {
 		code := 2
 		var ee *exitError

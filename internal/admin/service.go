@@ -118,14 +118,27 @@ func (s *Service) Command(ctx context.Context, req *cairnpb.AdminRequest) (*cair
 	if err := cmd.Check(args); err != nil {
 		return nil, usageError("%v", err)
 	}
-	if !s.awaitLeader(ctx) {
-		return nil, status.Error(codes.Unavailable, "admin: no admin leader is elected (a majority of the admins must be up); retry, or connect to another admin")
-	}
-	if !s.cfg.Replica.IsLeader() {
+	// The leader may be dead but not yet replaced: keep asking until a
+	// leader answers, for up to 15 s.
+	deadline := time.Now().Add(15 * time.Second)
+	for !s.cfg.Replica.IsLeader() {
+		if !s.awaitLeader(ctx) {
+			return nil, status.Error(codes.Unavailable, "admin: no admin leader is elected (a majority of the admins must be up); retry, or connect to another admin")
+		}
+		if s.cfg.Replica.IsLeader() {
+			break
+		}
 		if req.GetForwarded() {
 			return nil, status.Error(codes.Unavailable, "admin: leadership is moving; retry")
 		}
-		return s.forward(ctx, req)
+		r, err := s.forward(ctx, req)
+		if status.Code(err) != codes.Unavailable || time.Now().After(deadline) || ctx.Err() != nil {
+			return r, err
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(200 * time.Millisecond):
+		}
 	}
 	h := handlers[cmd.Name]
 	if h == nil {
@@ -215,4 +228,18 @@ func sortedKeys[V any](m map[string]V) []string {
 	ks := slices.Collect(maps.Keys(m))
 	sort.Strings(ks)
 	return ks
+}
+
+// Addr returns the address of storage node id as this replica's copy of
+// the metadata knows it (possibly stale). The node's transport uses it to
+// reach admins and nodes it has not been told about directly.
+func (s *Service) Addr(id uint64) (string, bool) {
+	m, _, err := s.store.loadLocal()
+	if err != nil {
+		return "", false
+	}
+	if sn := m.sn(id); sn != nil {
+		return sn.Addr(), true
+	}
+	return "", false
 }

@@ -315,9 +315,15 @@ func (n *SN) resolve(id transport.NodeID) (string, bool) {
 		}
 	}
 	n.ctlMu.Lock()
-	defer n.ctlMu.Unlock()
 	a, ok := n.member.Peers[topology.NodeID(id)]
-	return a, ok
+	n.ctlMu.Unlock()
+	if ok {
+		return a, true
+	}
+	if h := n.admin.Load(); h != nil {
+		return h.svc.Addr(uint64(id))
+	}
+	return "", false
 }
 
 // raftFor returns the local replica of shard s, the admin group included.

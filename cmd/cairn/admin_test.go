@@ -1,0 +1,73 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestAdminBogusFlag(t *testing.T) {
+	for _, args := range [][]string{{"--bogus"}, {"-bogus", "show", "topology"}, {"--port"}, {"-port", "x"}, {"-script", "a.kvs", "ping"}} {
+		cmd := newAdminCmd()
+		var out, errw bytes.Buffer
+		cmd.SetArgs(args)
+		cmd.SetOut(&out)
+		cmd.SetErr(&errw)
+		cmd.SilenceErrors, cmd.SilenceUsage = true, true
+		err := cmd.Execute()
+		var ee *exitError
+		if !errors.As(err, &ee) || ee.code != 2 {
+			t.Errorf("cairn admin %q: err %v, want exit code 2", args, err)
+		}
+		if !strings.HasPrefix(errw.String(), "cairn admin: ") {
+			t.Errorf("cairn admin %q: stderr %q", args, errw.String())
+		}
+	}
+	cmd := newAdminCmd()
+	var errw bytes.Buffer
+	cmd.SetArgs([]string{"--bogus"})
+	cmd.SetErr(&errw)
+	_ = cmd.Execute()
+	if want := `cairn admin: unknown option "--bogus"; the options are -host, -port, -helper-hosts, -json, -script, -help`; !strings.Contains(errw.String(), want) {
+		t.Errorf("stderr %q, want %q", errw.String(), want)
+	}
+}
+
+func TestAdminHelp(t *testing.T) {
+	for _, args := range [][]string{{"-h"}, {"--help"}, {"help"}, {"-port", "1", "-help"}} {
+		cmd := newAdminCmd()
+		var out bytes.Buffer
+		cmd.SetArgs(args)
+		cmd.SetOut(&out)
+		if err := cmd.Execute(); err != nil {
+			t.Errorf("cairn admin %q: %v", args, err)
+		}
+		if !strings.Contains(out.String(), "Usage: cairn admin") || !strings.Contains(out.String(), "plan deploy-zone") {
+			t.Errorf("cairn admin %q: stdout %q", args, out.String())
+		}
+	}
+}
+
+func TestParseAdminArgs(t *testing.T) {
+	a, err := parseAdminArgs([]string{"-host", "h1", "--port=6000", "--helper-hosts", "h2:5000, h3:5000", "-json", "plan", "deploy-zone", "-name", "x", "-json"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(a.addrs(), []string{"h1:6000", "h2:5000", "h3:5000"}) || !a.json ||
+		!slices.Equal(a.commands, []string{"plan", "deploy-zone", "-name", "x", "-json"}) {
+		t.Errorf("parsed %+v, addrs %q", a, a.addrs())
+	}
+	a, err = parseAdminArgs([]string{"-helper-hosts", "h2:5000", "--script", "s.kvs"})
+	if err != nil || !slices.Equal(a.addrs(), []string{"h2:5000"}) || a.script != "s.kvs" {
+		t.Errorf("parsed %+v, %v; addrs %q", a, err, a.addrs())
+	}
+	a, err = parseAdminArgs(nil)
+	if err != nil || !slices.Equal(a.addrs(), []string{"127.0.0.1:5000"}) {
+		t.Errorf("defaults: %+v, %v", a, err)
+	}
+	if _, err := parseAdminArgs([]string{"-helper-hosts", "nohost"}); err == nil {
+		t.Errorf("-helper-hosts nohost: no error")
+	}
+}

@@ -1,0 +1,296 @@
+package shell
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	grpcstatus "google.golang.org/grpc/status"
+
+	"github.com/cairndb/cairn/api/cairnpb"
+	"github.com/cairndb/cairn/internal/admin"
+)
+
+// Exit codes returned by the Run functions.
+const (
+	ExitOK          = 0 // success
+	ExitFailed      = 1 // a command failed, reported problems, or its plan did not succeed
+	ExitUsage       = 2 // bad command line, or a request the admin rejected as invalid
+	ExitUnreachable = 3 // no storage node answered
+)
+
+// Prompt is the interactive prompt; scripts echo each command after it.
+const Prompt = "kv-> "
+
+// MaxLoadDepth bounds how deeply load -file may nest.
+const MaxLoadDepth = 10
+
+// Defaults of the Shell's optional fields.
+const (
+	DefaultWaitTimeout = 10 * time.Minute
+	DefaultRetryEvery  = time.Second
+)
+
+// Caller sends one admin command: the canonical name (admin.Command.Name)
+// and its options without dashes. *admin.Client satisfies it.
+type Caller interface {
+	Call(ctx context.Context, command string, args map[string]string) (*cairnpb.AdminReply, error)
+}
+
+// Shell runs admin command lines. Set Caller, In, Out and Err; the rest is
+// optional. See the package doc for its modes and exit codes. A Shell is
+// used by one goroutine.
+type Shell struct {
+	Caller Caller
+	In     io.Reader // stdin: RunStdin reads commands from it
+	Out    io.Writer // replies, echoed script lines, help; JSON documents with JSON set
+	Err    io.Writer // "Error: ..." lines
+	// JSON prints each command's reply as an indented JSON document, and
+	// errors as {"error": "..."} on Out.
+	JSON bool
+	// WaitTimeout bounds how long -wait follows a plan, retrying when no
+	// node answers. Default DefaultWaitTimeout (10 minutes).
+	WaitTimeout time.Duration
+	// RetryEvery is the pause between plan wait calls that failed because no
+	// node answered or that came back at once. Default DefaultRetryEvery (1 s).
+	RetryEvery time.Duration
+
+	hist  history
+	depth int    // load nesting
+	dir   string // directory of the script being run; "" at the top
+}
+
+// status is the outcome of one command line.
+type status struct {
+	code int
+	msg  string // what went wrong; "" when code is 0
+	// shown: the command's own output already explains the failure (a
+	// report with problems, or a plan's final state in JSON mode), so only
+	// a script's location line is added.
+	shown bool
+	at    bool // msg starts with a script location (FILE:LINE: )
+	exit  bool // exit or quit: stop reading commands
+}
+
+// failure turns an error into a status with its exit code.
+func failure(err error) status {
+	var ue *usageError
+	switch {
+	case errors.As(err, &ue):
+		return status{code: ExitUsage, msg: ue.msg}
+	case errors.Is(err, admin.ErrUnreachable):
+		return status{code: ExitUnreachable, msg: admin.Message(err)}
+	case grpcstatus.Code(err) == codes.InvalidArgument:
+		return status{code: ExitUsage, msg: admin.Message(err)}
+	case grpcstatus.Code(err) == codes.Canceled || errors.Is(err, context.Canceled):
+		return status{code: ExitFailed, msg: "interrupted"}
+	case grpcstatus.Code(err) == codes.DeadlineExceeded || errors.Is(err, context.DeadlineExceeded):
+		return status{code: ExitFailed, msg: "the admin did not answer in time (" + admin.Message(err) + "); check with show plans or show events before retrying"}
+	}
+	return status{code: ExitFailed, msg: admin.Message(err)}
+}
+
+// RunCommand runs one command given as words (already split, as by the
+// operating system's shell) and returns its exit code.
+func (s *Shell) RunCommand(ctx context.Context, words []string) int {
+	st := s.exec(ctx, words)
+	s.report(st)
+	return st.code
+}
+
+// RunScript runs the commands read from r, stopping at the first failure.
+// name is used in messages ("name:LINE: ..."). It returns the exit code of
+// the failed command, or 0.
+func (s *Shell) RunScript(ctx context.Context, name string, r io.Reader) int {
+	st := s.script(ctx, name, r)
+	s.report(st)
+	return st.code
+}
+
+// RunStdin runs In as a script named "stdin".
+func (s *Shell) RunStdin(ctx context.Context) int {
+	return s.RunScript(ctx, "stdin", s.In)
+}
+
+// RunFile runs the script file at path, as load -file does.
+func (s *Shell) RunFile(ctx context.Context, path string) int {
+	st := s.load(ctx, path)
+	s.report(st)
+	return st.code
+}
+
+// report prints a failed status: "Error: msg" on Err, or {"error": msg} on
+// Out in JSON mode.
+func (s *Shell) report(st status) {
+	if st.code == ExitOK || st.msg == "" || (st.shown && !st.at) {
+		return
+	}
+	if s.JSON && !st.shown {
+		s.writeJSON(map[string]string{"error": st.msg})
+		return
+	}
+	fmt.Fprintf(s.Err, "Error: %s\n", st.msg)
+}
+
+// execLine splits line into words and runs it.
+func (s *Shell) execLine(ctx context.Context, line string) status {
+	words, err := Tokenize(line)
+	if err != nil {
+		return failure(err)
+	}
+	return s.exec(ctx, words)
+}
+
+// exec runs one command line: a local command, or an admin command sent
+// through the Caller.
+func (s *Shell) exec(ctx context.Context, words []string) status {
+	if len(words) == 0 {
+		return status{}
+	}
+	switch words[0] {
+	case "help":
+		return s.help(words[1:])
+	case "exit", "quit", "history", "load":
+		c, _ := localCommand(words[0])
+		if len(words) > 1 && !strings.HasPrefix(words[1], "-") {
+			return failure(usagef("%s: unexpected argument %q (usage: %s)", c.Name, words[1], c.Usage()))
+		}
+		args, err := parseOptions(c, words[1:])
+		if err != nil {
+			return failure(err)
+		}
+		switch c.Name {
+		case "history":
+			s.hist.print(s.Out)
+			return status{}
+		case "load":
+			return s.load(ctx, args["file"])
+		}
+		return status{exit: true}
+	}
+	c, args, err := Parse(words)
+	if err != nil {
+		return failure(err)
+	}
+	return s.run(ctx, c, args)
+}
+
+// run sends a parsed admin command and prints its reply.
+func (s *Shell) run(ctx context.Context, c admin.Command, args map[string]string) status {
+	reply, err := s.Caller.Call(ctx, c.Name, args)
+	if err != nil {
+		return failure(err)
+	}
+	if args["wait"] == "true" {
+		if !s.JSON {
+			s.writeText(reply.GetText())
+		}
+		return s.waitPlan(ctx, c, args, reply)
+	}
+	s.print(reply)
+	if reply.GetProblems() {
+		return status{code: ExitFailed, msg: c.Name + " found problems", shown: true}
+	}
+	return status{}
+}
+
+// print writes a reply: its text, or its JSON document.
+func (s *Shell) print(r *cairnpb.AdminReply) {
+	if !s.JSON {
+		s.writeText(r.GetText())
+		return
+	}
+	doc := r.GetJson()
+	if len(bytes.TrimSpace(doc)) == 0 {
+		doc = []byte("{}")
+	}
+	var buf bytes.Buffer
+	if err := json.Indent(&buf, doc, "", "  "); err != nil {
+		buf.Reset()
+		buf.Write(doc) // not JSON: print it as it came
+	}
+	buf.WriteByte('\n')
+	_, _ = s.Out.Write(buf.Bytes())
+}
+
+func (s *Shell) writeText(text string) {
+	if text == "" {
+		return
+	}
+	if !strings.HasSuffix(text, "\n") {
+		text += "\n"
+	}
+	_, _ = io.WriteString(s.Out, text)
+}
+
+func (s *Shell) writeJSON(v any) {
+	b, _ := json.MarshalIndent(v, "", "  ")
+	_, _ = s.Out.Write(append(b, '\n'))
+}
+
+// script runs the commands read from r until the first failure, which it
+// returns with msg prefixed by "name:LINE: ".
+func (s *Shell) script(ctx context.Context, name string, r io.Reader) status {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for n := 1; sc.Scan(); n++ {
+		line := sc.Text()
+		if n == 1 {
+			line = strings.TrimPrefix(line, "\ufeff") // a byte order mark
+		}
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if !s.JSON {
+			fmt.Fprintf(s.Out, "%s%s\n", Prompt, line)
+		}
+		st := s.execLine(ctx, line)
+		if st.exit {
+			return st
+		}
+		if st.code != ExitOK {
+			if st.msg == "" {
+				st.msg = "failed"
+			}
+			st.msg = fmt.Sprintf("%s:%d: %s", name, n, st.msg)
+			st.at = true
+			return st
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return status{code: ExitFailed, msg: fmt.Sprintf("%s: %v", name, err)}
+	}
+	return status{}
+}
+
+// load runs the script file at path: relative to the running script's
+// directory, if any.
+func (s *Shell) load(ctx context.Context, path string) status {
+	if s.depth >= MaxLoadDepth {
+		return status{code: ExitFailed, msg: fmt.Sprintf("load: scripts nested more than %d deep (does a script load itself?)", MaxLoadDepth)}
+	}
+	if !filepath.IsAbs(path) && s.dir != "" {
+		path = filepath.Join(s.dir, path)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return status{code: ExitFailed, msg: "load: " + err.Error()}
+	}
+	defer f.Close()
+	dir, depth := s.dir, s.depth
+	s.dir, s.depth = filepath.Dir(path), s.depth+1
+	defer func() { s.dir, s.depth = dir, depth }()
+	st := s.script(ctx, path, f)
+	st.exit = false // exit in a loaded script ends that script only
+	return st
+}

@@ -1,0 +1,162 @@
+package shell
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	grpcstatus "google.golang.org/grpc/status"
+
+	"github.com/cairndb/cairn/api/cairnpb"
+	"github.com/cairndb/cairn/internal/admin"
+)
+
+// waitSeconds is how long each plan wait call asks the admin to wait.
+const waitSeconds = "30"
+
+// terminalStates are the plan states -wait stops at.
+var terminalStates = map[string]bool{
+	"SUCCEEDED": true, "ERROR": true, "INTERRUPTED": true, "CANCELED": true,
+}
+
+// planInfo is what -wait reads from a plan reply's JSON.
+type planInfo struct {
+	id    string // "plan_id", or else "id"
+	state string
+}
+
+// readPlan reads the plan id and state from a reply's JSON document. An
+// empty document gives an empty planInfo.
+func readPlan(doc []byte) (planInfo, error) {
+	if len(strings.TrimSpace(string(doc))) == 0 {
+		return planInfo{}, nil
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(doc, &m); err != nil {
+		return planInfo{}, err
+	}
+	var p planInfo
+	for _, key := range []string{"plan_id", "id"} {
+		if raw, ok := m[key]; ok {
+			var n json.Number
+			var s string
+			switch {
+			case json.Unmarshal(raw, &n) == nil:
+				p.id = n.String()
+			case json.Unmarshal(raw, &s) == nil:
+				p.id = s
+			}
+			if p.id != "" {
+				break
+			}
+		}
+	}
+	if raw, ok := m["state"]; ok {
+		_ = json.Unmarshal(raw, &p.state)
+	}
+	return p, nil
+}
+
+// retryable reports whether a plan wait call failed only because no admin
+// could answer for now (the Client has already tried every address).
+func retryable(err error) bool {
+	switch grpcstatus.Code(err) {
+	case codes.Unavailable, codes.DeadlineExceeded:
+		return true
+	}
+	return errors.Is(err, admin.ErrUnreachable)
+}
+
+// waitPlan follows the plan that reply (to c with -wait) created or
+// resumed until it ends, prints its final state, and fails unless it
+// SUCCEEDED.
+func (s *Shell) waitPlan(ctx context.Context, c admin.Command, args map[string]string, reply *cairnpb.AdminReply) status {
+	p, err := readPlan(reply.GetJson())
+	if err != nil {
+		return status{code: ExitFailed, msg: fmt.Sprintf("%s: cannot read the admin's reply to wait for the plan: %v", c.Name, err)}
+	}
+	if p.id == "" {
+		p.id = args["id"] // plan execute -id N
+	}
+	if _, err := strconv.ParseUint(p.id, 10, 63); err != nil {
+		return status{code: ExitFailed, msg: fmt.Sprintf("%s: the admin's reply names no plan_id to wait for; see show plans", c.Name)}
+	}
+	final := reply
+	if !terminalStates[p.state] {
+		var st status
+		final, p.state, st = s.follow(ctx, p.id)
+		if st.code != ExitOK {
+			return st
+		}
+	}
+	s.print(final)
+	if p.state != "SUCCEEDED" {
+		return status{code: ExitFailed, msg: fmt.Sprintf("plan %s ended %s; see show plan -id %s", p.id, p.state, p.id), shown: s.JSON}
+	}
+	return status{}
+}
+
+// follow calls plan wait until the plan is in a terminal state or
+// WaitTimeout passes, and returns the last reply and state.
+func (s *Shell) follow(ctx context.Context, id string) (*cairnpb.AdminReply, string, status) {
+	timeout, every := s.WaitTimeout, s.RetryEvery
+	if timeout <= 0 {
+		timeout = DefaultWaitTimeout
+	}
+	if every <= 0 {
+		every = DefaultRetryEvery
+	}
+	wctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var lastErr error
+	for {
+		start := time.Now()
+		r, err := s.Caller.Call(wctx, "plan wait", map[string]string{"id": id, "seconds": waitSeconds})
+		switch {
+		case err == nil:
+			lastErr = nil
+			p, perr := readPlan(r.GetJson())
+			if perr != nil {
+				return nil, "", status{code: ExitFailed, msg: fmt.Sprintf("plan wait -id %s: unreadable reply: %v", id, perr)}
+			}
+			if terminalStates[p.state] {
+				return r, p.state, status{}
+			}
+		case ctx.Err() != nil:
+			return nil, "", status{code: ExitFailed, msg: fmt.Sprintf("stopped waiting for plan %s, which goes on; see show plan -id %s", id, id)}
+		case wctx.Err() != nil:
+			// WaitTimeout cut the call; reported below.
+		case !retryable(err):
+			st := failure(err)
+			st.msg = fmt.Sprintf("waiting for plan %s: %s", id, st.msg)
+			return nil, "", st
+		default:
+			lastErr = err
+		}
+		// Pause between calls that failed or came back at once.
+		if pause := every - time.Since(start); pause > 0 && wctx.Err() == nil {
+			t := time.NewTimer(pause)
+			select {
+			case <-wctx.Done():
+			case <-t.C:
+			}
+			t.Stop()
+		}
+		if wctx.Err() != nil {
+			if ctx.Err() != nil {
+				return nil, "", status{code: ExitFailed, msg: fmt.Sprintf("stopped waiting for plan %s, which goes on; see show plan -id %s", id, id)}
+			}
+			st := status{code: ExitFailed, msg: fmt.Sprintf("plan %s has not ended after %v; see show plan -id %s", id, timeout, id)}
+			if lastErr != nil {
+				st = failure(lastErr)
+				st.msg = fmt.Sprintf("waiting for plan %s for %v: %s", id, timeout, st.msg)
+			}
+			return nil, "", st
+		}
+	}
+}
