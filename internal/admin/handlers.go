@@ -223,8 +223,9 @@ func (s *Service) planDeployAdmin(ctx context.Context, a map[string]string) (*ca
 	args := map[string]string{"sn": id}
 	tasks := []*Task{
 		newTask("host-admin", "start an admin replica on "+snName(sn.ID), args),
-		newTask("add-admin-voter", "add it to the admin group", args),
+		newTask("add-admin-learner", "add it to the admin group as a learner (no vote yet)", args),
 		newTask("await-admin", "wait for it to catch up", args),
+		newTask("add-admin-voter", "make it a voter", args),
 		newTask("record-admin", "record the admin", args),
 	}
 	return s.createPlan(ctx, "deploy-admin", a, tasks, nil)

@@ -22,6 +22,8 @@ func (s *Service) do(ctx context.Context, p *Plan, t *Task) error {
 		return s.taskRegisterSN(ctx, p, t)
 	case "host-admin":
 		return s.taskHostAdmin(ctx, t)
+	case "add-admin-learner":
+		return s.cfg.Replica.AddLearner(ctx, argID(t, "sn"))
 	case "add-admin-voter":
 		return s.cfg.Replica.AddVoter(ctx, argID(t, "sn"))
 	case "await-admin":

@@ -154,6 +154,7 @@ type Raft struct {
 	advanced chan struct{}
 	notice   atomic.Pointer[noticeSeen]
 	voters   atomic.Pointer[[]uint64]
+	learners atomic.Pointer[[]uint64]
 	admitted atomic.Bool
 
 	// Owned by the loop goroutine.
@@ -206,6 +207,7 @@ func OpenRaft(e *storage.Engine, meta storage.StoreMeta, cfg RaftConfig) (*Raft,
 	ls.snapshot = r.buildSnapshot
 	r.applied.Store(applied)
 	r.voters.Store(&ls.conf.Voters)
+	r.learners.Store(&ls.conf.Learners)
 	r.admitted.Store(!cfg.Rejoin)
 	rn, err := raft.NewRawNode(&raft.Config{
 		ID: cfg.Node, ElectionTick: cfg.ElectionTicks, HeartbeatTick: cfg.HeartbeatTicks,

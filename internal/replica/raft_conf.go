@@ -80,6 +80,7 @@ func (r *Raft) applyConf(b *storage.Batch, e *raftpb.Entry) error {
 	cs := r.rn.ApplyConfChange(&cc)
 	r.ls.conf = proto.Clone(cs).(*raftpb.ConfState)
 	r.voters.Store(&r.ls.conf.Voters)
+	r.learners.Store(&r.ls.conf.Learners)
 	r.log.Info("configuration changed", "change", cc.GetType().String(), "node", cc.GetNodeId(), "voters", r.ls.conf.GetVoters())
 	if len(cc.GetContext()) == 8 {
 		id := binary.BigEndian.Uint64(cc.GetContext())
@@ -110,10 +111,30 @@ func (r *Raft) Admit() { r.admitted.Store(true) }
 // Rejoining reports whether the replica still waits to be readmitted.
 func (r *Raft) Rejoining() bool { return !r.admitted.Load() }
 
-// AddVoter makes node a voter of the group, on the leader. It is
-// idempotent: a node that already votes is left alone. It returns once the
-// change is applied here. The new replica should be running (started with
-// Rejoin and admitted) so it can take the snapshot the leader sends it.
+// Learners returns the group's current learners: replicas that receive the
+// log but do not vote, so a new replica can catch up without counting
+// towards the quorum.
+func (r *Raft) Learners() []uint64 {
+	if v := r.learners.Load(); v != nil {
+		return *v
+	}
+	return nil
+}
+
+// AddLearner adds node as a learner, on the leader; idempotent (a node that
+// is already a learner or a voter is left alone). The new replica should
+// be running (started with Rejoin and admitted) so it can take the
+// snapshot the leader sends it. Promote it with AddVoter once it caught up.
+func (r *Raft) AddLearner(ctx context.Context, node uint64) error {
+	if slices.Contains(r.Voters(), node) || slices.Contains(r.Learners(), node) {
+		return nil
+	}
+	return r.changeConf(ctx, raftpb.ConfChangeAddLearnerNode, node)
+}
+
+// AddVoter makes node a voter of the group (promoting a learner), on the
+// leader. It is idempotent: a node that already votes is left alone. It
+// returns once the change is applied here.
 func (r *Raft) AddVoter(ctx context.Context, node uint64) error {
 	if slices.Contains(r.Voters(), node) {
 		return nil

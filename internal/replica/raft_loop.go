@@ -253,6 +253,7 @@ func (r *Raft) commitSnapshot(s *raftpb.Snapshot) error {
 	}
 	md := s.GetMetadata()
 	r.voters.Store(&r.ls.conf.Voters)
+	r.learners.Store(&r.ls.conf.Learners)
 	r.lastTerm = md.GetTerm()
 	r.applied.Store(md.GetIndex())
 	r.signal()
