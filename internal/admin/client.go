@@ -55,6 +55,7 @@ func (c *Client) Close() {
 // the admin keep their gRPC status; see Message.
 func (c *Client) Call(ctx context.Context, command string, args map[string]string) (*cairnpb.AdminReply, error) {
 	var tried []string
+	var adminErr error // an admin's own UNAVAILABLE (no leader yet), not a dead node
 	for i, cc := range c.conns {
 		actx, cancel := context.WithTimeout(ctx, callTimeout(command))
 		r, err := cairnpb.NewAdminClient(cc).Command(actx, &cairnpb.AdminRequest{Command: command, Args: args}, grpc.WaitForReady(false))
@@ -65,7 +66,13 @@ func (c *Client) Call(ctx context.Context, command string, args map[string]strin
 		if status.Code(err) != codes.Unavailable || ctx.Err() != nil {
 			return nil, err
 		}
+		if strings.HasPrefix(status.Convert(err).Message(), "admin:") {
+			adminErr = err
+		}
 		tried = append(tried, fmt.Sprintf("%s (%s)", c.addrs[i], status.Convert(err).Message()))
+	}
+	if adminErr != nil {
+		return nil, adminErr
 	}
 	return nil, fmt.Errorf("%w: tried %s. Is `cairn sn start` running there, and are host and port right?", ErrUnreachable, strings.Join(tried, "; "))
 }

@@ -1,0 +1,55 @@
+package e2e
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestAdminErrorsSayWhatToDo runs the mistakes the issue names against
+// real storage nodes: each exits non-zero with a message that says what to
+// do.
+func TestAdminErrorsSayWhatToDo(t *testing.T) {
+	nodes := initNodes(t, 2)
+	for _, sn := range nodes {
+		sn.start(t)
+	}
+	dead := strconv.Itoa(freePort(t))
+	expect := func(wantCode int, want string, args ...string) {
+		t.Helper()
+		code, out, errOut := admin(t, nodes[0], args...)
+		if code != wantCode || !strings.Contains(out+errOut, want) {
+			t.Errorf("cairn admin %s: exit %d, want %d with %q\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), code, wantCode, want, out, errOut)
+		}
+	}
+	expect(1, "run: configure -name STORE", "show", "topology")
+	expect(0, "Store configured: kvstore", "configure", "-name", "kvstore")
+	expect(1, "already named \"kvstore\"", "configure", "-name", "other")
+	expect(2, `unknown command "deploy everything"; type help`, "deploy", "everything")
+	expect(2, "unknown option", "plan", "deploy-zone", "-name", "Z", "-rf", "3", "--colour", "red")
+	expect(2, "-rf is required", "plan", "deploy-zone", "-name", "Z")
+	expect(0, "SUCCEEDED", "plan", "deploy-zone", "-name", "Z", "-rf", "3", "-wait")
+	expect(1, "no storage node answers at 127.0.0.1:"+dead, "plan", "deploy-sn", "-znname", "Z", "-host", "127.0.0.1", "-port", dead, "-wait")
+	expect(1, "no zone named \"Nowhere\"", "plan", "deploy-sn", "-znname", "Nowhere", "-host", "127.0.0.1", "-port", strconv.Itoa(nodes[1].port))
+	for _, sn := range nodes {
+		expect(0, "SUCCEEDED", "plan", "deploy-sn", "--znname", "Z", "--host", "127.0.0.1", "--port", strconv.Itoa(sn.port), "-wait")
+	}
+	expect(0, "Added pool P", "pool", "create", "-name", "P")
+	expect(0, "[sn1]", "pool", "join", "-name", "P", "-sn", "sn1")
+	expect(0, "[sn2]", "pool", "join", "-name", "P", "-sn", "2")
+	expect(1, "replication factor 3 needs at least 3 storage nodes", "topology", "create", "-name", "T", "-pool", "P", "-partitions", "10")
+	expect(1, "no topology candidate T", "plan", "deploy-topology", "-name", "T", "-wait")
+	// An unreachable helper, and a wrong store name from a client.
+	code, _, errOut := runCairn(t, "admin", "-port", dead, "ping")
+	if code != 3 || !strings.Contains(errOut, "Is `cairn sn start` running there") {
+		t.Errorf("admin on a dead port: exit %d: %s", code, errOut)
+	}
+	code, _, errOut = runCairn(t, "kv", "--hosts", "127.0.0.1:"+dead, "get", "/a/-/b")
+	if code != 3 || !strings.Contains(errOut, "check --hosts") {
+		t.Errorf("kv on a dead port: exit %d: %s", code, errOut)
+	}
+	code, _, errOut = runCairn(t, "kv", "--hosts", nodes[0].addr(), "get", "/a/-/b")
+	if code == 0 || !strings.Contains(errOut, "no topology yet") {
+		t.Errorf("kv before a topology is deployed: exit %d: %s", code, errOut)
+	}
+}
