@@ -1,0 +1,42 @@
+// Package admin is Cairn's admin service: the store's metadata, the plans
+// that change the store, and the commands of `cairn admin`.
+//
+// # Replication
+//
+// The admin replicas form a Raft group of their own (id Shard) over the
+// storage nodes that host an admin, each with a small engine of its own,
+// through internal/replica like any shard. The first member is the node
+// where configure ran (sn1); plan deploy-admin adds others as learners,
+// waits for them to catch up, then makes them voters.
+//
+// # Metadata
+//
+// Meta (zones, storage nodes, pools, topology candidates, the deployed
+// topology and its sequence number, plans, events, snapshots) is one JSON
+// record. Every change reads it linearizably on the leader, changes it,
+// and writes it back with a put-if-version synced on a majority (store.go).
+//
+// # Plans
+//
+// A plan is a persisted list of idempotent tasks with a cursor (plan.go).
+// The executor (executor.go) runs on the admin leader only, one RUNNING
+// plan at a time in id order, writing each task's state and the cursor
+// after it. A new leader resumes a RUNNING plan at its cursor, running the
+// interrupted task again, which its idempotence makes safe. A task that
+// fails is retried with backoff until Config.PlanTimeout; an error marked
+// permanent fails the plan at once. Tasks reach storage nodes through the
+// Control service (controlpb).
+//
+// # Concurrency
+//
+// Service is safe for concurrent use: commands arrive on gRPC goroutines;
+// metadata updates from one node are serialized by metaStore's mutex, and
+// updates from a deposed leader fail their version check. A Service on a
+// replica that does not lead forwards commands to the leader.
+//
+// # Commands
+//
+// Commands (command.go) is the table of admin commands and their options,
+// shared by the shell (internal/shell), which checks a command line
+// before sending it, and Service, which runs it. Client sends commands.
+package admin
