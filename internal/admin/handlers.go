@@ -23,8 +23,8 @@ func init() {
 		"plan deploy-sn":       (*Service).planDeploySN,
 		"plan deploy-admin":    (*Service).planDeployAdmin,
 		"plan deploy-topology": (*Service).planDeployTopology,
-		"plan stop-service":    func(s *Service, ctx context.Context, a map[string]string) (*cairnpb.AdminReply, error) { return s.planService(ctx, a, false) },
-		"plan start-service":   func(s *Service, ctx context.Context, a map[string]string) (*cairnpb.AdminReply, error) { return s.planService(ctx, a, true) },
+		"plan stop-service":    (*Service).planStopService,
+		"plan start-service":   (*Service).planStartService,
 		"plan remove-sn":       (*Service).planRemoveSN,
 		"plan execute":         (*Service).planExecute,
 		"plan wait":            (*Service).planWait,
@@ -229,6 +229,14 @@ func (s *Service) planDeployAdmin(ctx context.Context, a map[string]string) (*ca
 		newTask("record-admin", "record the admin", args),
 	}
 	return s.createPlan(ctx, "deploy-admin", a, tasks, nil)
+}
+
+func (s *Service) planStopService(ctx context.Context, a map[string]string) (*cairnpb.AdminReply, error) {
+	return s.planService(ctx, a, false)
+}
+
+func (s *Service) planStartService(ctx context.Context, a map[string]string) (*cairnpb.AdminReply, error) {
+	return s.planService(ctx, a, true)
 }
 
 func (s *Service) planService(ctx context.Context, a map[string]string, run bool) (*cairnpb.AdminReply, error) {

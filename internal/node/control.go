@@ -88,54 +88,58 @@ func (c controlRPC) Join(_ context.Context, r *controlpb.JoinRequest) (*controlp
 	if r.GetStore() == "" || r.GetSnId() == 0 {
 		return nil, status.Error(codes.InvalidArgument, "join: store and sn id are required")
 	}
-	n.ctlMu.Lock()
-	defer n.ctlMu.Unlock()
-	if n.member.Store != "" && (n.member.Store != r.GetStore() || uint64(n.member.SN) != r.GetSnId()) {
-		return nil, status.Errorf(codes.FailedPrecondition, "this node is already sn%d of store %q", n.member.SN, n.member.Store)
-	}
-	prev := n.member.clone()
-	n.member.Store, n.member.SN = r.GetStore(), topology.NodeID(r.GetSnId())
-	n.mergePeers(r.GetPeers())
-	if err := n.member.save(n.cfg.Root); err != nil {
-		n.member = prev
-		return nil, err
-	}
-	if n.id() == 0 {
-		n.selfID.Store(r.GetSnId())
-		n.log = n.cfg.Logger.With("node", r.GetSnId())
-		n.log.Info("joined store", "store", r.GetStore())
-	}
-	if err := n.ensureTransport(n.id()); err != nil {
-		return nil, err
-	}
-	return n.describeLocked(), nil
+	return n.change(func() error {
+		if n.member.Store != "" && (n.member.Store != r.GetStore() || uint64(n.member.SN) != r.GetSnId()) {
+			return status.Errorf(codes.FailedPrecondition, "this node is already sn%d of store %q", n.member.SN, n.member.Store)
+		}
+		prev := n.member.clone()
+		n.member.Store, n.member.SN = r.GetStore(), topology.NodeID(r.GetSnId())
+		n.mergePeers(r.GetPeers())
+		if err := n.member.save(n.cfg.Root); err != nil {
+			n.member = prev
+			return err
+		}
+		if n.id() == 0 {
+			n.selfID.Store(r.GetSnId())
+			n.log = n.cfg.Logger.With("node", r.GetSnId())
+			n.log.Info("joined store", "store", r.GetStore())
+		}
+		if err := n.ensureTransport(n.id()); err != nil {
+			return err
+		}
+		return nil
+	})
 }
 
-// describeLocked is describe for callers holding ctlMu.
-func (n *SN) describeLocked() *controlpb.NodeInfo {
+// change runs fn under ctlMu and then describes the node.
+func (n *SN) change(fn func() error) (*controlpb.NodeInfo, error) {
+	n.ctlMu.Lock()
+	err := fn()
 	n.ctlMu.Unlock()
-	defer n.ctlMu.Lock()
-	return n.describe()
+	if err != nil {
+		return nil, err
+	}
+	return n.describe(), nil
 }
 
 func (c controlRPC) HostAdmin(_ context.Context, r *controlpb.HostAdminRequest) (*controlpb.NodeInfo, error) {
 	n := c.n
-	n.ctlMu.Lock()
-	defer n.ctlMu.Unlock()
-	if err := n.checkStore(r.GetStore()); err != nil {
-		return nil, err
-	}
-	n.mergePeers(r.GetPeers())
-	n.member.Admin = true
-	if err := n.member.save(n.cfg.Root); err != nil {
-		return nil, err
-	}
-	if n.admin.Load() == nil {
-		if err := n.openAdmin(n.member.AdminFounder); err != nil {
-			return nil, err
+	return n.change(func() error {
+		if err := n.checkStore(r.GetStore()); err != nil {
+			return err
 		}
-	}
-	return n.describeLocked(), nil
+		n.mergePeers(r.GetPeers())
+		n.member.Admin = true
+		if err := n.member.save(n.cfg.Root); err != nil {
+			return err
+		}
+		if n.admin.Load() == nil {
+			if err := n.openAdmin(n.member.AdminFounder); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 func (c controlRPC) InstallTopology(_ context.Context, r *controlpb.InstallTopologyRequest) (*controlpb.NodeInfo, error) {
@@ -147,108 +151,108 @@ func (c controlRPC) InstallTopology(_ context.Context, r *controlpb.InstallTopol
 	if err := t.Validate(); err != nil {
 		return nil, status.Errorf(codes.InvalidArgument, "%v", err)
 	}
-	n.ctlMu.Lock()
-	defer n.ctlMu.Unlock()
-	if err := n.checkStore(r.GetStore()); err != nil {
-		return nil, err
-	}
-	if t.Store != n.member.Store {
-		return nil, status.Errorf(codes.InvalidArgument, "the topology is of store %q, this node of %q", t.Store, n.member.Store)
-	}
-	if _, ok := t.Node(n.id()); !ok {
-		return nil, status.Errorf(codes.InvalidArgument, "the topology does not list this node (sn%d)", n.id())
-	}
-	n.mergePeers(r.GetPeers())
-	if err := n.member.save(n.cfg.Root); err != nil {
-		return nil, err
-	}
-	if cur := n.topology(); cur != nil {
-		if cur.Seq >= t.Seq {
-			return n.describeLocked(), nil
+	return n.change(func() error {
+		if err := n.checkStore(r.GetStore()); err != nil {
+			return err
 		}
-		return nil, status.Errorf(codes.FailedPrecondition, "this node runs topology sequence %d; changing a deployed topology is not supported by this version", cur.Seq)
-	}
-	if err := t.Save(filepath.Join(n.cfg.Root, topology.FileName)); err != nil {
-		return nil, err
-	}
-	if _, err := n.openTopology(&t); err != nil {
-		return nil, err
-	}
-	if err := n.writeMarker(); err != nil {
-		return nil, err
-	}
-	n.log.Info("topology installed", "seq", t.Seq, "shards_here", len(t.ShardsOn(n.id())))
-	return n.describeLocked(), nil
+		if t.Store != n.member.Store {
+			return status.Errorf(codes.InvalidArgument, "the topology is of store %q, this node of %q", t.Store, n.member.Store)
+		}
+		if _, ok := t.Node(n.id()); !ok {
+			return status.Errorf(codes.InvalidArgument, "the topology does not list this node (sn%d)", n.id())
+		}
+		n.mergePeers(r.GetPeers())
+		if err := n.member.save(n.cfg.Root); err != nil {
+			return err
+		}
+		if cur := n.topology(); cur != nil {
+			if cur.Seq >= t.Seq {
+				return nil
+			}
+			return status.Errorf(codes.FailedPrecondition, "this node runs topology sequence %d; changing a deployed topology is not supported by this version", cur.Seq)
+		}
+		if err := t.Save(filepath.Join(n.cfg.Root, topology.FileName)); err != nil {
+			return err
+		}
+		if _, err := n.openTopology(&t); err != nil {
+			return err
+		}
+		if err := n.writeMarker(); err != nil {
+			return err
+		}
+		n.log.Info("topology installed", "seq", t.Seq, "shards_here", len(t.ShardsOn(n.id())))
+		return nil
+	})
 }
 
 func (c controlRPC) SetService(_ context.Context, r *controlpb.SetServiceRequest) (*controlpb.NodeInfo, error) {
 	n := c.n
-	n.ctlMu.Lock()
-	defer n.ctlMu.Unlock()
-	if err := n.checkStore(r.GetStore()); err != nil {
-		return nil, err
-	}
-	t := n.topology()
-	if t == nil {
-		return nil, status.Error(codes.FailedPrecondition, "this node holds no topology")
-	}
-	s, ok := t.Shard(topology.ShardID(r.GetShard()))
-	if !ok || !slices.Contains(s.Replicas, n.id()) {
-		return nil, status.Errorf(codes.FailedPrecondition, "this node hosts no replica of shard %d", r.GetShard())
-	}
-	prev := slices.Clone(n.member.Stopped)
-	if r.GetRun() {
-		n.member.Stopped = slices.DeleteFunc(n.member.Stopped, func(x uint64) bool { return x == r.GetShard() })
-	} else if !slices.Contains(n.member.Stopped, r.GetShard()) {
-		n.member.Stopped = append(n.member.Stopped, r.GetShard())
-	}
-	if err := n.member.save(n.cfg.Root); err != nil {
-		n.member.Stopped = prev
-		return nil, err
-	}
-	if r.GetRun() {
-		if n.replica(r.GetShard()) == nil {
-			meta, _, err := n.engine.StoreMeta()
-			if err != nil {
-				return nil, err
-			}
-			if err := n.openReplica(meta, s, false); err != nil {
-				return nil, err
-			}
-			n.log.Info("replica started by the admin", "shard", r.GetShard())
+	return n.change(func() error {
+		if err := n.checkStore(r.GetStore()); err != nil {
+			return err
 		}
-	} else if rep := n.replica(r.GetShard()); rep != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		rep.Handoff(ctx)
-		cancel()
-		n.mu.Lock()
-		delete(n.replicas, r.GetShard())
-		n.mu.Unlock()
-		rep.Close()
-		n.log.Info("replica stopped by the admin", "shard", r.GetShard())
-	}
-	return n.describeLocked(), nil
+		t := n.topology()
+		if t == nil {
+			return status.Error(codes.FailedPrecondition, "this node holds no topology")
+		}
+		s, ok := t.Shard(topology.ShardID(r.GetShard()))
+		if !ok || !slices.Contains(s.Replicas, n.id()) {
+			return status.Errorf(codes.FailedPrecondition, "this node hosts no replica of shard %d", r.GetShard())
+		}
+		prev := slices.Clone(n.member.Stopped)
+		if r.GetRun() {
+			n.member.Stopped = slices.DeleteFunc(n.member.Stopped, func(x uint64) bool { return x == r.GetShard() })
+		} else if !slices.Contains(n.member.Stopped, r.GetShard()) {
+			n.member.Stopped = append(n.member.Stopped, r.GetShard())
+		}
+		if err := n.member.save(n.cfg.Root); err != nil {
+			n.member.Stopped = prev
+			return err
+		}
+		if r.GetRun() {
+			if n.replica(r.GetShard()) == nil {
+				meta, _, err := n.engine.StoreMeta()
+				if err != nil {
+					return err
+				}
+				if err := n.openReplica(meta, s, false); err != nil {
+					return err
+				}
+				n.log.Info("replica started by the admin", "shard", r.GetShard())
+			}
+		} else if rep := n.replica(r.GetShard()); rep != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			rep.Handoff(ctx)
+			cancel()
+			n.mu.Lock()
+			delete(n.replicas, r.GetShard())
+			n.mu.Unlock()
+			rep.Close()
+			n.log.Info("replica stopped by the admin", "shard", r.GetShard())
+		}
+		return nil
+	})
 }
 
 func (c controlRPC) Leave(_ context.Context, r *controlpb.LeaveRequest) (*controlpb.NodeInfo, error) {
 	n := c.n
-	n.ctlMu.Lock()
-	defer n.ctlMu.Unlock()
-	if n.member.Store == "" {
-		return n.describeLocked(), nil
-	}
-	if err := n.checkStore(r.GetStore()); err != nil {
-		return nil, err
-	}
-	if n.admin.Load() != nil || (n.topology() != nil && len(n.topology().ShardsOn(n.id())) > 0) {
-		return nil, status.Error(codes.FailedPrecondition, "this node hosts replicas or an admin and cannot leave")
-	}
-	prev := n.member.clone()
-	n.member = membership{}
-	if err := n.member.save(n.cfg.Root); err != nil {
-		n.member = prev
-		return nil, err
-	}
-	n.log.Info("left the store", "store", prev.Store)
-	return n.describeLocked(), nil
+	return n.change(func() error {
+		if n.member.Store == "" {
+			return nil
+		}
+		if err := n.checkStore(r.GetStore()); err != nil {
+			return err
+		}
+		if n.admin.Load() != nil || (n.topology() != nil && len(n.topology().ShardsOn(n.id())) > 0) {
+			return status.Error(codes.FailedPrecondition, "this node hosts replicas or an admin and cannot leave")
+		}
+		prev := n.member.clone()
+		n.member = membership{}
+		if err := n.member.save(n.cfg.Root); err != nil {
+			n.member = prev
+			return err
+		}
+		n.log.Info("left the store", "store", prev.Store)
+		return nil
+	})
 }

@@ -7,9 +7,9 @@ import (
 	"github.com/cairndb/cairn/internal/server"
 	"github.com/cairndb/cairn/internal/transport/transportpb"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
 
@@ -32,68 +32,46 @@ func (g kvGate) srv() (*server.Server, error) {
 	return s, nil
 }
 
-func (g kvGate) Get(ctx context.Context, r *cairnpb.GetRequest) (*cairnpb.GetResponse, error) {
+// pass hands a request to the KV server once there is one.
+func pass[Req, Resp any](g kvGate, ctx context.Context, r Req, call func(*server.Server, context.Context, Req) (Resp, error)) (Resp, error) {
 	s, err := g.srv()
 	if err != nil {
-		return nil, err
+		var zero Resp
+		return zero, err
 	}
-	return s.Get(ctx, r)
+	return call(s, ctx, r)
+}
+
+func (g kvGate) Get(ctx context.Context, r *cairnpb.GetRequest) (*cairnpb.GetResponse, error) {
+	return pass(g, ctx, r, (*server.Server).Get)
 }
 
 func (g kvGate) Put(ctx context.Context, r *cairnpb.PutRequest) (*cairnpb.WriteResponse, error) {
-	s, err := g.srv()
-	if err != nil {
-		return nil, err
-	}
-	return s.Put(ctx, r)
+	return pass(g, ctx, r, (*server.Server).Put)
 }
 
 func (g kvGate) Delete(ctx context.Context, r *cairnpb.DeleteRequest) (*cairnpb.WriteResponse, error) {
-	s, err := g.srv()
-	if err != nil {
-		return nil, err
-	}
-	return s.Delete(ctx, r)
+	return pass(g, ctx, r, (*server.Server).Delete)
 }
 
 func (g kvGate) Execute(ctx context.Context, r *cairnpb.ExecuteRequest) (*cairnpb.ExecuteResponse, error) {
-	s, err := g.srv()
-	if err != nil {
-		return nil, err
-	}
-	return s.Execute(ctx, r)
+	return pass(g, ctx, r, (*server.Server).Execute)
 }
 
 func (g kvGate) MultiGet(ctx context.Context, r *cairnpb.MultiGetRequest) (*cairnpb.MultiGetResponse, error) {
-	s, err := g.srv()
-	if err != nil {
-		return nil, err
-	}
-	return s.MultiGet(ctx, r)
+	return pass(g, ctx, r, (*server.Server).MultiGet)
 }
 
 func (g kvGate) MultiDelete(ctx context.Context, r *cairnpb.MultiDeleteRequest) (*cairnpb.MultiDeleteResponse, error) {
-	s, err := g.srv()
-	if err != nil {
-		return nil, err
-	}
-	return s.MultiDelete(ctx, r)
+	return pass(g, ctx, r, (*server.Server).MultiDelete)
 }
 
 func (g kvGate) StoreScan(ctx context.Context, r *cairnpb.StoreScanRequest) (*cairnpb.StoreScanResponse, error) {
-	s, err := g.srv()
-	if err != nil {
-		return nil, err
-	}
-	return s.StoreScan(ctx, r)
+	return pass(g, ctx, r, (*server.Server).StoreScan)
 }
 
 func (g kvGate) StoreInfo(ctx context.Context, r *cairnpb.StoreInfoRequest) (*cairnpb.StoreInfoResponse, error) {
-	s, err := g.srv()
-	if err != nil {
-		return nil, err
-	}
-	return s.StoreInfo(ctx, r)
+	return pass(g, ctx, r, (*server.Server).StoreInfo)
 }
 
 type raftGate struct {
