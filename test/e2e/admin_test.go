@@ -222,7 +222,33 @@ func TestWhitePaperDeploymentSurvivesAdminLeaderKill(t *testing.T) {
 			t.Fatalf("bench %s: exit %d\n%s\n%s", phase, code, out, errOut)
 		}
 		t.Logf("bench %s: %s", phase, grepLine(out, "[OVERALL], Throughput"))
+		if phase == "load" {
+			// The run reads NONE_REQUIRED, which any replica may serve from
+			// what it has applied: wait until every replica holds the load
+			// (the restarted node may still be catching up).
+			waitFor(t, 30*time.Second, "every replica to apply the load", func() bool {
+				_, out, _ := admin(t, survivor, "show", "topology")
+				return replicasConverged(out)
+			})
+		}
 	}
+}
+
+var appliedRE = regexp.MustCompile(`\[(rg\d+)-rn\d+\].*applied=(\d+)`)
+
+// replicasConverged reports whether show topology lists every replica of
+// each shard at the same applied index.
+func replicasConverged(topo string) bool {
+	applied := map[string]string{}
+	n := 0
+	for _, m := range appliedRE.FindAllStringSubmatch(topo, -1) {
+		n++
+		if a, ok := applied[m[1]]; ok && a != m[2] {
+			return false
+		}
+		applied[m[1]] = m[2]
+	}
+	return n == 6
 }
 
 func grepLine(out, prefix string) string {
