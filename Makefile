@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/cairn
 VERSION := $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
-FUZZTIME ?= 5s
+FUZZTIME ?= 100000x
 CHAOS_TIME ?= 10m
 
 .PHONY: build test test-go fuzz-short fuzz proto demo vet clean
@@ -26,7 +26,7 @@ fuzz-short:
 
 # Longer fuzzing: make fuzz FUZZTIME=5m
 fuzz:
-	FUZZTIME=$(if $(filter 5s,$(FUZZTIME)),2m,$(FUZZTIME)) ./scripts/fuzz.sh
+	FUZZTIME=$(if $(filter 100000x,$(FUZZTIME)),2m,$(FUZZTIME)) ./scripts/fuzz.sh
 
 proto:
 	./scripts/proto.sh
