@@ -91,16 +91,22 @@ func Open(ctx context.Context, cfg Config) (*Client, error) {
 }
 
 // checkStore asks each host in turn for StoreInfo; the first answer decides.
+// If none gives one, the error is that of the first host that answered with
+// an error (say, a node with no topology yet), or Unavailable "no host
+// answered" when none answered at all; its message lists every host's.
 func (c *Client) checkStore(ctx context.Context) (*cairnpb.StoreInfoResponse, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
 	defer cancel()
 	var failures []string
-	var last *Error
+	var last, answered *Error
 	for i, h := range c.cfg.Hosts {
 		resp, err := c.helpers[i].kvs[0].StoreInfo(ctx, &cairnpb.StoreInfoRequest{})
 		if err != nil {
 			last = convertError(err, false, false)
 			failures = append(failures, h+": "+last.Msg)
+			if answered == nil && last.Code != codes.Unavailable && last.Code != codes.DeadlineExceeded {
+				answered = last
+			}
 			continue
 		}
 		if resp.GetStore() != c.cfg.Store {
@@ -108,6 +114,10 @@ func (c *Client) checkStore(ctx context.Context) (*cairnpb.StoreInfoResponse, er
 				Msg: fmt.Sprintf("node %s serves store %q, not %q", h, resp.GetStore(), c.cfg.Store)}
 		}
 		return resp, nil
+	}
+	if answered != nil {
+		return nil, &Error{Code: answered.Code, Kind: answered.Kind, Action: answered.Action,
+			Msg: strings.Join(failures, "; ")}
 	}
 	return nil, &Error{Code: last.Code, Kind: last.Kind, Action: last.Action,
 		Msg: "no host answered: " + strings.Join(failures, "; ")}

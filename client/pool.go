@@ -10,9 +10,9 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/connectivity"
-	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/cairndb/cairn/api/cairnpb"
+	"github.com/cairndb/cairn/internal/grpcconn"
 )
 
 // failPeriod is how long a node that could not be reached is passed over
@@ -22,7 +22,8 @@ import (
 const failPeriod = time.Second
 
 // pool is a few gRPC connections to one address. Connections are made
-// lazily by gRPC, on the first request.
+// lazily by gRPC, on the first request, and reconnect with grpcconn's
+// bounded back-off (at most about a second between attempts).
 type pool struct {
 	addr  string
 	conns []*grpc.ClientConn
@@ -37,8 +38,7 @@ type pool struct {
 func dialPool(addr string, n int) (*pool, error) {
 	p := &pool{addr: addr}
 	for range n {
-		cc, err := grpc.NewClient(addr,
-			grpc.WithTransportCredentials(insecure.NewCredentials()),
+		cc, err := grpcconn.New(addr,
 			grpc.WithDefaultCallOptions(grpc.MaxCallSendMsgSize(maxMsgBytes), grpc.MaxCallRecvMsgSize(maxMsgBytes)),
 			grpc.WithStatsHandler(sentTracker{}),
 		)

@@ -264,6 +264,12 @@ func (c *Client) callCluster(ctx context.Context, o options, rt route, fn attemp
 			c.cl.forgetLeader(shard, id)
 		case refreshTopo:
 			c.refreshTopology(ctx, t.Seq)
+			if e.Kind == KindWrongShard {
+				// The node runs no replica of the shard: it moved, or plan
+				// stop-service stopped it (the topology still lists it).
+				avoid[id] = true
+				c.cl.forgetLeader(shard, id)
+			}
 			pause = true
 		case retryLater:
 			pause = true

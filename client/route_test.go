@@ -585,3 +585,25 @@ func TestRouteHungNode(t *testing.T) {
 	}
 	t.Logf("ABSOLUTE read with the leader hung: %v", time.Since(start))
 }
+
+// TestRouteStoppedReplicaTriesAnother: the cached leader's replica is
+// stopped (plan stop-service) while the topology still lists it; its
+// wrong_shard answer sends the client to another replica.
+func TestRouteStoppedReplicaTriesAnother(t *testing.T) {
+	fc := newFakeCluster(t, 3, 1, nil)
+	fc.setLeader(1, 1)
+	c := fc.open(1)
+	fc.setLeader(1, 2) // node 1 handed over before its replica stopped
+	fc.kvs[1].put = func(context.Context, *cairnpb.PutRequest) (*cairnpb.WriteResponse, error) {
+		return nil, serverError(codes.FailedPrecondition, KindWrongShard, cairnpb.ErrorDetail_REFRESH, false)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	v, err := c.Put(ctx, MustParseKey("/a"), []byte("v"))
+	if err != nil || v.String() != "02" {
+		t.Fatalf("Put = %v, %v; want node 2's version", v, err)
+	}
+	if n := fc.kvs[1].calls.Load(); n != 1 {
+		t.Errorf("%d requests to the stopped replica, want 1", n)
+	}
+}

@@ -39,7 +39,9 @@ Options take one or two dashes, and -opt=value also works:
   -h, -help                  show this help
 
 Exit codes: 0 ok; 1 a command failed, found problems, or its plan did not
-succeed; 2 usage error; 3 no storage node reachable.
+succeed; 2 usage error (also a missing script file, or a request the admin
+rejected as invalid); 3 no storage node reachable, no admin leader for now,
+or timed out. See 'cairn --help'.
 
 `
 
@@ -185,6 +187,12 @@ func runAdmin(ctx context.Context, args []string, in io.Reader, out, errw io.Wri
 	if a.help {
 		_, err := io.WriteString(out, adminUsage+shell.HelpText())
 		return err
+	}
+	if a.script != "" {
+		if _, err := os.Stat(a.script); err != nil {
+			fmt.Fprintf(errw, "cairn admin: -script: %v\n", err)
+			return &exitError{code: shell.ExitUsage, err: reported{}}
+		}
 	}
 	c, err := admin.Dial(a.addrs())
 	if err != nil {

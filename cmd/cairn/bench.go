@@ -3,13 +3,18 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
 
+	"github.com/cairndb/cairn/client"
 	"github.com/cairndb/cairn/internal/bench"
+	"github.com/cairndb/cairn/internal/cli"
+	"github.com/cairndb/cairn/internal/exitcode"
 )
 
 // newBenchCmd returns "cairn bench": YCSB's client with YCSB's single-dash
@@ -27,9 +32,13 @@ func newBenchCmd() *cobra.Command {
 	}
 }
 
+// runBench runs one phase. Its errors are printed here, as "cairn bench:
+// ...", and exit 2 for bad options or input (a wrong cairn.store included),
+// 3 when no node answered, 1 otherwise.
 func runBench(ctx context.Context, args []string) error {
 	if len(args) == 0 {
-		return &exitError{code: 2, err: errors.New("bench: missing phase: load, run or report (see 'cairn bench --help')")}
+		fmt.Fprintln(os.Stderr, "cairn bench: missing phase: load, run or report (see 'cairn bench --help')")
+		return &exitError{code: exitcode.Usage, err: reported{}}
 	}
 	switch args[0] {
 	case "-h", "--help", "-help", "help":
@@ -51,13 +60,27 @@ func runBench(ctx context.Context, args []string) error {
 	}()
 	env := bench.Env{Stdout: os.Stdout, Stderr: os.Stderr, Version: version, Terminal: isTerminal(os.Stderr)}
 	_, err := bench.Execute(ctx, args[0], args[1:], env)
-	switch {
-	case err == nil:
+	if err == nil {
 		return nil
-	case bench.IsUsage(err):
-		return &exitError{code: 2, err: err}
 	}
-	return &exitError{code: 1, err: err}
+	code := exitcode.Of(err)
+	if bench.IsUsage(err) {
+		code = exitcode.Usage
+	}
+	fmt.Fprintf(os.Stderr, "cairn bench: %s\n", benchMessage(err))
+	return &exitError{code: code, err: reported{}}
+}
+
+// benchMessage is err's text without its "bench: " prefix, and with a
+// client error's text replaced by its message for a person, whose hints
+// name bench's properties (cli.Explain).
+func benchMessage(err error) string {
+	msg := err.Error()
+	var ce *client.Error
+	if errors.As(err, &ce) {
+		msg = strings.Replace(msg, ce.Error(), cli.Explain(ce, "-p cairn.store", "-p cairn.hosts"), 1)
+	}
+	return strings.TrimPrefix(msg, "bench: ")
 }
 
 // isTerminal reports whether f is a character device (a terminal).

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/cairndb/cairn/internal/bench/report"
+	"github.com/cairndb/cairn/internal/exitcode"
 )
 
 const benchReportUsage = `Usage: cairn bench report FILE.json... [-o report.html] [--title TITLE]
@@ -36,9 +37,9 @@ type reportArgs struct {
 	help  bool
 }
 
-// usageErr is a command-line mistake: exit status 2.
-func usageErr(format string, args ...any) error {
-	return &exitError{code: 2, err: fmt.Errorf("bench report: "+format+" (see 'cairn bench report --help')", args...)}
+// reportUsageErr is a command-line mistake: exit status 2.
+func reportUsageErr(format string, args ...any) error {
+	return usageErr("bench report: "+format+" (see 'cairn bench report --help')", args...)
 }
 
 // parseReportArgs parses the arguments after "cairn bench report".
@@ -64,7 +65,7 @@ func parseReportArgs(args []string) (reportArgs, error) {
 				return val, nil
 			}
 			if i+1 >= len(args) {
-				return "", usageErr("option -%s needs a value", name)
+				return "", reportUsageErr("option -%s needs a value", name)
 			}
 			i++
 			return args[i], nil
@@ -76,12 +77,12 @@ func parseReportArgs(args []string) (reportArgs, error) {
 			return a, nil
 		case "o", "out":
 			if a.out, err = value(); err == nil && a.out == "" {
-				err = usageErr("option -%s needs a file name", name)
+				err = reportUsageErr("option -%s needs a file name", name)
 			}
 		case "title":
 			a.title, err = value()
 		default:
-			err = usageErr("unknown option %q", arg)
+			err = reportUsageErr("unknown option %q", arg)
 		}
 		if err != nil {
 			return a, err
@@ -102,10 +103,10 @@ func expandFiles(files []string, out string) ([]string, error) {
 		}
 		m, err := filepath.Glob(f)
 		if err != nil {
-			return nil, usageErr("bad pattern %q: %v", f, err)
+			return nil, reportUsageErr("bad pattern %q: %v", f, err)
 		}
 		if len(m) == 0 {
-			return nil, usageErr("no files match %q", f)
+			return nil, reportUsageErr("no files match %q", f)
 		}
 		paths = append(paths, m...)
 	}
@@ -120,8 +121,8 @@ func expandFiles(files []string, out string) ([]string, error) {
 }
 
 // runReport runs `cairn bench report ARGS`. Like the rest of cairn bench, it
-// exits with status 2 on a usage error and 1 when an input cannot be read or
-// the page cannot be written.
+// exits with status 2 on a usage error or an input file that cannot be read
+// as a result, and 1 when the page cannot be written.
 func runReport(args []string) error {
 	return benchReport(args, os.Stdout)
 }
@@ -140,14 +141,14 @@ func benchReport(args []string, stdout io.Writer) error {
 		return err
 	}
 	if len(files) == 0 {
-		return usageErr("no result files given")
+		return reportUsageErr("no result files given")
 	}
 	inputs, err := report.LoadFiles(files)
 	if err != nil {
-		return &exitError{code: 1, err: err}
+		return &exitError{code: exitcode.Usage, err: err}
 	}
 	if err := report.WriteFile(a.out, inputs, report.Options{Title: a.title}); err != nil {
-		return &exitError{code: 1, err: err}
+		return &exitError{code: exitcode.Failed, err: err}
 	}
 	_, err = fmt.Fprintf(stdout, "wrote %s from %d result files\n", a.out, len(inputs))
 	return err

@@ -111,8 +111,8 @@ func TestBenchReport(t *testing.T) {
 	}{
 		{"no inputs", []string{"-o", out}, "no result files given", 2},
 		{"no match", []string{filepath.Join(dir, "nope-*.json")}, "no files match", 2},
-		{"missing", []string{a, missing, "-o", out}, missing, 1},
-		{"corrupt", []string{a, corrupt, "-o", out}, corrupt, 1},
+		{"missing", []string{a, missing, "-o", out}, missing, 2},
+		{"corrupt", []string{a, corrupt, "-o", out}, corrupt, 2},
 		{"unwritable", []string{a, "-o", filepath.Join(dir, "no", "dir", "r.html")}, filepath.Join(dir, "no", "dir", "r.html"), 1},
 		{"output is a directory", []string{a, "-o", dir}, dir, 1},
 	} {

@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/cairndb/cairn/internal/cluster"
+	"github.com/cairndb/cairn/internal/exitcode"
 	"github.com/cairndb/cairn/internal/topology"
 	"github.com/spf13/cobra"
 )
@@ -24,7 +25,7 @@ stops them; 'status' shows each node and each shard's leader; 'kill' sends a
 node a signal, for fault testing.
 
 Exit codes: 0 ok; 1 failed (for status: not healthy); 2 bad flags or flags
-that disagree with the existing cluster.`,
+that disagree with the existing cluster. See 'cairn --help'.`,
 		Example: `  cairn cluster start --root /tmp/cluster --nodes 3 --rf 3 --shards 2
   cairn cluster status --root /tmp/cluster
   cairn cluster kill --root /tmp/cluster --node 1
@@ -43,9 +44,9 @@ func clusterErr(err error) error {
 	if err == nil {
 		return nil
 	}
-	code := 1
+	code := exitcode.Failed
 	if errors.Is(err, cluster.ErrInvalid) || errors.Is(err, cluster.ErrMismatch) || errors.Is(err, topology.ErrInvalid) {
-		code = 2
+		code = exitcode.Usage
 	}
 	return &exitError{code: code, err: err}
 }
@@ -133,7 +134,7 @@ otherwise, with the reasons.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			st, err := cluster.GetStatus(cmd.Context(), root)
 			if err != nil {
-				return &exitError{code: 1, err: err}
+				return &exitError{code: exitcode.Failed, err: err}
 			}
 			out := cmd.OutOrStdout()
 			if asJSON {
@@ -146,7 +147,7 @@ otherwise, with the reasons.`,
 				fmt.Fprint(out, st.Text())
 			}
 			if !st.Healthy {
-				return &exitError{code: 1, err: fmt.Errorf("cluster: not healthy: %d problem(s), first: %s", len(st.Problems), st.Problems[0])}
+				return &exitError{code: exitcode.Failed, err: fmt.Errorf("cluster: not healthy: %d problem(s), first: %s", len(st.Problems), st.Problems[0])}
 			}
 			return nil
 		},

@@ -9,11 +9,6 @@ import (
 	"github.com/cairndb/cairn/internal/cli"
 )
 
-// reported is an error that cairn kv has already printed.
-type reported struct{}
-
-func (reported) Error() string { return "" }
-
 // newKVCmd returns "cairn kv" and its subcommands. Flag values are parsed and
 // the commands run by package cli; every error is printed here, as
 // "cairn kv: ...", and returned as an *exitError with an empty message.
@@ -28,8 +23,9 @@ A key is written /major1/major2/-/minor1/minor2: the major path decides the
 partition, the minor path (after "-") orders records within it. Escape '%'
 and '/' inside a component as %25 and %2F.
 
-Exit codes: 0 ok; 1 not found or not done; 2 bad input; 3 unavailable,
-timeout or retryable; 4 anything else.`,
+Exit codes: 0 ok; 1 not found, not done, or another failure; 2 bad input
+(including a wrong --store); 3 unavailable: no node answered, timed out, or
+retryable. See 'cairn --help'.`,
 		Example: `  cairn kv put /users/alice/-/email alice@example.com
   cairn kv get /users/alice/-/email
   cairn kv --hosts 10.0.0.1:5000,10.0.0.2:5000 --json multi-get /users/alice`,

@@ -40,26 +40,26 @@ starting on an existing root with different values is refused.`,
 	f.IntVar(&cfg.Port, "port", cfg.Port, "port to listen on (0 picks a free port)")
 	f.StringVar(&cfg.Store, "store", cfg.Store, "store name")
 	f.Uint32Var(&cfg.Partitions, "partitions", cfg.Partitions, "number of partitions (fixed at creation)")
-	f.Int64Var(&cfg.CacheBytes, "cache-bytes", cfg.CacheBytes, "block cache size in bytes")
-	f.Int64Var(&cfg.MinFreeBytes, "min-free-bytes", cfg.MinFreeBytes, "refuse writes when free disk space is below this")
 	f.IntVar(&cfg.Limits.MaxKeyBytes, "max-key-bytes", cfg.Limits.MaxKeyBytes, "largest key, in bytes")
 	f.IntVar(&cfg.Limits.MaxValueBytes, "max-value-bytes", cfg.Limits.MaxValueBytes, "largest value, in bytes")
 	f.IntVar(&cfg.Limits.MaxComponents, "max-components", cfg.Limits.MaxComponents, "most components in a key")
-	f.DurationVar(&cfg.ShutdownGrace, "shutdown-grace", cfg.ShutdownGrace, "how long shutdown waits for in-flight requests")
-	f.IntVar(&cfg.StreamWorkers, "stream-workers", cfg.StreamWorkers, "goroutines kept to run requests (0: one new goroutine per request)")
-	f.IntVar(&cfg.GCPercent, "gc-percent", cfg.GCPercent, "Go GC percent for this process (0: the runtime's; the GOGC environment variable wins)")
-	f.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
-	f.StringVar(&cfg.PprofAddr, "pprof", "", "serve Go profiles (net/http/pprof) on this host:port, a listener of its own (default off; use loopback)")
+	addNodeTuningFlags(f, nodeTuning{
+		cacheBytes: &cfg.CacheBytes, minFreeBytes: &cfg.MinFreeBytes, shutdownGrace: &cfg.ShutdownGrace,
+		streamWorkers: &cfg.StreamWorkers, gcPercent: &cfg.GCPercent, pprofAddr: &cfg.PprofAddr, logLevel: &logLevel,
+	})
 	_ = cmd.MarkFlagRequired("root")
 	return cmd
 }
 
 func runLite(ctx context.Context, cfg node.LiteConfig) error {
+	if err := cfg.Validate(); err != nil {
+		return startError(err, true)
+	}
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	n, err := node.StartLite(ctx, cfg)
 	if err != nil {
-		return err
+		return startError(err, false)
 	}
 	m := n.Store()
 	fmt.Printf("cairn lite: store %q (%d partitions) ready at %s\n", m.Name, m.Partitions, n.Addr())

@@ -1,19 +1,26 @@
 // Command cairn is the single Cairn binary. Each subcommand parses its flags
 // and wires internal packages together; the logic lives in internal/.
+//
+// Every subcommand exits with package exitcode's codes: 0 ok, 1 failed,
+// 2 usage or bad input, 3 unavailable.
 package main
 
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/spf13/cobra"
+
+	"github.com/cairndb/cairn/internal/exitcode"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "dev"
 
-// exitError carries a process exit code out of a command.
+// exitError carries a process exit code out of a command. An error whose
+// text is empty (reported) has been printed already.
 type exitError struct {
 	code int
 	err  error
@@ -21,7 +28,44 @@ type exitError struct {
 
 func (e *exitError) Error() string { return e.err.Error() }
 
+// Unwrap returns the error itself.
+func (e *exitError) Unwrap() error { return e.err }
+
+// usageErr is a command-line mistake: exit status 2.
+func usageErr(format string, args ...any) error {
+	return &exitError{code: exitcode.Usage, err: fmt.Errorf(format, args...)}
+}
+
+// reported is an error that a command has already printed.
+type reported struct{}
+
+func (reported) Error() string { return "" }
+
 func main() {
+	os.Exit(run(os.Args[1:], os.Stderr))
+}
+
+// run executes the command line args and returns the exit code, printing
+// an error not yet printed as "cairn: ..." on stderr.
+func run(args []string, stderr io.Writer) int {
+	root := newRootCmd()
+	root.SetArgs(args)
+	err := root.Execute()
+	if err == nil {
+		return exitcode.OK
+	}
+	code := exitcode.Usage // cobra's own: an unknown command or flag, bad arguments
+	var ee *exitError
+	if errors.As(err, &ee) {
+		code = ee.code
+	}
+	if ee == nil || ee.err.Error() != "" {
+		fmt.Fprintf(stderr, "cairn: %v\n", err)
+	}
+	return code
+}
+
+func newRootCmd() *cobra.Command {
 	root := &cobra.Command{
 		Use:   "cairn",
 		Short: "Cairn: a distributed key-value store",
@@ -30,21 +74,33 @@ func main() {
 Start a one-process store and use it:
   cairn lite --root /tmp/cairn
   cairn kv put /users/alice/-/email alice@example.com
-  cairn kv get /users/alice/-/email`,
+  cairn kv get /users/alice/-/email
+
+` + exitcode.Help,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       version,
 	}
 	root.AddCommand(newLiteCmd(), newKVCmd(), newSNCmd(), newBenchCmd(), newClusterCmd(), newAdminCmd())
-	if err := root.Execute(); err != nil {
-		code := 2
-		var ee *exitError
-		if errors.As(err, &ee) {
-			code = ee.code
+	codeRunErrors(root)
+	return root
+}
+
+// codeRunErrors gives every error that a command's RunE returns without an
+// exit code the code exitcode.Of finds (1 unless it says otherwise), so
+// that the errors left without one at the top are cobra's own usage errors.
+func codeRunErrors(c *cobra.Command) {
+	if run := c.RunE; run != nil {
+		c.RunE = func(cmd *cobra.Command, args []string) error {
+			err := run(cmd, args)
+			var ee *exitError
+			if err == nil || errors.As(err, &ee) {
+				return err
+			}
+			return &exitError{code: exitcode.Of(err), err: err}
 		}
-		if ee == nil || ee.err.Error() != "" {
-			fmt.Fprintf(os.Stderr, "cairn: %v\n", err)
-		}
-		os.Exit(code)
+	}
+	for _, sub := range c.Commands() {
+		codeRunErrors(sub)
 	}
 }

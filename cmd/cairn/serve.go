@@ -7,11 +7,12 @@ import (
 	"os"
 )
 
-// newLogger returns a text logger on stderr at the named level.
+// newLogger returns a text logger on stderr at the named level; a bad
+// level is a usage error.
 func newLogger(level string) (*slog.Logger, error) {
 	var l slog.Level
 	if err := l.UnmarshalText([]byte(level)); err != nil {
-		return nil, fmt.Errorf("--log-level: %w", err)
+		return nil, usageErr("--log-level: %v", err)
 	}
 	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: l})), nil
 }

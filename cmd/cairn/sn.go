@@ -34,7 +34,7 @@ it cleanly. 'cairn cluster start' writes the topology and starts the nodes.`,
 				return err
 			}
 			if cfg.PeerAddrs, err = parsePeers(peers); err != nil {
-				return err
+				return usageErr("%v", err)
 			}
 			return runSN(cmd.Context(), cfg)
 		},
@@ -50,26 +50,28 @@ it cleanly. 'cairn cluster start' writes the topology and starts the nodes.`,
 	return cmd
 }
 
-// addSNTuningFlags adds the flags shared by cairn sn and cairn sn start.
+// addSNTuningFlags adds the flags shared by cairn sn and cairn sn start:
+// those of every node (addNodeTuningFlags, shared with cairn lite) and
+// Raft's.
 func addSNTuningFlags(cmd *cobra.Command, cfg *node.SNConfig, logLevel *string) {
 	f := cmd.Flags()
-	f.Int64Var(&cfg.CacheBytes, "cache-bytes", cfg.CacheBytes, "block cache size in bytes")
-	f.Int64Var(&cfg.MinFreeBytes, "min-free-bytes", cfg.MinFreeBytes, "refuse writes when free disk space is below this")
+	addNodeTuningFlags(f, nodeTuning{
+		cacheBytes: &cfg.CacheBytes, minFreeBytes: &cfg.MinFreeBytes, shutdownGrace: &cfg.ShutdownGrace,
+		streamWorkers: &cfg.StreamWorkers, gcPercent: &cfg.GCPercent, pprofAddr: &cfg.PprofAddr, logLevel: logLevel,
+	})
 	f.DurationVar(&cfg.TickInterval, "raft-tick", cfg.TickInterval, "Raft tick; an election takes 10 ticks")
 	f.Uint64Var(&cfg.LogKeep, "raft-log-keep", cfg.LogKeep, "applied Raft entries kept for lagging replicas")
-	f.DurationVar(&cfg.ShutdownGrace, "shutdown-grace", cfg.ShutdownGrace, "how long shutdown waits for in-flight requests")
-	f.StringVar(logLevel, "log-level", "info", "log level: debug, info, warn or error")
-	f.IntVar(&cfg.StreamWorkers, "stream-workers", cfg.StreamWorkers, "goroutines kept to run requests (0: one new goroutine per request)")
-	f.IntVar(&cfg.GCPercent, "gc-percent", cfg.GCPercent, "Go GC percent for this process (0: the runtime's; the GOGC environment variable wins)")
-	f.StringVar(&cfg.PprofAddr, "pprof", "", "serve Go profiles (net/http/pprof) on this host:port (default off; use loopback)")
 }
 
 func runSN(ctx context.Context, cfg node.SNConfig) error {
+	if err := cfg.Validate(); err != nil {
+		return startError(err, true)
+	}
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	n, err := node.StartSN(ctx, cfg)
 	if err != nil {
-		return err
+		return startError(err, false)
 	}
 	switch t := n.Topology(); {
 	case t != nil:

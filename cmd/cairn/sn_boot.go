@@ -28,17 +28,17 @@ traffic between nodes, and the admin.`,
 			for i, d := range c.StorageDirs {
 				abs, err := filepath.Abs(d)
 				if err != nil {
-					return snUsageErr("%v", err)
+					return usageErr("%v", err)
 				}
 				c.StorageDirs[i] = abs
 			}
 			if err := c.Validate(); err != nil {
-				return snUsageErr("%v", err)
+				return usageErr("%v", err)
 			}
 			out, existed, err := node.WriteInit(root, c)
 			switch {
 			case errors.Is(err, node.ErrInitConflict):
-				return snUsageErr("%v", err)
+				return usageErr("%v", err)
 			case err != nil:
 				return err
 			case existed:
@@ -76,7 +76,7 @@ stops it cleanly.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ic, err := node.LoadInit(cfg.Root)
 			if errors.Is(err, os.ErrNotExist) {
-				return snUsageErr("%s has no %s: run cairn sn init --root %s --host H --port P --capacity N first", cfg.Root, node.InitFile, cfg.Root)
+				return usageErr("%s has no %s: run cairn sn init --root %s --host H --port P --capacity N first", cfg.Root, node.InitFile, cfg.Root)
 			} else if err != nil {
 				return err
 			}
@@ -123,9 +123,4 @@ copies of their snapshots directories) with --from.`,
 	_ = cmd.MarkFlagRequired("root")
 	_ = cmd.MarkFlagRequired("snapshot")
 	return cmd
-}
-
-// snUsageErr is a command-line mistake of cairn sn init/start: exit status 2.
-func snUsageErr(format string, args ...any) error {
-	return &exitError{code: 2, err: fmt.Errorf(format, args...)}
 }

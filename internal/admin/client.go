@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/cairndb/cairn/api/cairnpb"
+	"github.com/cairndb/cairn/internal/grpcconn"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 )
 
@@ -34,7 +34,7 @@ func Dial(addrs []string) (*Client, error) {
 	}
 	c := &Client{addrs: addrs}
 	for _, a := range addrs {
-		cc, err := grpc.NewClient(a, grpc.WithTransportCredentials(insecure.NewCredentials()))
+		cc, err := grpcconn.New(a)
 		if err != nil {
 			c.Close()
 			return nil, fmt.Errorf("admin: %s: %w", a, err)

@@ -75,7 +75,14 @@ var Commands = []Command{
 	{Name: "plan deploy-topology", Plan: true, Summary: "deploy a topology candidate: create its shards on the storage nodes",
 		Args: []Arg{{Name: "name", Required: true, Help: "the candidate's name (topology create)"}}},
 	{Name: "plan stop-service", Plan: true, Summary: "stop a shard replica (a replication node, rgN-rnM)",
-		Args: []Arg{{Name: "service", Required: true, Help: "rgN-rnM: shard N's replica on storage node M"}}},
+		Args: []Arg{
+			{Name: "service", Required: true, Help: "rgN-rnM: shard N's replica on storage node M"},
+			{Name: "force", Kind: Flag, Help: "stop it even if the shard is then left without a majority of running replicas"},
+		},
+		Help: "Refused if, once it is stopped, fewer than a majority of the shard's replicas would run (counting\n" +
+			"replicas stopped by plan stop-service and replicas whose node does not answer): the shard could then\n" +
+			"not elect a leader or take writes. Start the other replicas first, or give -force.\n" +
+			"Start the replica again with plan start-service -service rgN-rnM."},
 	{Name: "plan start-service", Plan: true, Summary: "start a stopped shard replica",
 		Args: []Arg{{Name: "service", Required: true, Help: "rgN-rnM: shard N's replica on storage node M"}}},
 	{Name: "plan remove-sn", Plan: true, Summary: "remove a storage node that hosts no replica and no admin",
@@ -113,7 +120,8 @@ var Commands = []Command{
 	{Name: "show topology", Summary: "show the deployed topology"},
 	{Name: "show pools", Summary: "list the storage node pools"},
 	{Name: "show zones", Summary: "list the zones"},
-	{Name: "show admins", Summary: "list the admin replicas and which one leads"},
+	{Name: "show admins", Summary: "list the admin replicas, their state and which one leads",
+		Help: "Each admin is RUNNING,MASTER (the leader), RUNNING,REPLICA, NOT RUNNING or UNREACHABLE (its node does not answer)."},
 	{Name: "show events", Summary: "show the event log",
 		Args: []Arg{{Name: "last", Kind: Int, Help: "only the newest N events (default 50)"}}},
 	{Name: "verify configuration", Summary: "check the topology rules and every service's health",
@@ -125,7 +133,10 @@ var Commands = []Command{
 	{Name: "snapshot list", Summary: "list the snapshots"},
 	{Name: "snapshot remove", Summary: "delete a snapshot from every node",
 		Args: []Arg{{Name: "name", Required: true, Help: "the snapshot's name"}}},
-	{Name: "ping", Summary: "contact every storage node and report its shards and their leaders"},
+	{Name: "ping", Summary: "contact every storage node and report each shard's and the admins' status",
+		Help: "Shard Status counts the shards: healthy (a leader, every replica up), writable-degraded (a leader and a\n" +
+			"majority up), read-only (no leader, some replica up), offline (none up). Exits non-zero when a shard is\n" +
+			"read-only or offline or a storage node does not answer."},
 }
 
 // Lookup finds the command that words start with and returns it and the

@@ -121,10 +121,10 @@ func TestPlanStates(t *testing.T) {
 	}
 	p := &Plan{ID: 4, Name: "deploy-zone", Args: map[string]string{"name": "Z", "rf": "3", "wait": "true"}, State: Running,
 		Tasks: []*Task{{Desc: "a", State: "SUCCEEDED"}, {Desc: "b", State: "RUNNING", Attempts: 3, Error: "unreachable"}}}
-	if got, want := p.summary(), "Plan 4 [deploy-zone -name Z -rf 3] RUNNING: 1/2 tasks done"; got != want {
+	if got, want := p.summary(0), "Plan 4 [deploy-zone -name Z -rf 3] RUNNING: 1/2 tasks done"; got != want {
 		t.Errorf("summary = %q, want %q", got, want)
 	}
-	if d := p.detail(); !strings.Contains(d, "(3 attempts)") || !strings.Contains(d, "last error: unreachable") {
+	if d := p.detail(0); !strings.Contains(d, "(3 attempts)") || !strings.Contains(d, "last error: unreachable") {
 		t.Errorf("detail lacks attempts or error:\n%s", d)
 	}
 }

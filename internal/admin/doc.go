@@ -25,7 +25,11 @@
 // interrupted task again, which its idempotence makes safe. A task that
 // fails is retried with backoff until Config.PlanTimeout; an error marked
 // permanent fails the plan at once. Tasks reach storage nodes through the
-// Control service (controlpb).
+// Control service (controlpb). The other RUNNING plans wait, and show plan
+// says for which (Service.waitingFor). plan interrupt marks the running
+// task INTERRUPTED; plan execute makes it PENDING again. plan stop-service
+// refuses, when created and again when its task runs, to leave a shard
+// without a majority of running replicas unless given -force (quorum.go).
 //
 // # Concurrency
 //

@@ -109,6 +109,8 @@ func (s *Service) leaderContext() (context.Context, context.CancelFunc) {
 
 // runPlan runs plan id's tasks from its Next on.
 func (s *Service) runPlan(id int) error {
+	s.running.Store(int64(id))
+	defer s.running.Store(0)
 	ctx, cancel := s.leaderContext()
 	defer cancel()
 	for {
@@ -152,7 +154,7 @@ func (s *Service) runTask(ctx context.Context, p *Plan) error {
 	deadline := time.Now().Add(s.cfg.PlanTimeout)
 	backoff := 100 * time.Millisecond
 	for attempt := 1; ; attempt++ {
-		if err := s.setTask(ctx, p.ID, i, "RUNNING", attempt, ""); err != nil {
+		if err := s.setTask(ctx, p.ID, i, taskRunning, attempt, ""); err != nil {
 			return err
 		}
 		tctx, cancel := context.WithTimeout(ctx, 30*time.Second)
@@ -167,10 +169,10 @@ func (s *Service) runTask(ctx context.Context, p *Plan) error {
 		msg := taskError(err)
 		s.log.Warn("plan task failed", "plan", p.ID, "task", t.Desc, "attempt", attempt, "err", msg)
 		if errors.Is(err, errPermanent) || time.Now().After(deadline) {
-			_ = s.setTask(ctx, p.ID, i, "ERROR", attempt, msg)
+			_ = s.setTask(ctx, p.ID, i, taskFailed, attempt, msg)
 			return fmt.Errorf("task %d (%s): %s", i+1, t.Desc, msg)
 		}
-		if err := s.setTask(ctx, p.ID, i, "RUNNING", attempt, msg); err != nil {
+		if err := s.setTask(ctx, p.ID, i, taskRunning, attempt, msg); err != nil {
 			return err
 		}
 		select {
@@ -193,13 +195,16 @@ func taskError(err error) string {
 	return strings.TrimPrefix(msg, errPermanent.Error()+": ")
 }
 
-// setTask records a task's progress; it fails with errInterrupted if the
-// plan is no longer RUNNING.
+// setTask records a task's progress, and when the plan started if this is
+// its first; it fails with errInterrupted if the plan is no longer RUNNING.
 func (s *Service) setTask(ctx context.Context, id, i int, state string, attempt int, msg string) error {
 	_, err := s.store.update(ctx, func(m *Meta) error {
 		p := m.plan(id)
 		if p == nil || p.State != Running {
 			return errInterrupted
+		}
+		if p.Started.IsZero() {
+			p.Started = time.Now().UTC()
 		}
 		t := p.Tasks[i]
 		t.State, t.Attempts, t.Error = state, attempt, msg
@@ -223,7 +228,7 @@ func (s *Service) completeTask(ctx context.Context, id, i int) error {
 		if p == nil {
 			return errInterrupted
 		}
-		p.Tasks[i].State, p.Tasks[i].Error = "SUCCEEDED", ""
+		p.Tasks[i].State, p.Tasks[i].Error = taskSucceeded, ""
 		if p.Next == i {
 			p.Next = i + 1
 		}
@@ -258,4 +263,11 @@ func (s *Service) kick() {
 	case s.wake <- struct{}{}:
 	default:
 	}
+}
+
+// waitingFor returns the id of the plan that plan p, in m, waits for (see
+// Meta.waitingFor), or 0. Commands run on the admin leader, whose executor
+// this is.
+func (s *Service) waitingFor(m *Meta, p *Plan) int {
+	return m.waitingFor(p, int(s.running.Load()))
 }

@@ -104,6 +104,7 @@ func (s *Service) configure(ctx context.Context, a map[string]string) (*cairnpb.
 // wakes the executor.
 func (s *Service) createPlan(ctx context.Context, name string, args map[string]string, tasks []*Task, data map[string]string) (*cairnpb.AdminReply, error) {
 	var p *Plan
+	var waiting int
 	_, err := s.store.update(ctx, func(m *Meta) error {
 		if m.Store == "" {
 			return ErrNoMeta
@@ -114,14 +115,14 @@ func (s *Service) createPlan(ctx context.Context, name string, args map[string]s
 			}
 		}
 		m.NextPlan++
+		// Started is set by the executor when it starts the plan.
 		p = &Plan{ID: m.NextPlan, Name: name, Args: args, State: Running, Tasks: tasks, Data: data, Created: time.Now().UTC()}
 		if args["noexecute"] == "true" {
 			p.State = Pending
-		} else {
-			p.Started = p.Created
 		}
 		m.Plans = append(m.Plans, p)
 		m.event("plan %d (%s) created, %s", p.ID, p.title(), p.State)
+		waiting = s.waitingFor(m, p)
 		return nil
 	})
 	if err != nil {
@@ -129,10 +130,13 @@ func (s *Service) createPlan(ctx context.Context, name string, args map[string]s
 	}
 	s.kick()
 	text := fmt.Sprintf("Started plan %d. Use show plan -id %d to check status.\n\tTo wait for completion, use plan wait -id %d", p.ID, p.ID, p.ID)
-	if p.State == Pending {
+	switch {
+	case p.State == Pending:
 		text = fmt.Sprintf("Created plan %d (PENDING). Run it with plan execute -id %d", p.ID, p.ID)
+	case waiting != 0:
+		text = fmt.Sprintf("Queued plan %d: it starts when plan %d finishes (plans run one at a time; see show plan -id %d).\n\tTo wait for completion, use plan wait -id %d", p.ID, waiting, waiting, p.ID)
 	}
-	return reply(text, map[string]any{"plan_id": p.ID, "state": p.State})
+	return reply(text, planDoc(p, waiting, false))
 }
 
 func (s *Service) planDeployZone(ctx context.Context, a map[string]string) (*cairnpb.AdminReply, error) {
@@ -259,8 +263,17 @@ func (s *Service) planService(ctx context.Context, a map[string]string, run bool
 	if run {
 		verb, name = "start", "start-service"
 	}
-	t := newTask("set-service", fmt.Sprintf("%s %s", verb, serviceName(shard, sn)),
-		map[string]string{"shard": strconv.FormatUint(shard, 10), "sn": strconv.FormatUint(sn, 10), "run": strconv.FormatBool(run)})
+	force := a["force"] == "true"
+	if !run && !force {
+		if err := checkMajority(m, sh, sn, s.describeAll(ctx, m), m.NextPlan+1); err != nil {
+			return nil, err
+		}
+	}
+	args := map[string]string{"shard": strconv.FormatUint(shard, 10), "sn": strconv.FormatUint(sn, 10), "run": strconv.FormatBool(run)}
+	if force {
+		args["force"] = "true"
+	}
+	t := newTask("set-service", fmt.Sprintf("%s %s", verb, serviceName(shard, sn)), args)
 	return s.createPlan(ctx, name, a, []*Task{t}, nil)
 }
 
@@ -295,30 +308,60 @@ func (s *Service) planByArg(m *Meta, a map[string]string) (*Plan, error) {
 
 // setPlanState moves a plan between states under the rules in plan.go.
 func (s *Service) setPlanState(ctx context.Context, a map[string]string, to PlanState, from ...PlanState) (*cairnpb.AdminReply, error) {
-	id, _ := strconv.Atoi(a["id"])
 	var p *Plan
+	var waiting int
 	_, err := s.store.update(ctx, func(m *Meta) error {
 		var err error
 		if p, err = s.planByArg(m, a); err != nil {
 			return err
 		}
 		if !slices.Contains(from, p.State) {
-			return failed("plan %d is %s; only a plan that is %v can become %s", id, p.State, from, to)
+			return stateError(p, to, from)
 		}
 		p.State, p.Error = to, ""
 		if to == Running {
-			p.Started, p.Ended = time.Now().UTC(), time.Time{}
+			// Started is set again by the executor when it resumes the plan.
+			p.Started, p.Ended = time.Time{}, time.Time{}
 		} else {
 			p.Ended = time.Now().UTC()
 		}
+		setTaskStates(p, to)
 		m.event("plan %d (%s) set %s", p.ID, p.title(), to)
+		waiting = s.waitingFor(m, p)
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
 	s.kick()
-	return reply(p.summary(), map[string]any{"plan_id": p.ID, "state": p.State})
+	return reply(p.summary(waiting), planDoc(p, waiting, false))
+}
+
+// planDoc is the JSON reply about plan p: its id and state, the plan it
+// waits for if any (Service.waitingFor), and with full the plan itself.
+func planDoc(p *Plan, waiting int, full bool) map[string]any {
+	doc := map[string]any{"plan_id": p.ID, "state": p.State}
+	if waiting != 0 {
+		doc["waiting_for"] = waiting
+	}
+	if full {
+		doc["plan"] = planView{p, waiting}
+	}
+	return doc
+}
+
+// setTaskStates makes p's task states follow its new state: interrupting
+// a plan marks its running task INTERRUPTED; executing it again makes its
+// interrupted or failed task PENDING until the executor runs it.
+func setTaskStates(p *Plan, to PlanState) {
+	for _, t := range p.Tasks {
+		switch {
+		case to == Interrupted && t.State == taskRunning:
+			t.State = taskInterrupted
+		case to == Running && (t.State == taskInterrupted || t.State == taskFailed):
+			t.State = taskPending
+		}
+	}
 }
 
 func (s *Service) planExecute(ctx context.Context, a map[string]string) (*cairnpb.AdminReply, error) {
@@ -350,7 +393,8 @@ func (s *Service) planWait(ctx context.Context, a map[string]string) (*cairnpb.A
 			return nil, err
 		}
 		if p.State.Terminal() || p.State == Pending || time.Now().After(deadline) {
-			r, err := reply(p.detail(), map[string]any{"plan_id": p.ID, "state": p.State, "plan": p})
+			waiting := s.waitingFor(m, p)
+			r, err := reply(p.detail(waiting), planDoc(p, waiting, true))
 			if err == nil && p.State != Succeeded && p.State.Terminal() {
 				r.Problems = true
 			}

@@ -19,13 +19,20 @@ func (s *Service) showPlans(ctx context.Context, _ map[string]string) (*cairnpb.
 		return nil, err
 	}
 	var lines []string
+	views := make([]planView, 0, len(m.Plans))
 	for _, p := range m.Plans {
-		lines = append(lines, fmt.Sprintf("%3d %-22s %-11s %s", p.ID, p.Name, p.State, strings.TrimPrefix(p.title(), p.Name+" ")))
+		waiting := s.waitingFor(m, p)
+		views = append(views, planView{p, waiting})
+		line := fmt.Sprintf("%3d %-22s %-11s %s", p.ID, p.Name, p.State, strings.TrimPrefix(p.title(), p.Name+" "))
+		if waiting != 0 {
+			line += fmt.Sprintf("  (waiting for plan %d to finish)", waiting)
+		}
+		lines = append(lines, line)
 	}
 	if len(lines) == 0 {
 		lines = []string{"No plans yet."}
 	}
-	return reply(strings.Join(lines, "\n"), m.Plans)
+	return reply(strings.Join(lines, "\n"), views)
 }
 
 func (s *Service) showPlan(ctx context.Context, a map[string]string) (*cairnpb.AdminReply, error) {
@@ -37,7 +44,8 @@ func (s *Service) showPlan(ctx context.Context, a map[string]string) (*cairnpb.A
 	if err != nil {
 		return nil, err
 	}
-	return reply(p.detail(), map[string]any{"plan_id": p.ID, "state": p.State, "plan": p})
+	waiting := s.waitingFor(m, p)
+	return reply(p.detail(waiting), planDoc(p, waiting, true))
 }
 
 // topologyText renders a topology the way show topology prints it. infos,
@@ -70,24 +78,29 @@ func topologyText(m *Meta, t *topology.Topology, infos map[uint64]*controlpb.Nod
 	return strings.TrimRight(b.String(), "\n")
 }
 
+// replicaState is the replica's role and, when it runs, its applied index:
+// "RUNNING,MASTER applied=7".
 func replicaState(m *Meta, info *controlpb.NodeInfo, shard uint64) string {
-	if slices.Contains(m.Stopped, serviceName(shard, info.GetSnId())) {
+	role := replicaRole(m, info, shard)
+	if !strings.HasPrefix(role, "RUNNING") {
+		return role
+	}
+	return fmt.Sprintf("%s applied=%d", role, shardState(info, shard).GetApplied())
+}
+
+// replicaRole is what the node info says of its replica of shard:
+// RUNNING,MASTER, RUNNING,REPLICA, STOPPED or NOT DEPLOYED.
+func replicaRole(m *Meta, info *controlpb.NodeInfo, shard uint64) string {
+	st := shardState(info, shard)
+	switch {
+	case slices.Contains(m.Stopped, serviceName(shard, info.GetSnId())), st != nil && !st.GetRunning():
 		return "STOPPED"
+	case st == nil:
+		return "NOT DEPLOYED"
+	case st.GetIsLeader():
+		return "RUNNING,MASTER"
 	}
-	for _, st := range info.GetShards() {
-		if st.GetShard() != shard {
-			continue
-		}
-		switch {
-		case !st.GetRunning():
-			return "STOPPED"
-		case st.GetIsLeader():
-			return fmt.Sprintf("RUNNING,MASTER applied=%d", st.GetApplied())
-		default:
-			return fmt.Sprintf("RUNNING,REPLICA applied=%d", st.GetApplied())
-		}
-	}
-	return "NOT DEPLOYED"
+	return "RUNNING,REPLICA"
 }
 
 func (s *Service) showTopology(ctx context.Context, _ map[string]string) (*cairnpb.AdminReply, error) {
@@ -147,7 +160,7 @@ func (s *Service) showPools(ctx context.Context, _ map[string]string) (*cairnpb.
 	if len(lines) == 0 {
 		lines = []string{"No pools. Create one with pool create -name NAME"}
 	}
-	return reply(strings.Join(lines, "\n"), m.Pools)
+	return reply(strings.Join(lines, "\n"), nonNil(m.Pools))
 }
 
 func (s *Service) showZones(ctx context.Context, _ map[string]string) (*cairnpb.AdminReply, error) {
@@ -162,32 +175,37 @@ func (s *Service) showZones(ctx context.Context, _ map[string]string) (*cairnpb.
 	if len(lines) == 0 {
 		lines = []string{"No zones. Deploy one with plan deploy-zone -name NAME -rf 3 -wait"}
 	}
-	return reply(strings.Join(lines, "\n"), m.Zones)
+	return reply(strings.Join(lines, "\n"), nonNil(m.Zones))
 }
 
+// adminInfo is one admin in show admins' JSON.
+type adminInfo struct {
+	SN       uint64 `json:"sn"`
+	Addr     string `json:"addr"`
+	State    string `json:"state"` // RUNNING,MASTER, RUNNING,REPLICA, NOT RUNNING or UNREACHABLE
+	Leader   bool   `json:"leader"`
+	Deployed bool   `json:"deployed"` // false: the bootstrap admin, not yet deployed
+}
+
+// showAdmins lists the admin replicas with their state, asking every node.
 func (s *Service) showAdmins(ctx context.Context, _ map[string]string) (*cairnpb.AdminReply, error) {
 	m, err := s.loadConfigured(ctx)
 	if err != nil {
 		return nil, err
 	}
+	infos := s.describeAll(ctx, m)
 	lead, term := s.cfg.Replica.Leader()
-	type admin struct {
-		SN       uint64 `json:"sn"`
-		Addr     string `json:"addr"`
-		Leader   bool   `json:"leader"`
-		Deployed bool   `json:"deployed"`
-	}
-	var out []admin
+	out := []adminInfo{}
 	var lines []string
 	for _, v := range s.cfg.Replica.Voters() {
-		a := admin{SN: v, Leader: v == lead, Deployed: slices.Contains(m.Admins, v)}
+		a := adminInfo{SN: v, State: adminState(v, lead, s.cfg.Node, infos), Leader: v == lead, Deployed: slices.Contains(m.Admins, v)}
 		if sn := m.sn(v); sn != nil {
 			a.Addr = sn.Addr()
 		}
 		out = append(out, a)
-		line := fmt.Sprintf("admin on %s %s", snName(v), a.Addr)
+		line := fmt.Sprintf("admin on %s %s  %s", snName(v), a.Addr, a.State)
 		if a.Leader {
-			line += fmt.Sprintf("  (leader, term %d)", term)
+			line += fmt.Sprintf(" (leader, term %d)", term)
 		}
 		if !a.Deployed {
 			line += "  (bootstrap admin: deploy it with plan deploy-admin -sn " + snName(v) + ")"
@@ -214,44 +232,5 @@ func (s *Service) showEvents(ctx context.Context, a map[string]string) (*cairnpb
 	for _, e := range ev {
 		lines = append(lines, fmt.Sprintf("%s %4d %s", e.Time.Format("2006-01-02 15:04:05.000"), e.Seq, e.Text))
 	}
-	return reply(strings.Join(lines, "\n"), ev)
-}
-
-func (s *Service) ping(ctx context.Context, _ map[string]string) (*cairnpb.AdminReply, error) {
-	m, err := s.loadConfigured(ctx)
-	if err != nil {
-		return nil, err
-	}
-	infos := s.describeAll(ctx, m)
-	var b strings.Builder
-	seq := uint64(0)
-	if m.Deployed != nil {
-		seq = m.Deployed.Seq
-	}
-	fmt.Fprintf(&b, "Pinging components of store %s based upon topology sequence #%d\n", m.Store, seq)
-	problems := false
-	for _, sn := range m.SNs {
-		zn := ""
-		if z := m.zoneByID(sn.Zone); z != nil {
-			zn = fmt.Sprintf("[name=%s id=%s type=%s]", z.Name, zoneName(z.ID), strings.ToUpper(z.Type))
-		}
-		info := infos[sn.ID]
-		if info == nil {
-			problems = true
-			fmt.Fprintf(&b, "Storage Node [%s] on %s  Zone: %s  Status: UNREACHABLE\n", snName(sn.ID), sn.Addr(), zn)
-			continue
-		}
-		fmt.Fprintf(&b, "Storage Node [%s] on %s  Zone: %s  Status: RUNNING  Ver: %s\n", snName(sn.ID), sn.Addr(), zn, info.GetVersion())
-		if info.GetAdmin() {
-			fmt.Fprintf(&b, "\tAdmin [admin on %s]\tStatus: RUNNING applied=%d\n", snName(sn.ID), info.GetAdminApplied())
-		}
-		for _, st := range info.GetShards() {
-			fmt.Fprintf(&b, "\tRep Node [%s]\tStatus: %s\n", serviceName(st.GetShard(), sn.ID), replicaState(m, info, st.GetShard()))
-		}
-	}
-	r, err := reply(strings.TrimRight(b.String(), "\n"), infos)
-	if err == nil {
-		r.Problems = problems
-	}
-	return r, err
+	return reply(strings.Join(lines, "\n"), nonNil(ev))
 }

@@ -61,6 +61,9 @@ func (s *Service) topologyCreate(ctx context.Context, a map[string]string) (*cai
 		if m.candidate(a["name"]) != nil {
 			return failed("topology %s already exists; pick another name, or see topology list", a["name"])
 		}
+		if msg := partitionsFixed(m, uint32(parts)); msg != "" {
+			return usageError("topology create: -partitions %d: %s", parts, msg)
+		}
 		p := m.pool(a["pool"])
 		if p == nil {
 			return failed("there is no pool %s; create it with pool create -name %s and add nodes with pool join", a["pool"], a["pool"])
@@ -90,6 +93,18 @@ func (s *Service) topologyCreate(ctx context.Context, a map[string]string) (*cai
 	return reply(text, c)
 }
 
+// partitionsFixed says why a topology of partitions partitions cannot be
+// deployed over m's deployed topology, or returns "" if it can (or nothing
+// is deployed): a key's partition is its hash modulo the count, so another
+// count would put keys in partitions that do not hold them.
+func partitionsFixed(m *Meta, partitions uint32) string {
+	if m.Deployed == nil || m.Deployed.Partitions == partitions {
+		return ""
+	}
+	n := m.Deployed.Partitions
+	return fmt.Sprintf("the number of partitions is fixed when the store is first deployed (deployed: %d), so create the candidate with -partitions %d", n, n)
+}
+
 func (s *Service) candidateArg(ctx context.Context, name string) (*Meta, *Candidate, error) {
 	m, err := s.loadConfigured(ctx)
 	if err != nil {
@@ -106,6 +121,13 @@ func (s *Service) topologyPreview(ctx context.Context, a map[string]string) (*ca
 	m, c, err := s.candidateArg(ctx, a["name"])
 	if err != nil {
 		return nil, err
+	}
+	if msg := partitionsFixed(m, c.Topology.Partitions); msg != "" {
+		return nil, failed("topology %s has %d partitions and cannot be deployed: %s", c.Name, c.Topology.Partitions, msg)
+	}
+	if topology.SameLayout(m.Deployed, c.Topology) {
+		text := fmt.Sprintf("Topology %s matches the deployed topology (%s, sequence %d): no changes; deploying it does nothing.", c.Name, m.DeployedName, m.Deployed.Seq)
+		return reply(text, map[string]any{"name": c.Name, "changes": []string{}})
 	}
 	lines := topology.Diff(m.Deployed, c.Topology)
 	text := fmt.Sprintf("Topology transformation from current deployed topology to %s:\n", c.Name)
@@ -176,7 +198,7 @@ func (s *Service) topologyList(ctx context.Context, _ map[string]string) (*cairn
 	if len(lines) == 0 {
 		lines = []string{"No topology candidates. Create one with topology create -name NAME -pool POOL -partitions N"}
 	}
-	return reply(strings.Join(lines, "\n"), m.Candidates)
+	return reply(strings.Join(lines, "\n"), nonNil(m.Candidates))
 }
 
 func (s *Service) planDeployTopology(ctx context.Context, a map[string]string) (*cairnpb.AdminReply, error) {
@@ -185,10 +207,7 @@ func (s *Service) planDeployTopology(ctx context.Context, a map[string]string) (
 		return nil, err
 	}
 	if m.Deployed != nil {
-		if m.DeployedName == c.Name {
-			return nil, failed("topology %s is already deployed (sequence %d); nothing to do", c.Name, m.Deployed.Seq)
-		}
-		return nil, failed("topology %s is deployed; changing a deployed store's shards (redistribution) is not supported by this version", m.DeployedName)
+		return redeploy(m, c)
 	}
 	if rep := c.Topology.Check(); !rep.OK() {
 		return nil, failed("topology %s breaks the placement rules; fix the pool or capacities and create a new candidate:\n%s", c.Name, reportText(rep))
@@ -208,6 +227,29 @@ func (s *Service) planDeployTopology(ctx context.Context, a map[string]string) (
 		newTask("await-leaders", fmt.Sprintf("wait for all %d shards to elect a leader", len(t.Shards)), nil),
 		newTask("record-topology", "record topology "+c.Name+" as deployed", nil))
 	return s.createPlan(ctx, "deploy-topology", a, tasks, map[string]string{"topology": string(tb)})
+}
+
+// redeploy answers plan deploy-topology over a deployed store: a
+// candidate that matches the deployed layout needs no plan (exit 0, and
+// "nothing_to_do": true in the JSON for -wait); any other is refused.
+func redeploy(m *Meta, c *Candidate) (*cairnpb.AdminReply, error) {
+	if msg := partitionsFixed(m, c.Topology.Partitions); msg != "" {
+		return nil, failed("topology %s has %d partitions and cannot be deployed: %s", c.Name, c.Topology.Partitions, msg)
+	}
+	if !topology.SameLayout(m.Deployed, c.Topology) {
+		return nil, failed("topology %s is deployed; changing a deployed store's shards (redistribution) is not supported by this version", m.DeployedName)
+	}
+	text := fmt.Sprintf("Topology %s matches the deployed topology (%s, sequence %d): nothing to deploy.", c.Name, m.DeployedName, m.Deployed.Seq)
+	return reply(text, map[string]any{"name": c.Name, "deployed": m.DeployedName, "sequence": m.Deployed.Seq, "nothing_to_do": true})
+}
+
+// nonNil returns s, or an empty slice for nil, so that JSON shows [] and
+// not null.
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
 }
 
 func shardNames(shards []topology.Shard) string {

@@ -10,14 +10,15 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cairndb/cairn/api/cairnpb"
 	"github.com/cairndb/cairn/internal/admin/controlpb"
+	"github.com/cairndb/cairn/internal/grpcconn"
 	"github.com/cairndb/cairn/internal/replica"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 )
 
@@ -52,6 +53,8 @@ type Service struct {
 	wake chan struct{} // a plan became runnable
 	stop chan struct{}
 	wg   sync.WaitGroup
+	// running is the id of the plan the executor is running, 0 if none.
+	running atomic.Int64
 
 	connMu sync.Mutex
 	conns  map[string]*grpc.ClientConn
@@ -205,16 +208,17 @@ func (s *Service) forward(ctx context.Context, req *cairnpb.AdminRequest) (*cair
 	return cairnpb.NewAdminClient(s.conn(addr)).Command(ctx, fwd)
 }
 
-// conn returns a cached connection to addr.
+// conn returns a cached connection to addr, which reconnects with
+// grpcconn's bounded back-off.
 func (s *Service) conn(addr string) *grpc.ClientConn {
 	s.connMu.Lock()
 	defer s.connMu.Unlock()
 	if c, ok := s.conns[addr]; ok {
 		return c
 	}
-	c, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	c, err := grpcconn.New(addr)
 	if err != nil {
-		panic(fmt.Sprintf("admin: grpc.NewClient(%q): %v", addr, err)) // only fails on a malformed target
+		panic(fmt.Sprintf("admin: grpcconn.New(%q): %v", addr, err)) // only fails on a malformed target
 	}
 	s.conns[addr] = c
 	return c

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cairndb/cairn/internal/admin/controlpb"
 	"github.com/cairndb/cairn/internal/topology"
+	"google.golang.org/grpc/status"
 )
 
 // do runs one task once. Every task is idempotent: it first checks whether
@@ -37,7 +38,7 @@ func (s *Service) do(ctx context.Context, p *Plan, t *Task) error {
 	case "record-topology":
 		return s.taskRecordTopology(ctx, p)
 	case "set-service":
-		return s.taskSetService(ctx, t)
+		return s.taskSetService(ctx, p, t)
 	case "leave":
 		return s.taskLeave(ctx, t)
 	case "remove-sn":
@@ -250,7 +251,10 @@ func (s *Service) taskRecordTopology(ctx context.Context, p *Plan) error {
 	return err
 }
 
-func (s *Service) taskSetService(ctx context.Context, t *Task) error {
+// taskSetService starts or stops a replica. A stop without -force checks
+// again, when it runs, that the shard keeps a majority: the plan may have
+// waited (PENDING, or queued behind another plan) since it was created.
+func (s *Service) taskSetService(ctx context.Context, p *Plan, t *Task) error {
 	m, _, err := s.store.load(ctx)
 	if err != nil {
 		return err
@@ -261,6 +265,11 @@ func (s *Service) taskSetService(ctx context.Context, t *Task) error {
 		return permanent("%s is not deployed", snName(id))
 	}
 	run := t.Args["run"] == "true"
+	if !run && t.Args["force"] != "true" {
+		if err := s.checkStopKeepsMajority(ctx, m, p, shard, id); err != nil {
+			return err
+		}
+	}
 	if _, err := s.control(sn.Addr()).SetService(ctx, &controlpb.SetServiceRequest{Store: m.Store, Shard: shard, Run: run}); err != nil {
 		return err
 	}
@@ -308,4 +317,20 @@ func (s *Service) taskRemoveSN(ctx context.Context, t *Task) error {
 		return nil
 	})
 	return err
+}
+
+// checkStopKeepsMajority fails plan p for good if stopping replica (shard,
+// sn) would leave the shard without a majority of running replicas.
+func (s *Service) checkStopKeepsMajority(ctx context.Context, m *Meta, p *Plan, shard, sn uint64) error {
+	if m.Deployed == nil {
+		return nil
+	}
+	sh, ok := m.Deployed.Shard(topology.ShardID(shard))
+	if !ok {
+		return permanent("shard %s is not in the deployed topology", topology.ShardName(topology.ShardID(shard)))
+	}
+	if err := checkMajority(m, sh, sn, s.describeAll(ctx, m), p.ID); err != nil {
+		return permanent("%s", status.Convert(err).Message())
+	}
+	return nil
 }

@@ -15,10 +15,17 @@ import (
 // verify configuration calls it lagging.
 const maxLag = 1000
 
-// verification collects what verify configuration finds.
+// verification collects what verify configuration finds. Its JSON is a
+// topology.Report: {"violations": [...], "warnings": [...]}, each finding
+// {"rule", "subject", "message"}, with [] for none.
 type verification struct {
-	Violations []topology.Finding `json:"violations"`
-	Warnings   []topology.Finding `json:"warnings"`
+	Violations []topology.Finding
+	Warnings   []topology.Finding
+}
+
+// report is the verification as verify configuration's JSON shows it.
+func (v *verification) report() topology.Report {
+	return topology.Report{Violations: v.Violations, Warnings: v.Warnings}
 }
 
 func (v *verification) violate(rule, subject, format string, a ...any) {
@@ -62,7 +69,7 @@ func (s *Service) verify(ctx context.Context, _ map[string]string) (*cairnpb.Adm
 	} else {
 		fmt.Fprintf(&b, "Verification complete, %d violations, %d warnings found.", len(v.Violations), len(v.Warnings))
 	}
-	r, err := reply(b.String(), v)
+	r, err := reply(b.String(), v.report())
 	if err == nil {
 		r.Problems = len(v.Violations) > 0
 	}
@@ -105,8 +112,8 @@ func (s *Service) verifyShards(m *Meta, infos map[uint64]*controlpb.NodeInfo, v 
 			}
 		}
 		name := topology.ShardName(sh.ID)
-		if !hasLeader {
-			v.violate("no-leader", name, "no replica of %s leads: a majority of its replicas must be up; check the unreachable nodes", name)
+		if advice := noLeaderAdvice(m, sh, infos, states); !hasLeader || advice.minority {
+			v.violate("no-leader", name, "%s", advice.text)
 		}
 		for _, r := range sh.Replicas {
 			svc := serviceName(uint64(sh.ID), uint64(r))
@@ -123,6 +130,64 @@ func (s *Service) verifyShards(m *Meta, infos map[uint64]*controlpb.NodeInfo, v 
 			}
 		}
 	}
+}
+
+// leaderAdvice says why a shard has no leader that can take writes, and
+// what to do.
+type leaderAdvice struct {
+	text string
+	// minority: fewer than a majority of the replicas run, so no leader can
+	// commit a write even if a lone replica still calls itself leader.
+	minority bool
+}
+
+// noLeaderAdvice explains why shard sh has no working leader and what to
+// do, from what its replicas' nodes answered (infos) and the replicas'
+// states. It names the nodes that do not answer and the replicas that do
+// not run; when a majority runs, an election is under way (as right after
+// the nodes start) and the advice is to verify again in a few seconds.
+func noLeaderAdvice(m *Meta, sh topology.Shard, infos map[uint64]*controlpb.NodeInfo, states map[uint64]*controlpb.ShardState) leaderAdvice {
+	name := topology.ShardName(sh.ID)
+	var unreachable, down []string
+	running := 0
+	for _, r := range sh.Replicas {
+		st, svc := states[uint64(r)], serviceName(uint64(sh.ID), uint64(r))
+		switch {
+		case infos[uint64(r)] == nil:
+			unreachable = append(unreachable, snName(uint64(r)))
+		case slices.Contains(m.Stopped, svc) || (st != nil && !st.GetRunning()):
+			down = append(down, fmt.Sprintf("%s is stopped: plan start-service -service %s -wait", svc, svc))
+		case st == nil:
+			down = append(down, fmt.Sprintf("%s does not run %s", snName(uint64(r)), svc))
+		default:
+			running++
+		}
+	}
+	majority := len(sh.Replicas)/2 + 1
+	a := leaderAdvice{minority: running < majority}
+	advice := []string{fmt.Sprintf("no replica of %s leads yet: %d of its %d replicas run, a majority, so an election is in progress (as right after the nodes restart); run verify configuration again in a few seconds", name, running, len(sh.Replicas))}
+	if a.minority {
+		advice[0] = fmt.Sprintf("%s has no leader that can take writes: only %d of its %d replicas run, and a majority (%d) must", name, running, len(sh.Replicas), majority)
+	}
+	if len(unreachable) > 0 {
+		advice = append(advice, fmt.Sprintf("%s %s not answer: start %s with cairn sn start --root DIR, or check the host and network", strings.Join(unreachable, ", "), doOrDoes(len(unreachable)), itOrThem(len(unreachable))))
+	}
+	a.text = strings.Join(append(advice, down...), "; ")
+	return a
+}
+
+func doOrDoes(n int) string {
+	if n == 1 {
+		return "does"
+	}
+	return "do"
+}
+
+func itOrThem(n int) string {
+	if n == 1 {
+		return "it"
+	}
+	return "them"
 }
 
 func (s *Service) verifyAdmins(m *Meta, infos map[uint64]*controlpb.NodeInfo, v *verification) {

@@ -36,7 +36,8 @@ Examples:
 
 Exit status: 0 done (operation errors are reported in the summary, as in
 YCSB); 1 the run failed, or dataintegrity=true found a record that did not
-verify; 2 bad options or properties.
+verify; 2 bad options or properties (a wrong cairn.store included); 3 no
+node answered. See 'cairn --help'.
 
 Properties (default in brackets):
 `)

@@ -8,14 +8,16 @@
 // Results go to KV.Out (stdout); nothing else is written there, so output
 // can be piped. Every failure is returned as an error; Report prints it to
 // stderr ("not found" and "not done" bare, everything else as
-// "cairn kv: MESSAGE") and returns the exit code:
+// "cairn kv: MESSAGE") and returns the exit code, from the table of
+// package exitcode that every cairn command shares:
 //
 //	0  ok
-//	1  not found (get, delete) or not done (a conditional put or delete)
+//	1  not found (get, delete), not done (a conditional put or delete), or
+//	   any other failure
 //	2  bad input: usage error, bad flag value, malformed key or version,
 //	   a request the server rejects as invalid, store mismatch
-//	3  unavailable, timed out, or another error the server marks retryable
-//	4  anything else
+//	3  unavailable: no node answered, timed out, or another error the
+//	   server marks retryable
 //
 // # Output
 //

@@ -9,15 +9,17 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/cairndb/cairn/client"
+	"github.com/cairndb/cairn/internal/exitcode"
 )
 
-// Exit codes of cairn kv.
+// Exit codes of cairn kv: package exitcode's table, which every cairn
+// command shares.
 const (
-	ExitOK          = 0 // success
-	ExitNotFound    = 1 // the key was not found, or a conditional write was not done
-	ExitBadInput    = 2 // usage error, malformed key, invalid argument
-	ExitUnavailable = 3 // unavailable, timed out, or another retryable failure
-	ExitOther       = 4 // anything else
+	ExitOK          = exitcode.OK          // success
+	ExitNotFound    = exitcode.Failed      // the key was not found, or a conditional write was not done
+	ExitFailed      = exitcode.Failed      // any other failure
+	ExitBadInput    = exitcode.Usage       // usage error, malformed key, invalid argument, wrong store name
+	ExitUnavailable = exitcode.Unavailable // no node answered, timed out, or another retryable failure
 )
 
 var (
@@ -35,34 +37,21 @@ type UsageError struct{ Err error }
 func (e *UsageError) Error() string { return e.Err.Error() }
 func (e *UsageError) Unwrap() error { return e.Err }
 
+// ExitCode is ExitBadInput.
+func (e *UsageError) ExitCode() int { return ExitBadInput }
+
 // Usagef returns a *UsageError with a formatted message.
 func Usagef(format string, args ...any) error {
 	return &UsageError{Err: fmt.Errorf(format, args...)}
 }
 
-// ExitCode maps an error from a kv command to the process exit code.
+// ExitCode maps an error from a kv command to the process exit code, as
+// exitcode.Of does.
 func ExitCode(err error) int {
-	if err == nil {
-		return ExitOK
-	}
 	if errors.Is(err, ErrNotFound) || errors.Is(err, ErrNotDone) {
 		return ExitNotFound
 	}
-	var ue *UsageError
-	if errors.As(err, &ue) {
-		return ExitBadInput
-	}
-	var ce *client.Error
-	if errors.As(err, &ce) {
-		switch {
-		case ce.Code == codes.InvalidArgument || ce.Action == client.ActionFixInput:
-			return ExitBadInput
-		case ce.Code == codes.Unavailable || ce.Code == codes.DeadlineExceeded ||
-			ce.Action == client.ActionRetry || ce.Action == client.ActionRefresh:
-			return ExitUnavailable
-		}
-	}
-	return ExitOther
+	return exitcode.Of(err)
 }
 
 // Report writes err to w as cairn kv reports errors and returns the exit
@@ -72,7 +61,7 @@ func Report(w io.Writer, err error) int {
 	code := ExitCode(err)
 	switch {
 	case err == nil:
-	case code == ExitNotFound:
+	case errors.Is(err, ErrNotFound) || errors.Is(err, ErrNotDone):
 		fmt.Fprintln(w, err)
 	default:
 		fmt.Fprintf(w, "cairn kv: %s\n", Message(err))
@@ -82,8 +71,14 @@ func Report(w io.Writer, err error) int {
 
 // Message is err's text for a person: a client error without its Go-level
 // decoration, but with the limit sizes, what the kind means when that helps,
-// and whether a write may have been applied.
-func Message(err error) string {
+// and whether a write may have been applied. Its hints name cairn kv's
+// flags; see Explain.
+func Message(err error) string { return Explain(err, "--store", "--hosts") }
+
+// Explain is Message with hints that name storeFlag and hostsFlag, the
+// settings of the store's name and of its hosts (cairn bench names them
+// -p cairn.store and -p cairn.hosts).
+func Explain(err error, storeFlag, hostsFlag string) string {
 	var ce *client.Error
 	if !errors.As(err, &ce) {
 		return err.Error()
@@ -97,9 +92,9 @@ func Message(err error) string {
 	case ce.MaybeApplied:
 		b.WriteString("; the write may or may not have been applied (read the key to find out)")
 	case ce.Kind == client.KindStoreMismatch:
-		b.WriteString(" (check --store)")
+		b.WriteString(" (check " + storeFlag + ")")
 	case ce.Code == codes.Unavailable && ce.Kind == "":
-		b.WriteString(" (is the store running? check --hosts)")
+		b.WriteString(" (is the store running? check " + hostsFlag + ")")
 	}
 	return b.String()
 }

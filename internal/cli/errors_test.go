@@ -30,9 +30,9 @@ func TestExitCode(t *testing.T) {
 		{"maybe applied", &client.Error{Code: codes.Unavailable, Action: client.ActionRetry, MaybeApplied: true}, ExitUnavailable},
 		{"timeout", &client.Error{Code: codes.DeadlineExceeded}, ExitUnavailable},
 		{"disk full", &client.Error{Code: codes.ResourceExhausted, Kind: client.KindDiskFull, Action: client.ActionRetry}, ExitUnavailable},
-		{"internal", &client.Error{Code: codes.Internal, Action: client.ActionNone}, ExitOther},
-		{"data loss", &client.Error{Code: codes.DataLoss, Kind: "corruption", Action: client.ActionNone}, ExitOther},
-		{"plain", errors.New("disk on fire"), ExitOther},
+		{"internal", &client.Error{Code: codes.Internal, Action: client.ActionNone}, ExitFailed},
+		{"data loss", &client.Error{Code: codes.DataLoss, Kind: "corruption", Action: client.ActionNone}, ExitFailed},
+		{"plain", errors.New("disk on fire"), ExitFailed},
 	} {
 		if got := ExitCode(tc.err); got != tc.want {
 			t.Errorf("%s: ExitCode(%v) = %d, want %d", tc.name, tc.err, got, tc.want)
@@ -60,6 +60,9 @@ func TestReport(t *testing.T) {
 			"cairn kv: replica behind\n", ExitUnavailable},
 		{&client.Error{Code: codes.Unavailable, Action: client.ActionRetry, MaybeApplied: true, Msg: "EOF"},
 			"cairn kv: EOF; the write may or may not have been applied (read the key to find out)\n", ExitUnavailable},
+		{&client.Error{Code: codes.FailedPrecondition, Msg: "127.0.0.1:5000: this storage node holds no topology yet"},
+			"cairn kv: 127.0.0.1:5000: this storage node holds no topology yet\n", ExitFailed},
+		{errors.New("disk on fire"), "cairn kv: disk on fire\n", ExitFailed},
 	} {
 		var buf bytes.Buffer
 		if code := Report(&buf, tc.err); code != tc.code || buf.String() != tc.want {

@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/cairndb/cairn/api/cairnpb"
+	"github.com/cairndb/cairn/internal/grpcconn"
 	"github.com/cairndb/cairn/internal/topology"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 )
 
@@ -35,7 +35,7 @@ type prober struct {
 func newProber(nodes []Node) (*prober, error) {
 	p := &prober{nodes: nodes, clients: make(map[topology.NodeID]cairnpb.KVClient)}
 	for _, n := range nodes {
-		c, err := grpc.NewClient(n.Addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+		c, err := grpcconn.New(n.Addr)
 		if err != nil {
 			p.close()
 			return nil, fmt.Errorf("cluster: node %d at %s: %w", n.ID, n.Addr, err)

@@ -13,7 +13,6 @@ import (
 	"github.com/cairndb/cairn/internal/replica"
 	"github.com/cairndb/cairn/internal/storage"
 	"github.com/cairndb/cairn/internal/topology"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -105,7 +104,8 @@ func (a adminRPC) Command(ctx context.Context, req *cairnpb.AdminRequest) (*cair
 	return a.n.forwardAdmin(ctx, req, m)
 }
 
-// forwardAdmin tries the peers this node knows until an admin answers.
+// forwardAdmin tries the peers this node knows until an admin answers, over
+// connections kept in n.adminConns (closed on shutdown).
 func (n *SN) forwardAdmin(ctx context.Context, req *cairnpb.AdminRequest, m membership) (*cairnpb.AdminReply, error) {
 	fwd := &cairnpb.AdminRequest{Command: req.GetCommand(), Args: req.GetArgs(), Forwarded: true}
 	ids := make([]topology.NodeID, 0, len(m.Peers))
@@ -116,12 +116,11 @@ func (n *SN) forwardAdmin(ctx context.Context, req *cairnpb.AdminRequest, m memb
 	}
 	slices.Sort(ids)
 	for _, id := range ids {
-		cc, err := grpc.NewClient(m.Peers[id], grpc.WithTransportCredentials(insecureCreds()))
+		cc, err := n.adminConns.Get(m.Peers[id])
 		if err != nil {
-			continue
+			continue // a malformed address, or shutting down
 		}
 		r, err := cairnpb.NewAdminClient(cc).Command(ctx, fwd)
-		cc.Close()
 		if status.Code(err) != codes.Unavailable {
 			return r, err
 		}

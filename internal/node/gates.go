@@ -8,8 +8,6 @@ import (
 	"github.com/cairndb/cairn/internal/transport/transportpb"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 )
 
@@ -104,5 +102,3 @@ func (g raftGate) Rejoin(ctx context.Context, r *transportpb.RejoinRequest) (*tr
 	}
 	return t.Server().Rejoin(ctx, r)
 }
-
-func insecureCreds() credentials.TransportCredentials { return insecure.NewCredentials() }

@@ -17,6 +17,7 @@ import (
 	"github.com/cairndb/cairn/api/cairnpb"
 	"github.com/cairndb/cairn/internal/admin"
 	"github.com/cairndb/cairn/internal/admin/controlpb"
+	"github.com/cairndb/cairn/internal/grpcconn"
 	"github.com/cairndb/cairn/internal/keys"
 	"github.com/cairndb/cairn/internal/replica"
 	"github.com/cairndb/cairn/internal/server"
@@ -122,6 +123,8 @@ type SN struct {
 	tr     atomic.Pointer[transport.Transport]
 	kv     atomic.Pointer[server.Server]
 	admin  atomic.Pointer[adminHost]
+	// adminConns are forwardAdmin's connections to peers, closed on shutdown.
+	adminConns grpcconn.Cache
 
 	ctlMu  sync.Mutex // serializes control changes; guards member
 	member membership
@@ -443,6 +446,7 @@ func (n *SN) shutdown() error {
 	} else if n.lis != nil {
 		n.lis.Close()
 	}
+	_ = n.adminConns.Close()
 	n.mu.RLock()
 	for _, r := range n.replicas {
 		r.Close()

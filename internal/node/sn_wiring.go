@@ -2,6 +2,7 @@ package node
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/cairndb/cairn/api/cairnpb"
 	"github.com/cairndb/cairn/internal/server"
@@ -54,8 +55,43 @@ func (r router) ShardByID(id uint64) (server.Shard, error) {
 	if id == 0 {
 		return nil, fmt.Errorf("%w: a cluster is scanned shard by shard; name the shard", server.ErrWrongShard)
 	}
+	if r.n.stoppedByPlan(id) {
+		return nil, &stoppedError{shard: topology.ShardID(id), node: r.n.id()}
+	}
 	return nil, fmt.Errorf("%w: node %d holds no replica of shard %d (topology seq %d)", server.ErrWrongShard, r.n.id(), id, r.n.topology().Seq)
 }
+
+// stoppedByPlan reports whether the topology places a replica of shard id
+// here that plan stop-service stopped.
+func (n *SN) stoppedByPlan(id uint64) bool {
+	t := n.topology()
+	if t == nil {
+		return false
+	}
+	s, ok := t.Shard(topology.ShardID(id))
+	if !ok || !slices.Contains(s.Replicas, n.id()) {
+		return false
+	}
+	n.ctlMu.Lock()
+	defer n.ctlMu.Unlock()
+	return slices.Contains(n.member.Stopped, id)
+}
+
+// stoppedError is the answer of a node whose replica of a shard plan
+// stop-service stopped. It is an ErrWrongShard, so clients go to another
+// replica, but says what happened and how to undo it.
+type stoppedError struct {
+	shard topology.ShardID
+	node  topology.NodeID
+}
+
+func (e *stoppedError) Error() string {
+	name := fmt.Sprintf("%s-rn%d", topology.ShardName(e.shard), e.node)
+	return fmt.Sprintf("replica %s (shard %s on %s) is stopped by plan stop-service; another replica must serve the request, or start it with plan start-service -service %s",
+		name, topology.ShardName(e.shard), topology.NodeName(e.node), name)
+}
+
+func (e *stoppedError) Unwrap() error { return server.ErrWrongShard }
 
 func (r router) Topology() *topology.Topology { return r.n.topology() }
 

@@ -40,19 +40,25 @@
 // "id") and calls "plan wait -id N -seconds 30" until the plan's "state" is
 // SUCCEEDED, ERROR, INTERRUPTED or CANCELED. Unreachable nodes are retried
 // (the admin.Client fails over across its addresses) until WaitTimeout.
-// With -json only the final plan document is printed.
+// With -json only the final plan document is printed. A reply with no plan
+// id and "nothing_to_do": true created no plan (nothing needed changing):
+// -wait prints it and succeeds.
 //
 // # Output and exit codes
 //
 // Replies go to Out; "Error: message" goes to Err, or {"error": "message"}
-// to Out with JSON set. The Run functions return the process exit code:
+// to Out with JSON set. The Run functions return the process exit code,
+// from the table of package exitcode that every cairn command shares:
 //
 //	0 ExitOK           success
 //	1 ExitFailed       a command failed, reported problems, or its plan did not succeed
 //	2 ExitUsage        unknown or incomplete command (plan, show), unknown
-//	                   option, missing or bad value, or a request the admin
-//	                   rejected as invalid (gRPC InvalidArgument)
-//	3 ExitUnreachable  no storage node answered (admin.ErrUnreachable)
+//	                   option, missing or bad value, a script file that
+//	                   cannot be opened (-script, load -file), or a request
+//	                   the admin rejected as invalid (gRPC InvalidArgument)
+//	3 ExitUnreachable  no storage node answered (admin.ErrUnreachable), the
+//	                   admin cannot serve for now (gRPC Unavailable: no
+//	                   leader yet), or the command timed out
 //
 // # Concurrency
 //

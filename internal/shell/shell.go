@@ -18,14 +18,16 @@ import (
 
 	"github.com/cairndb/cairn/api/cairnpb"
 	"github.com/cairndb/cairn/internal/admin"
+	"github.com/cairndb/cairn/internal/exitcode"
 )
 
-// Exit codes returned by the Run functions.
+// Exit codes returned by the Run functions: package exitcode's table, which
+// every cairn command shares.
 const (
-	ExitOK          = 0 // success
-	ExitFailed      = 1 // a command failed, reported problems, or its plan did not succeed
-	ExitUsage       = 2 // bad command line, or a request the admin rejected as invalid
-	ExitUnreachable = 3 // no storage node answered
+	ExitOK          = exitcode.OK          // success
+	ExitFailed      = exitcode.Failed      // a command failed, reported problems, or its plan did not succeed
+	ExitUsage       = exitcode.Usage       // bad command line, missing script file, or a request the admin rejected as invalid
+	ExitUnreachable = exitcode.Unavailable // no storage node answered, no admin leader for now, or timed out
 )
 
 // Prompt is the interactive prompt; scripts echo each command after it.
@@ -81,7 +83,10 @@ type status struct {
 	exit  bool // exit or quit: stop reading commands
 }
 
-// failure turns an error into a status with its exit code.
+// failure turns an error into a status with its exit code: ExitUsage for a
+// command line that was not sent or that the admin rejected as invalid;
+// ExitUnreachable when no node answered, the admin could not serve it for
+// now (gRPC Unavailable: no leader yet) or it timed out; ExitFailed else.
 func failure(err error) status {
 	var ue *usageError
 	switch {
@@ -89,14 +94,12 @@ func failure(err error) status {
 		return status{code: ExitUsage, msg: ue.msg}
 	case errors.Is(err, admin.ErrUnreachable):
 		return status{code: ExitUnreachable, msg: admin.Message(err)}
-	case grpcstatus.Code(err) == codes.InvalidArgument:
-		return status{code: ExitUsage, msg: admin.Message(err)}
 	case grpcstatus.Code(err) == codes.Canceled || errors.Is(err, context.Canceled):
 		return status{code: ExitFailed, msg: "interrupted"}
 	case grpcstatus.Code(err) == codes.DeadlineExceeded || errors.Is(err, context.DeadlineExceeded):
-		return status{code: ExitFailed, msg: "the admin did not answer in time (" + admin.Message(err) + "); check with show plans or show events before retrying"}
+		return status{code: ExitUnreachable, msg: "the admin did not answer in time (" + admin.Message(err) + "); check with show plans or show events before retrying"}
 	}
-	return status{code: ExitFailed, msg: admin.Message(err)}
+	return status{code: exitcode.Of(err), msg: admin.Message(err)}
 }
 
 // RunCommand runs one command given as words (already split, as by the
@@ -284,7 +287,7 @@ func (s *Shell) load(ctx context.Context, path string) status {
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return status{code: ExitFailed, msg: "load: " + err.Error()}
+		return status{code: ExitUsage, msg: "load: " + err.Error()} // a file to name right
 	}
 	defer f.Close()
 	dir, depth := s.dir, s.depth

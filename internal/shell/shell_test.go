@@ -97,6 +97,16 @@ func TestRunCommand(t *testing.T) {
 		{name: "unreachable", words: []string{"ping"}, code: ExitUnreachable,
 			answer: func(int, string, map[string]string) (*cairnpb.AdminReply, error) { return nil, unreachable() },
 			errOut: "Error: admin: no storage node answered"},
+		{name: "no admin leader", words: []string{"show", "plans"}, code: ExitUnreachable,
+			answer: func(int, string, map[string]string) (*cairnpb.AdminReply, error) {
+				return nil, grpcstatus.Error(codes.Unavailable, "admin: no admin leader is elected; retry")
+			},
+			errOut: "Error: admin: no admin leader is elected; retry"},
+		{name: "timed out", words: []string{"show", "plans"}, code: ExitUnreachable,
+			answer: func(int, string, map[string]string) (*cairnpb.AdminReply, error) {
+				return nil, grpcstatus.Error(codes.DeadlineExceeded, "context deadline exceeded")
+			},
+			errOut: "Error: the admin did not answer in time"},
 		{name: "problems", words: []string{"verify", "configuration"}, code: ExitFailed,
 			answer: func(int, string, map[string]string) (*cairnpb.AdminReply, error) {
 				return &cairnpb.AdminReply{Text: "Violation: shard 2 has 1 replica, wants 3", Problems: true}, nil
@@ -338,8 +348,8 @@ func TestLoadLimits(t *testing.T) {
 	}
 
 	sh, _, errw = newShell(&fakeAdmin{})
-	if code := sh.RunCommand(context.Background(), []string{"load", "-file", filepath.Join(dir, "missing.kvs")}); code != ExitFailed {
-		t.Errorf("missing file: exit %d, want 1", code)
+	if code := sh.RunCommand(context.Background(), []string{"load", "-file", filepath.Join(dir, "missing.kvs")}); code != ExitUsage {
+		t.Errorf("missing file: exit %d, want 2", code)
 	}
 	if !strings.Contains(errw.String(), "Error: load: open ") {
 		t.Errorf("stderr %q", errw)

@@ -28,6 +28,9 @@ var terminalStates = map[string]bool{
 type planInfo struct {
 	id    string // "plan_id", or else "id"
 	state string
+	// nothing is "nothing_to_do": the command had nothing to change and
+	// created no plan (plan deploy-topology of the deployed layout).
+	nothing bool
 }
 
 // readPlan reads the plan id and state from a reply's JSON document. An
@@ -59,6 +62,9 @@ func readPlan(doc []byte) (planInfo, error) {
 	if raw, ok := m["state"]; ok {
 		_ = json.Unmarshal(raw, &p.state)
 	}
+	if raw, ok := m["nothing_to_do"]; ok {
+		_ = json.Unmarshal(raw, &p.nothing)
+	}
 	return p, nil
 }
 
@@ -82,6 +88,12 @@ func (s *Shell) waitPlan(ctx context.Context, c admin.Command, args map[string]s
 	}
 	if p.id == "" {
 		p.id = args["id"] // plan execute -id N
+	}
+	if p.id == "" && p.nothing {
+		if s.JSON {
+			s.print(reply) // the text went out before waitPlan
+		}
+		return status{}
 	}
 	if _, err := strconv.ParseUint(p.id, 10, 63); err != nil {
 		return status{code: ExitFailed, msg: fmt.Sprintf("%s: the admin's reply names no plan_id to wait for; see show plans", c.Name)}

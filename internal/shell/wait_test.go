@@ -156,6 +156,19 @@ func TestWaitNoPlanID(t *testing.T) {
 	}
 }
 
+// TestWaitNothingToDo: a plan command that had nothing to change created
+// no plan; -wait has nothing to wait for and exits 0.
+func TestWaitNothingToDo(t *testing.T) {
+	fake := &fakeAdmin{answer: func(int, string, map[string]string) (*cairnpb.AdminReply, error) {
+		return &cairnpb.AdminReply{Text: "nothing to deploy.", Json: []byte(`{"nothing_to_do": true}`)}, nil
+	}}
+	sh, out, errw := newShell(fake)
+	if code := sh.RunCommand(context.Background(), []string{"plan", "deploy-topology", "-name", "T", "-wait"}); code != ExitOK ||
+		out.String() != "nothing to deploy.\n" || errw.Len() != 0 || len(fake.calls) != 1 {
+		t.Errorf("exit %d after %v, stdout %q, stderr %q; want 0 after one call", code, fake.calls, out, errw)
+	}
+}
+
 func TestWaitJSON(t *testing.T) {
 	sh, out, errw := newShell(planAdmin(nil, "RUNNING", "CANCELED"))
 	sh.JSON = true

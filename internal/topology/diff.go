@@ -11,7 +11,10 @@ import (
 // over from changes; from may be nil (nothing deployed yet), and so may to
 // (everything removed). It returns the
 // single line "no change" when the two place the same nodes, replicas,
-// preferred leaders and partitions. Seq and shard origins are not compared.
+// preferred leaders and partitions (SameLayout). Seq and shard origins are
+// not compared. When the partition counts differ, partition p names a
+// different slice of the hash space in each, so Diff says the count
+// changes and lists no partition moves.
 //
 // Lines come in the order a deployment would apply them:
 //
@@ -25,9 +28,24 @@ import (
 //	remove shard rg4 (replicas on sn1, sn2, sn3)
 //	remove storage node sn5
 func Diff(from, to *Topology) []string {
+	out := changes(from, to)
+	if len(out) == 0 {
+		return []string{"no change"}
+	}
+	return out
+}
+
+// SameLayout reports whether a and b place the same nodes (address, zone,
+// capacity), replicas, preferred leaders and partitions in the same store,
+// so that deploying one over the other changes nothing. Seq and shard
+// origins are not compared. Two nil topologies are the same.
+func SameLayout(a, b *Topology) bool { return len(changes(a, b)) == 0 }
+
+// changes is Diff without the "no change" line.
+func changes(from, to *Topology) []string {
 	switch {
 	case from == nil && to == nil:
-		return []string{"no change"}
+		return nil
 	case from == nil:
 		from = &Topology{Store: to.Store, Partitions: to.Partitions}
 	case to == nil:
@@ -38,7 +56,8 @@ func Diff(from, to *Topology) []string {
 	if from.Store != to.Store && from.Store != "" {
 		add("change the store from %q to %q; a topology belongs to one store, so check which store you deploy to", from.Store, to.Store)
 	}
-	if from.Partitions != to.Partitions && from.Partitions != 0 {
+	recount := from.Partitions != to.Partitions && from.Partitions != 0
+	if recount {
 		add("change the partition count from %d to %d; it is fixed when a store is created, so this needs a new store", from.Partitions, to.Partitions)
 	}
 	for _, n := range to.Nodes {
@@ -87,7 +106,9 @@ func Diff(from, to *Topology) []string {
 			}
 		}
 	}
-	out = append(out, partitionMoves(from.PartitionShard, to.PartitionShard)...)
+	if !recount {
+		out = append(out, partitionMoves(from.PartitionShard, to.PartitionShard)...)
+	}
 	for _, s := range from.Shards {
 		if _, ok := to.Shard(s.ID); !ok {
 			add("remove shard %s (replicas on %s)", ShardName(s.ID), nodeList(s.Replicas))
@@ -97,9 +118,6 @@ func Diff(from, to *Topology) []string {
 		if _, ok := to.Node(n.ID); !ok {
 			add("remove storage node %s at %s", NodeName(n.ID), n.Addr)
 		}
-	}
-	if len(out) == 0 {
-		return []string{"no change"}
 	}
 	return out
 }

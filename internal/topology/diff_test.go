@@ -77,9 +77,10 @@ func TestDiff(t *testing.T) {
 		{"other store", two, func() *Topology { c := build(10, 3, 2, 3); c.Store = "other"; return c }(), []string{
 			"change the store from \"kvstore\" to \"other\"; a topology belongs to one store, so check which store you deploy to",
 			"change the partition count from 100 to 10; it is fixed when a store is created, so this needs a new store",
-			"move 5 partitions from rg1 to rg2",
-			"drop 40 partitions from rg1",
-			"drop 50 partitions from rg2",
+		}},
+		{"other partition count", two, build(50, 3, 2, 3), []string{
+			// Partition p is another slice of the hash space: no moves.
+			"change the partition count from 100 to 50; it is fixed when a store is created, so this needs a new store",
 		}},
 		{"remove everything", two, nil, []string{
 			"drop 50 partitions from rg1",
@@ -121,5 +122,39 @@ func TestDiffOfPlaceOverBuild(t *testing.T) {
 	}
 	if got := Diff(from, to); !slices.Equal(got, want) {
 		t.Errorf("got\n\t%q\nwant\n\t%q", got, want)
+	}
+}
+
+func TestSameLayout(t *testing.T) {
+	ns := nodes(3)
+	for i := range ns {
+		ns[i].Capacity = 2
+	}
+	place := func(partitions uint32) *Topology {
+		t.Helper()
+		topo, err := Place("kvstore", partitions, ns, []ZoneRF{{"", 3}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return topo
+	}
+	deployed, again := place(100), place(100)
+	deployed.Seq = 4
+	moved := place(100)
+	moved.Shards[0].Preferred = moved.Shards[1].Preferred
+	for _, tc := range []struct {
+		name string
+		a, b *Topology
+		want bool
+	}{
+		{"placed twice over the same pool (other seq and origins)", deployed, again, true},
+		{"nothing deployed", nil, again, false},
+		{"both nil", nil, nil, true},
+		{"other partition count", deployed, place(50), false},
+		{"other preferred leader", deployed, moved, false},
+	} {
+		if got := SameLayout(tc.a, tc.b); got != tc.want {
+			t.Errorf("%s: SameLayout = %v, want %v (diff %q)", tc.name, got, tc.want, Diff(tc.a, tc.b))
+		}
 	}
 }

@@ -34,8 +34,10 @@
 // of the placement rules (replicas on distinct nodes, capacity honoured,
 // partitions spread evenly over shards) and warnings worth a look (preferred
 // leaders spread unevenly, capacity left unused), each with a stable rule id
-// and a sentence saying what to do. Diff previews, line by line, what
-// deploying one topology over another would change. Messages name nodes
+// and a sentence saying what to do; a Report marshals to JSON as
+// {"violations": [...], "warnings": [...]}. Diff previews, line by line,
+// what deploying one topology over another would change, and SameLayout
+// says whether it would change nothing. Messages name nodes
 // "sn1", "sn2", ... and shards "rg1", "rg2", ... (NodeName, ShardName).
 //
 // # Example

@@ -2,6 +2,7 @@ package topology
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -37,11 +38,12 @@ const (
 	RuleUnusedCapacity = "unused-capacity"
 )
 
-// Finding is one thing Check found.
+// Finding is one thing Check found. Its JSON keys are "rule", "subject"
+// and "message".
 type Finding struct {
-	Rule    string // one of the Rule* ids, e.g. "capacity"
-	Subject string // what it is about: a node ("sn3") or shard ("rg2")
-	Message string // a full sentence: what is wrong and what to do
+	Rule    string `json:"rule"`    // one of the Rule* ids, e.g. "capacity"
+	Subject string `json:"subject"` // what it is about: a node ("sn3") or shard ("rg2")
+	Message string `json:"message"` // a full sentence: what is wrong and what to do
 }
 
 // String returns "rule subject: message".
@@ -49,8 +51,22 @@ func (f Finding) String() string { return f.Rule + " " + f.Subject + ": " + f.Me
 
 // Report is Check's result. Violations break a placement rule and should
 // block deploying the topology; warnings are worth an operator's look.
+// Its JSON is {"violations": [...], "warnings": [...]}, with [] for none.
 type Report struct {
-	Violations, Warnings []Finding
+	Violations []Finding `json:"violations"`
+	Warnings   []Finding `json:"warnings"`
+}
+
+// MarshalJSON writes the report with [] rather than null for an empty list.
+func (r Report) MarshalJSON() ([]byte, error) {
+	type plain Report // without this method
+	if r.Violations == nil {
+		r.Violations = []Finding{}
+	}
+	if r.Warnings == nil {
+		r.Warnings = []Finding{}
+	}
+	return json.Marshal(plain(r))
 }
 
 // OK reports whether the topology breaks no rule (warnings allowed).

@@ -1,6 +1,7 @@
 package topology
 
 import (
+	"encoding/json"
 	"slices"
 	"testing"
 )
@@ -101,4 +102,20 @@ func findingKeys(fs []Finding) []string {
 		out = append(out, f.Rule+" "+f.Subject)
 	}
 	return out
+}
+
+func TestReportJSON(t *testing.T) {
+	for _, tc := range []struct {
+		r    Report
+		want string
+	}{
+		{Report{}, `{"violations":[],"warnings":[]}`},
+		{Report{Warnings: []Finding{{RuleCapacity, "sn1", "m"}}},
+			`{"violations":[],"warnings":[{"rule":"capacity","subject":"sn1","message":"m"}]}`},
+	} {
+		b, err := json.Marshal(tc.r)
+		if err != nil || string(b) != tc.want {
+			t.Errorf("json.Marshal(%v) = %s, %v; want %s", tc.r, b, err, tc.want)
+		}
+	}
 }

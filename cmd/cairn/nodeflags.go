@@ -1,0 +1,42 @@
+package main
+
+import (
+	"errors"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/cairndb/cairn/internal/storage"
+)
+
+// nodeTuning points at the fields of a node config (node.LiteConfig or
+// node.SNConfig) that the tuning flags shared by cairn lite, cairn sn and
+// cairn sn start set, and at the --log-level value.
+type nodeTuning struct {
+	cacheBytes, minFreeBytes *int64
+	shutdownGrace            *time.Duration
+	streamWorkers, gcPercent *int
+	pprofAddr, logLevel      *string
+}
+
+// addNodeTuningFlags adds the shared tuning flags to f. The defaults are
+// the fields' current values (--log-level: info; --pprof: off).
+func addNodeTuningFlags(f *pflag.FlagSet, t nodeTuning) {
+	f.Int64Var(t.cacheBytes, "cache-bytes", *t.cacheBytes, "block cache size in bytes")
+	f.Int64Var(t.minFreeBytes, "min-free-bytes", *t.minFreeBytes, "refuse writes when free disk space is below this")
+	f.DurationVar(t.shutdownGrace, "shutdown-grace", *t.shutdownGrace, "how long shutdown waits for in-flight requests")
+	f.IntVar(t.streamWorkers, "stream-workers", *t.streamWorkers, "goroutines kept to run requests (0: one new goroutine per request)")
+	f.IntVar(t.gcPercent, "gc-percent", *t.gcPercent, "Go GC percent for this process (0: the runtime's; the GOGC environment variable wins)")
+	f.StringVar(t.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	f.StringVar(t.pprofAddr, "pprof", "", "serve Go profiles (net/http/pprof) on this host:port, a listener of its own (default off; use loopback)")
+}
+
+// startError gives an error from starting a node its exit code: a config
+// that Validate rejects, or a root that holds another store, is a usage
+// error; anything else is exit status 1.
+func startError(err error, invalid bool) error {
+	if invalid || errors.Is(err, storage.ErrStoreMismatch) {
+		return usageErr("%v", err)
+	}
+	return err
+}

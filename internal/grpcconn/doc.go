@@ -1,0 +1,22 @@
+// Package grpcconn makes the gRPC client connections that Cairn's tools and
+// nodes keep to storage nodes, with one bounded reconnect policy.
+//
+// gRPC's default reconnect back-off grows by 1.6x per failed attempt up to
+// 120 s. A connection kept across a node's outage (the Go client's pools,
+// the admin's cached connections, the admin shell, cairn cluster's prober)
+// would then wait up to two minutes after the node is back before trying
+// again. Policy caps the wait at MaxBackoff, so such a connection reaches a
+// restarted node within about a second. (internal/transport's Raft peers
+// dial a fresh connection per reconnect and run their own back-off; they do
+// not use this package.)
+//
+// New dials one connection with the policy; Cache keeps one per address
+// until Close. Both are safe for concurrent use.
+//
+//	cc, err := grpcconn.New("127.0.0.1:5000")
+//	if err != nil {
+//		return err // only a malformed target fails here
+//	}
+//	defer cc.Close()
+//	kv := cairnpb.NewKVClient(cc)
+package grpcconn

@@ -1,0 +1,85 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"net"
+	"sync/atomic"
+	"testing"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/connectivity"
+
+	"github.com/cairndb/cairn/api/cairnpb"
+	"github.com/cairndb/cairn/internal/grpcconn"
+	"github.com/cairndb/cairn/internal/topology"
+)
+
+// fakeAdmin answers every admin command with its name, counting the
+// forwarded commands.
+type fakeAdmin struct {
+	cairnpb.UnimplementedAdminServer
+	forwarded atomic.Int64
+}
+
+func (f *fakeAdmin) Command(_ context.Context, req *cairnpb.AdminRequest) (*cairnpb.AdminReply, error) {
+	if req.GetForwarded() {
+		f.forwarded.Add(1)
+	}
+	return &cairnpb.AdminReply{Text: "ran " + req.GetCommand()}, nil
+}
+
+// countingListener counts the connections it accepts.
+type countingListener struct {
+	net.Listener
+	accepted atomic.Int64
+}
+
+func (l *countingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err == nil {
+		l.accepted.Add(1)
+	}
+	return c, err
+}
+
+// TestForwardAdminCachesConns: a node without an admin forwards commands
+// to a peer's admin over one kept connection, closed when the node stops.
+func TestForwardAdminCachesConns(t *testing.T) {
+	sns, _ := startCluster(t, 1, 1, 1)
+	sn := sns[0]
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lis := &countingListener{Listener: ln}
+	fake := &fakeAdmin{}
+	srv := grpc.NewServer()
+	cairnpb.RegisterAdminServer(srv, fake)
+	go func() { _ = srv.Serve(lis) }()
+	t.Cleanup(srv.Stop)
+
+	m := membership{Store: "kvstore", SN: 1, Peers: map[topology.NodeID]string{1: sn.Addr(), 2: ln.Addr().String()}}
+	for i := range 3 {
+		r, err := sn.forwardAdmin(context.Background(), &cairnpb.AdminRequest{Command: "show admins"}, m)
+		if err != nil || r.GetText() != "ran show admins" {
+			t.Fatalf("forward %d: %v, %v", i, r, err)
+		}
+	}
+	if n, f := lis.accepted.Load(), fake.forwarded.Load(); n != 1 || f != 3 {
+		t.Fatalf("3 forwarded commands: %d connections, %d commands marked forwarded; want 1 and 3", n, f)
+	}
+	cc, err := sn.adminConns.Get(ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sn.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if st := cc.GetState(); st != connectivity.Shutdown {
+		t.Fatalf("after Close the forwarding connection is %v, want SHUTDOWN", st)
+	}
+	if _, err := sn.adminConns.Get(ln.Addr().String()); !errors.Is(err, grpcconn.ErrClosed) {
+		t.Fatalf("Get after Close: %v, want grpcconn.ErrClosed", err)
+	}
+}

@@ -1,0 +1,79 @@
+package e2e
+
+import (
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestExitCodes runs the binary's subcommands into each kind of failure and
+// checks the one exit-code table they share (cairn --help): 0 ok, 1 failed,
+// 2 usage or bad input, 3 unavailable; and that no message repeats its
+// "cairn" prefix.
+func TestExitCodes(t *testing.T) {
+	l := startLite(t, t.TempDir())
+	stopped := startLite(t, t.TempDir()) // a root of store kvstore, not locked
+	if code := stopped.stop(); code != 0 {
+		t.Fatalf("lite stop: exit %d", code)
+	}
+	sns := initNodes(t, 1) // a storage node with no topology yet
+	sns[0].start(t)
+	fresh := sns[0].addr()
+	dead := "127.0.0.1:" + strconv.Itoa(freePort(t))
+	deadPort := strings.TrimPrefix(dead, "127.0.0.1:")
+	bench := func(hosts string, props ...string) []string {
+		args := []string{"bench", "run", "-p", "cairn.hosts=" + hosts, "-p", "recordcount=10", "-p", "operationcount=10"}
+		for _, p := range props {
+			args = append(args, "-p", p)
+		}
+		return args
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		want string // in stderr
+		not  string // not in stderr
+	}{
+		{"kv ok", []string{"kv", "--hosts", l.addr, "put", "/e/-/k", "v"}, 0, "", ""},
+		{"kv not found", []string{"kv", "--hosts", l.addr, "get", "/e/-/missing"}, 1, "not found", ""},
+		{"kv no topology yet", []string{"kv", "--hosts", fresh, "get", "/e/-/k"}, 1, "no topology yet", "no host answered"},
+		{"bench no topology yet", bench(fresh), 1, "no topology yet", "no host answered"},
+		{"admin not in a store", []string{"admin", "-port", strconv.Itoa(sns[0].port), "show", "topology"}, 1, "configure -name STORE", ""},
+		{"cluster status without a cluster", []string{"cluster", "status", "--root", t.TempDir()}, 1, "cairn cluster start", ""},
+
+		{"unknown subcommand", []string{"frobnicate"}, 2, `unknown command "frobnicate"`, ""},
+		{"kv unknown flag", []string{"kv", "--colour", "get", "/a"}, 2, "unknown flag", ""},
+		{"kv malformed key", []string{"kv", "--hosts", l.addr, "get", "nokey"}, 2, "cairn kv: ", ""},
+		{"kv wrong store", []string{"kv", "--hosts", l.addr, "--store", "wrong", "get", "/e/-/k"}, 2, "check --store", ""},
+		{"bench wrong store", bench(l.addr, "cairn.store=wrong"), 2, "cairn bench: -db cairn: node " + l.addr + ` serves store "kvstore", not "wrong" (check -p cairn.store)`, ""},
+		{"bench unknown property", []string{"bench", "run", "-p", "nosuch=1"}, 2, `cairn bench: unknown property "nosuch"`, ""},
+		{"bench missing phase", []string{"bench"}, 2, "cairn bench: missing phase", ""},
+		{"bench report missing file", []string{"bench", "report", filepath.Join(t.TempDir(), "missing.json")}, 2, "missing.json", ""},
+		{"admin missing script", []string{"admin", "-script", "/nonexistent/setup.kvs"}, 2, "cairn admin: -script: ", ""},
+		{"admin unknown command", []string{"admin", "-port", strconv.Itoa(sns[0].port), "frobnicate"}, 2, `unknown command "frobnicate"`, ""},
+		{"lite without root", []string{"lite"}, 2, `"root" not set`, ""},
+		{"lite bad partitions", []string{"lite", "--root", t.TempDir(), "--partitions", "0"}, 2, "partitions: 0", ""},
+		{"lite root of another store", []string{"lite", "--root", stopped.root, "--store", "other", "--port", "0"}, 2, `holds store "kvstore"`, ""},
+		{"lite root in use", []string{"lite", "--root", l.root, "--port", "0"}, 1, "locked by another process", ""},
+		{"sn bad log level", []string{"sn", "--root", t.TempDir(), "--log-level", "loud"}, 2, "--log-level", ""},
+		{"sn start without init", []string{"sn", "start", "--root", t.TempDir()}, 2, "run cairn sn init", ""},
+
+		{"kv dead host", []string{"kv", "--hosts", dead, "get", "/e/-/k"}, 3, "check --hosts", ""},
+		{"bench dead host", bench(dead), 3, "check -p cairn.hosts", ""},
+		{"admin dead host", []string{"admin", "-port", deadPort, "ping"}, 3, "no storage node answered", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, errOut := runCairn(t, tc.args...)
+			bad := code != tc.code || !strings.Contains(errOut, tc.want) || (tc.not != "" && strings.Contains(errOut, tc.not))
+			for _, doubled := range []string{"cairn: cairn", "cairn: bench:", "bench: bench:", "cairn kv: cairn", "cairn bench: cairn:"} {
+				bad = bad || strings.Contains(errOut, doubled)
+			}
+			if bad {
+				t.Errorf("cairn %s: exit %d, want %d with %q in stderr (and not %q, nor a doubled prefix)\nstdout:\n%s\nstderr:\n%s",
+					strings.Join(tc.args, " "), code, tc.code, tc.want, tc.not, out, errOut)
+			}
+		})
+	}
+}
