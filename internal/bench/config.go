@@ -144,6 +144,10 @@ func NewConfig(phase Phase, workload string, p *Properties) (*Config, error) {
 	if r.ok("recordcount", "insertstart", "insertcount") && c.RecordCount < c.InsertStart+c.InsertCount {
 		r.failf("insertcount", "insertstart %d + insertcount %d is beyond recordcount %d", c.InsertStart, c.InsertCount, c.RecordCount)
 	}
+	if r.ok("recordcount", "insertstart", "insertcount") && c.InsertCount <= 0 {
+		// YCSB would take 0 as "no limit" and insert without end.
+		r.failf("insertcount", "leaves this client no records: insertstart %d, recordcount %d; set recordcount to insertstart plus the records to insert (recordcount is the total over all clients)", c.InsertStart, c.RecordCount)
+	}
 
 	if r.str("measurementtype") != "hdrhistogram" {
 		r.failf("measurementtype", "only hdrhistogram is implemented")
