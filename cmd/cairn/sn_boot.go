@@ -103,10 +103,13 @@ func newSNRestoreCmd() *cobra.Command {
 		Short: "Restore a stopped storage node's shards from a snapshot",
 		Long: `Replace the data of every shard this node hosts with a snapshot taken by
 'snapshot create' in the admin shell. Restore is store-wide: stop every node,
-run restore on each, then start them all. Each shard's files are on the node
-that led it when the snapshot was taken; name the other nodes' roots (or
-copies of their snapshots directories) with --from.`,
-		Example: `  cairn sn restore --root /var/cairn/sn1 --snapshot nightly --from /var/cairn/sn2 --from /var/cairn/sn3`,
+run restore on each, then start them all. Every node that was reachable when
+the snapshot was taken holds the files of each shard it hosts in
+ROOT/snapshots/NAME. A node that was not (snapshot list names it) needs
+--from: another node's root, or a copy of its snapshots directory. Restore
+checks each file's length and checksum and refuses a corrupt one.`,
+		Example: `  cairn sn restore --root /var/cairn/sn1 --snapshot nightly
+  cairn sn restore --root /var/cairn/sn3 --snapshot nightly --from /var/cairn/sn1`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			rc.Out = cmd.OutOrStdout()

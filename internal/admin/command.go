@@ -128,11 +128,14 @@ var Commands = []Command{
 		Help: "Exits non-zero when a rule is violated or a service is unreachable or lagging. Warnings give advice."},
 	{Name: "snapshot create", Summary: "take a consistent backup of every shard",
 		Args: []Arg{{Name: "name", Required: true, Help: "the snapshot's name"}},
-		Help: "Each shard is exported by its leader at one Raft index into ROOT/snapshots/NAME on that node.\n" +
+		Help: "Each shard is exported by its leader at one Raft index into ROOT/snapshots/NAME on that node,\n" +
+			"then copied to the nodes of its other replicas. A node that cannot be reached misses its copies:\n" +
+			"the snapshot still succeeds, says so, and restoring that node needs --from.\n" +
 			"Restore a stopped store with cairn sn restore on every node."},
-	{Name: "snapshot list", Summary: "list the snapshots"},
+	{Name: "snapshot list", Summary: "list the snapshots and any missing copies"},
 	{Name: "snapshot remove", Summary: "delete a snapshot from every node",
-		Args: []Arg{{Name: "name", Required: true, Help: "the snapshot's name"}}},
+		Args: []Arg{{Name: "name", Required: true, Help: "the snapshot's name"}},
+		Help: "Nodes that cannot be reached keep their files; the reply names them."},
 	{Name: "ping", Summary: "contact every storage node and report each shard's and the admins' status",
 		Help: "Shard Status counts the shards: healthy (a leader, every replica up), writable-degraded (a leader and a\n" +
 			"majority up), read-only (no leader, some replica up), offline (none up). Exits non-zero when a shard is\n" +

@@ -31,6 +31,13 @@
 // refuses, when created and again when its task runs, to leave a shard
 // without a majority of running replicas unless given -force (quorum.go).
 //
+// # Snapshots
+//
+// snapshot create has each shard's leader write the shard's files, then
+// has the node of each other replica copy and verify them, so every node
+// can restore itself; copies that fail are recorded as missing, not fatal
+// (snapshot.go; the files are drawn in internal/node/backup.go).
+//
 // # Concurrency
 //
 // Service is safe for concurrent use: commands arrive on gRPC goroutines;

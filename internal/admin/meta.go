@@ -89,13 +89,28 @@ type Snapshot struct {
 	Shards      []SnapshotShard `json:"shards"`
 }
 
-// SnapshotShard is one shard's part of a snapshot.
+// SnapshotShard is one shard's part of a snapshot: written by SN (the
+// shard's leader) into Path there, then copied to the nodes of the shard's
+// other replicas.
 type SnapshotShard struct {
-	Shard uint64 `json:"shard"`
+	Shard  uint64 `json:"shard"`
+	SN     uint64 `json:"sn"`
+	Index  uint64 `json:"index"`
+	Bytes  uint64 `json:"bytes"`
+	CRC32C string `json:"crc32c,omitempty"` // of the data; "" in snapshots taken before copies
+	Path   string `json:"path"`
+	// Copies are the verified copies on the other replicas' nodes; Missing
+	// the replicas' nodes the copy did not reach, with the reason.
+	Copies  []SnapshotCopy `json:"copies,omitempty"`
+	Missing []SnapshotCopy `json:"missing,omitempty"`
+}
+
+// SnapshotCopy is a copy of a shard's snapshot files on one node: Path
+// there when it was made, Error when it was not.
+type SnapshotCopy struct {
 	SN    uint64 `json:"sn"`
-	Index uint64 `json:"index"`
-	Bytes uint64 `json:"bytes"`
-	Path  string `json:"path"`
+	Path  string `json:"path,omitempty"`
+	Error string `json:"error,omitempty"`
 }
 
 const maxEvents = 500

@@ -5,15 +5,29 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/cairndb/cairn/api/cairnpb"
 	"github.com/cairndb/cairn/internal/admin/controlpb"
+	"github.com/cairndb/cairn/internal/topology"
 )
 
-// snapshotCreate asks each shard's leader to export the shard at one Raft
-// index (after a linearizable read barrier) into ROOT/snapshots/NAME on
-// that node, and records where each shard went.
+// Snapshots. snapshot create asks each shard's leader to export the shard
+// at one Raft index (after a linearizable read barrier) into
+// ROOT/snapshots/NAME on that node (Control.SnapshotShard), then asks the
+// node of each of the shard's other replicas to copy the files from it
+// (Control.CopySnapshot), so that every node holds what it needs to restore
+// itself. A copy that fails (its node is down) does not fail the snapshot:
+// it is recorded as missing, shown by snapshot create and snapshot list,
+// and restoring that node then needs --from. An export that fails on every
+// replica of a shard fails the snapshot and removes what was written.
+
+// removeTimeout bounds the removal of a snapshot's files on one node.
+const removeTimeout = 10 * time.Second
+
+// snapshotCreate takes snapshot NAME and records where each shard's files
+// are.
 func (s *Service) snapshotCreate(ctx context.Context, a map[string]string) (*cairnpb.AdminReply, error) {
 	name := a["name"]
 	if err := checkName("snapshot", name); err != nil {
@@ -37,22 +51,148 @@ func (s *Service) snapshotCreate(ctx context.Context, a map[string]string) (*cai
 			s.removeSnapshotFiles(ctx, m, name)
 			return nil, failed("snapshot %s: shard rg%d: %v; nothing was kept", name, sh.ID, err)
 		}
+		s.copySnapshotShard(ctx, m, infos, name, &part)
 		snap.Shards = append(snap.Shards, part)
 	}
 	_, err = s.store.update(ctx, func(m *Meta) error {
 		m.Snapshots = append(m.Snapshots, snap)
-		m.event("snapshot %s created (%d shards)", name, len(snap.Shards))
+		m.event("snapshot %s created (%d shards%s)", name, len(snap.Shards), missingNote(m, snap))
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
+	return reply(createdText(m, snap), snap)
+}
+
+// createdText is snapshot create's report: per shard where its files are,
+// then what restore needs.
+func createdText(m *Meta, snap Snapshot) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Created snapshot named %s on all %d shards", name, len(snap.Shards))
-	for _, p := range snap.Shards {
-		fmt.Fprintf(&b, "\n  rg%d: index %d, %d bytes, on %s in %s", p.Shard, p.Index, p.Bytes, snName(p.SN), p.Path)
+	fmt.Fprintf(&b, "Created snapshot named %s on all %d shards", snap.Name, len(snap.Shards))
+	if n := len(missingCopies(m, snap)); n > 0 {
+		fmt.Fprintf(&b, ", with %d missing %s", n, plural(n, "copy", "copies"))
 	}
-	return reply(b.String(), snap)
+	for _, p := range snap.Shards {
+		fmt.Fprintf(&b, "\n  rg%d: index %d, %d bytes, crc32c %s, taken on %s in %s", p.Shard, p.Index, p.Bytes, p.CRC32C, snName(p.SN), p.Path)
+		if len(p.Copies) > 0 {
+			fmt.Fprintf(&b, ", copied to %s", copyNodes(p.Copies))
+		}
+		for _, c := range p.Missing {
+			fmt.Fprintf(&b, "; not copied to %s: %s", snName(c.SN), c.Error)
+		}
+	}
+	b.WriteString("\n" + restoreAdvice(m, snap))
+	return b.String()
+}
+
+// restoreAdvice says whether every node can restore itself, and if not
+// which nodes need --from and where their shards are.
+func restoreAdvice(m *Meta, snap Snapshot) string {
+	lacking := map[uint64][]string{}
+	var order []uint64
+	for _, mc := range missingCopies(m, snap) {
+		if _, ok := lacking[mc.sn]; !ok {
+			order = append(order, mc.sn)
+		}
+		lacking[mc.sn] = append(lacking[mc.sn], fmt.Sprintf("rg%d (on %s)", mc.part.Shard, strings.Join(holders(mc.part), ", ")))
+	}
+	if len(order) == 0 {
+		return fmt.Sprintf("Every node holds the shards it hosts in ROOT/snapshots/%s: cairn sn restore needs no --from.", snap.Name)
+	}
+	slices.Sort(order)
+	var lines []string
+	for _, id := range order {
+		lines = append(lines, fmt.Sprintf("%s lacks %s: restore it with --from naming the root of a node holding them.", snName(id), strings.Join(lacking[id], ", ")))
+	}
+	return strings.Join(lines, "\n")
+}
+
+// missingCopy is a replica's node that has no copy of a shard's files.
+type missingCopy struct {
+	part *SnapshotShard
+	sn   uint64
+}
+
+// missingCopies lists, shard by shard, the nodes of the snapshot's
+// topology's replicas that hold no copy: those recorded as missing, and
+// (for a snapshot taken before copies) any other replica but the leader's.
+func missingCopies(m *Meta, snap Snapshot) []missingCopy {
+	var out []missingCopy
+	for i := range snap.Shards {
+		p := &snap.Shards[i]
+		for _, r := range snapshotReplicas(m, snap, p) {
+			if !slices.Contains(holderIDs(p), r) {
+				out = append(out, missingCopy{part: p, sn: r})
+			}
+		}
+	}
+	return out
+}
+
+// snapshotReplicas returns the nodes that hosted the shard's replicas when
+// the snapshot was taken: the deployed topology's, which this version
+// never changes once deployed; the recorded ones if it has changed.
+func snapshotReplicas(m *Meta, snap Snapshot, p *SnapshotShard) []uint64 {
+	if m.Deployed != nil && m.Deployed.Seq == snap.TopologySeq {
+		if sh, ok := m.Deployed.Shard(topologyShard(p.Shard)); ok {
+			ids := make([]uint64, len(sh.Replicas))
+			for i, r := range sh.Replicas {
+				ids[i] = uint64(r)
+			}
+			return ids
+		}
+	}
+	ids := holderIDs(p)
+	for _, c := range p.Missing {
+		ids = append(ids, c.SN)
+	}
+	return ids
+}
+
+// holderIDs returns the nodes holding the shard's files: its leader's
+// first, then the copies.
+func holderIDs(p *SnapshotShard) []uint64 {
+	ids := []uint64{p.SN}
+	for _, c := range p.Copies {
+		ids = append(ids, c.SN)
+	}
+	return ids
+}
+
+func holders(p *SnapshotShard) []string {
+	var names []string
+	for _, id := range holderIDs(p) {
+		names = append(names, snName(id))
+	}
+	return names
+}
+
+func copyNodes(cs []SnapshotCopy) string {
+	names := make([]string, len(cs))
+	for i, c := range cs {
+		names[i] = snName(c.SN)
+	}
+	return strings.Join(names, ", ")
+}
+
+// missingNote is the event log's note on missing copies.
+func missingNote(m *Meta, snap Snapshot) string {
+	var parts []string
+	for _, mc := range missingCopies(m, snap) {
+		parts = append(parts, fmt.Sprintf("rg%d on %s", mc.part.Shard, snName(mc.sn)))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "; copies missing: " + strings.Join(parts, ", ")
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // snapshotShard tries the shard's replicas, the leader first.
@@ -73,11 +213,56 @@ func (s *Service) snapshotShard(ctx context.Context, m *Meta, infos map[uint64]*
 		}
 		r, err := s.control(sn.Addr()).SnapshotShard(ctx, &controlpb.SnapshotShardRequest{Store: m.Store, Name: name, Shard: shard})
 		if err == nil {
-			return SnapshotShard{Shard: shard, SN: id, Index: r.GetIndex(), Bytes: r.GetBytes(), Path: r.GetPath()}, nil
+			return SnapshotShard{Shard: shard, SN: id, Index: r.GetIndex(), Bytes: r.GetBytes(), CRC32C: r.GetCrc32C(), Path: r.GetPath()}, nil
 		}
 		errs = append(errs, snName(id)+": "+taskError(err))
 	}
 	return SnapshotShard{}, fmt.Errorf("no replica could export it (%s)", strings.Join(errs, "; "))
+}
+
+// copySnapshotShard copies the shard's files from the node that wrote them
+// to the nodes of its other replicas, all at once, and records in p which
+// copies were made and which were not.
+func (s *Service) copySnapshotShard(ctx context.Context, m *Meta, infos map[uint64]*controlpb.NodeInfo, name string, p *SnapshotShard) {
+	sh, _ := m.Deployed.Shard(topologyShard(p.Shard))
+	results := make([]SnapshotCopy, len(sh.Replicas))
+	var wg sync.WaitGroup
+	for i, r := range sh.Replicas {
+		if uint64(r) == p.SN {
+			continue
+		}
+		wg.Go(func() { results[i] = s.copySnapshotTo(ctx, m, infos, name, p, uint64(r)) })
+	}
+	wg.Wait()
+	for i, r := range sh.Replicas {
+		switch c := results[i]; {
+		case uint64(r) == p.SN:
+		case c.Error != "":
+			p.Missing = append(p.Missing, c)
+		default:
+			p.Copies = append(p.Copies, c)
+		}
+	}
+}
+
+// copySnapshotTo asks node id to copy the shard's files from p.SN. A node
+// that did not answer Describe is not tried: it would hold the command up.
+func (s *Service) copySnapshotTo(ctx context.Context, m *Meta, infos map[uint64]*controlpb.NodeInfo, name string, p *SnapshotShard, id uint64) SnapshotCopy {
+	to, from := m.sn(id), m.sn(p.SN)
+	switch {
+	case to == nil || from == nil:
+		return SnapshotCopy{SN: id, Error: "not a deployed storage node"}
+	case infos[id] == nil:
+		return SnapshotCopy{SN: id, Error: "unreachable (it did not answer when the snapshot began)"}
+	}
+	r, err := s.control(to.Addr()).CopySnapshot(ctx, &controlpb.CopySnapshotRequest{Store: m.Store, Name: name, Shard: p.Shard, From: from.Addr()})
+	switch {
+	case err != nil:
+		return SnapshotCopy{SN: id, Error: taskError(err)}
+	case r.GetBytes() != p.Bytes || r.GetCrc32C() != p.CRC32C:
+		return SnapshotCopy{SN: id, Error: fmt.Sprintf("the copy has %d bytes, crc32c %s; expected %d, %s", r.GetBytes(), r.GetCrc32C(), p.Bytes, p.CRC32C)}
+	}
+	return SnapshotCopy{SN: id, Path: r.GetPath()}
 }
 
 func isLeaderOf(info *controlpb.NodeInfo, shard uint64) bool {
@@ -96,14 +281,28 @@ func boolRank(b bool) int {
 	return 0
 }
 
-func (s *Service) removeSnapshotFiles(ctx context.Context, m *Meta, name string) []string {
-	var errs []string
-	for _, sn := range m.SNs {
-		if _, err := s.control(sn.Addr()).RemoveSnapshot(ctx, &controlpb.RemoveSnapshotRequest{Store: m.Store, Name: name}); err != nil {
-			errs = append(errs, snName(sn.ID)+": "+taskError(err))
+// removeSnapshotFiles deletes the snapshot's files on every storage node at
+// once and returns the nodes it could not reach, with the reason.
+func (s *Service) removeSnapshotFiles(ctx context.Context, m *Meta, name string) []SnapshotCopy {
+	errs := make([]string, len(m.SNs))
+	var wg sync.WaitGroup
+	for i, sn := range m.SNs {
+		wg.Go(func() {
+			rctx, cancel := context.WithTimeout(ctx, removeTimeout)
+			defer cancel()
+			if _, err := s.control(sn.Addr()).RemoveSnapshot(rctx, &controlpb.RemoveSnapshotRequest{Store: m.Store, Name: name}); err != nil {
+				errs[i] = taskError(err)
+			}
+		})
+	}
+	wg.Wait()
+	var left []SnapshotCopy
+	for i, sn := range m.SNs {
+		if errs[i] != "" {
+			left = append(left, SnapshotCopy{SN: sn.ID, Error: errs[i]})
 		}
 	}
-	return errs
+	return left
 }
 
 func (s *Service) snapshotList(ctx context.Context, _ map[string]string) (*cairnpb.AdminReply, error) {
@@ -113,7 +312,7 @@ func (s *Service) snapshotList(ctx context.Context, _ map[string]string) (*cairn
 	}
 	var lines []string
 	for _, sn := range m.Snapshots {
-		lines = append(lines, fmt.Sprintf("%s  %s  topology #%d  %d shards", sn.Name, sn.Time.Format(time.RFC3339), sn.TopologySeq, len(sn.Shards)))
+		lines = append(lines, fmt.Sprintf("%s  %s  topology #%d  %d shards  %s", sn.Name, sn.Time.Format(time.RFC3339), sn.TopologySeq, len(sn.Shards), copiesSummary(m, sn)))
 	}
 	if len(lines) == 0 {
 		lines = []string{"No snapshots. Take one with snapshot create -name NAME"}
@@ -121,6 +320,23 @@ func (s *Service) snapshotList(ctx context.Context, _ map[string]string) (*cairn
 	return reply(strings.Join(lines, "\n"), m.Snapshots)
 }
 
+// copiesSummary says, for snapshot list, whether every replica's node
+// holds its shards' files.
+func copiesSummary(m *Meta, snap Snapshot) string {
+	missing := missingCopies(m, snap)
+	if len(missing) == 0 {
+		return "copies on every replica's node"
+	}
+	var parts []string
+	for _, mc := range missing {
+		parts = append(parts, fmt.Sprintf("%s on %s", topology.ShardName(topologyShard(mc.part.Shard)), snName(mc.sn)))
+	}
+	return "missing copies: " + strings.Join(parts, ", ") + " (restore there needs --from)"
+}
+
+// snapshotRemove deletes the snapshot's files on every node it reaches and
+// forgets the snapshot; it names the nodes it could not reach, whose files
+// stay until deleted by hand.
 func (s *Service) snapshotRemove(ctx context.Context, a map[string]string) (*cairnpb.AdminReply, error) {
 	name := a["name"]
 	m, err := s.loadConfigured(ctx)
@@ -130,16 +346,31 @@ func (s *Service) snapshotRemove(ctx context.Context, a map[string]string) (*cai
 	if !slices.ContainsFunc(m.Snapshots, func(x Snapshot) bool { return x.Name == name }) {
 		return nil, failed("there is no snapshot %s; snapshot list shows them", name)
 	}
-	if errs := s.removeSnapshotFiles(ctx, m, name); len(errs) > 0 {
-		return nil, failed("snapshot %s: could not remove it everywhere (%s); start those nodes and retry", name, strings.Join(errs, "; "))
-	}
+	left := s.removeSnapshotFiles(ctx, m, name)
 	_, err = s.store.update(ctx, func(m *Meta) error {
 		m.Snapshots = slices.DeleteFunc(m.Snapshots, func(x Snapshot) bool { return x.Name == name })
-		m.event("snapshot %s removed", name)
+		m.event("snapshot %s removed%s", name, notRemovedNote(left))
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	return reply("Removed snapshot "+name, map[string]any{"removed": name})
+	text := "Removed snapshot " + name + " from every storage node"
+	if len(left) > 0 {
+		text = "Removed snapshot " + name + notRemovedNote(left) +
+			fmt.Sprintf("\nDelete ROOT/snapshots/%s on those nodes by hand once they are back.", name)
+	}
+	return reply(text, map[string]any{"removed": name, "not_removed": left})
+}
+
+// notRemovedNote names the nodes whose files removeSnapshotFiles left.
+func notRemovedNote(left []SnapshotCopy) string {
+	if len(left) == 0 {
+		return ""
+	}
+	var parts []string
+	for _, c := range left {
+		parts = append(parts, snName(c.SN)+" ("+c.Error+")")
+	}
+	return "; not removed on " + strings.Join(parts, ", ")
 }

@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"time"
 
 	"github.com/cairndb/cairn/internal/admin/controlpb"
@@ -19,26 +21,107 @@ import (
 	"google.golang.org/grpc/status"
 )
 
-// A snapshot (snapshot create in the admin shell) leaves, on the node that
-// led each shard when it was taken:
+// A snapshot (snapshot create in the admin shell) is written by each
+// shard's leader and then copied (CopySnapshot, backup_copy.go) to every
+// other node hosting a replica of the shard, so that each node holds the
+// files of every shard it hosts:
 //
 //	ROOT/snapshots/NAME/topology.json    the topology it was taken under
-//	ROOT/snapshots/NAME/shard-S.json     {"store", "shard", "index", "topology_seq", "bytes", "created"}
+//	ROOT/snapshots/NAME/shard-S.json     what shard-S.data is (below)
 //	ROOT/snapshots/NAME/shard-S.data     the shard's records at index (storage snapshot format)
 //
+// shard-S.json:
+//
+//	{
+//	  "store":        "kvstore",    the store's name
+//	  "shard":        1,            S
+//	  "index":        17087,        the Raft index the data is at
+//	  "topology_seq": 1,            the topology's sequence number
+//	  "bytes":        5712732,      the length of shard-S.data
+//	  "crc32c":       "1c2e6f0a",   CRC-32C (Castagnoli) of shard-S.data,
+//	                                8 lowercase hex digits; absent in
+//	                                snapshots taken before copies existed
+//	  "created":      "2026-...Z"   when the leader wrote it (UTC)
+//	}
+//
+// Every file is written to a temporary name, synced and renamed; a shard's
+// .json is renamed last, so a .json names complete data. Restore checks the
+// data's length and checksum against the .json and refuses a mismatch
+// (ErrCorruptSnapshot).
+//
 // Restore (cairn sn restore) is offline and store-wide: every node of the
-// store is stopped and restores each shard it hosts from the same files.
+// store is stopped and restores each shard it hosts from the same snapshot,
+// its own copy first, then any --from places.
 const snapshotsDir = "snapshots"
 
 var snapshotNameRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_.-]{0,63}$`)
 
+// ErrCorruptSnapshot is returned (wrapped) when a snapshot file does not
+// match its shard-S.json: wrong length or checksum, or a .json that does not
+// parse. It is never retried; another copy (restore --from) may be good.
+var ErrCorruptSnapshot = errors.New("node: corrupt snapshot file")
+
+// castagnoli is the CRC-32C table of snapshot checksums.
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// shardBackup is shard-S.json.
 type shardBackup struct {
 	Store       string    `json:"store"`
 	Shard       uint64    `json:"shard"`
 	Index       uint64    `json:"index"`
 	TopologySeq uint64    `json:"topology_seq"`
 	Bytes       uint64    `json:"bytes"`
+	CRC32C      string    `json:"crc32c,omitempty"`
 	Created     time.Time `json:"created"`
+}
+
+// crcHex formats a CRC-32C as shard-S.json holds it.
+func crcHex(sum uint32) string { return fmt.Sprintf("%08x", sum) }
+
+// shardFileBase returns DIR/shard-S, to which .json and .data are added.
+func shardFileBase(dir string, shard uint64) string {
+	return filepath.Join(dir, fmt.Sprintf("shard-%d", shard))
+}
+
+// check compares the length and checksum of path's contents with the
+// .json's; it fails with ErrCorruptSnapshot, naming path, on a mismatch.
+func (b shardBackup) check(path string, size uint64, sum uint32) error {
+	if size != b.Bytes {
+		return fmt.Errorf("%w: %s: %d bytes, expected %d (shard-%d.json)", ErrCorruptSnapshot, path, size, b.Bytes, b.Shard)
+	}
+	if b.CRC32C != "" && crcHex(sum) != b.CRC32C {
+		return fmt.Errorf("%w: %s: crc32c %s, expected %s (shard-%d.json)", ErrCorruptSnapshot, path, crcHex(sum), b.CRC32C, b.Shard)
+	}
+	return nil
+}
+
+// verifyData reads the data file at path and checks it against b.
+func (b shardBackup) verifyData(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	h := crc32.New(castagnoli)
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", path, err)
+	}
+	return b.check(path, uint64(n), h.Sum32())
+}
+
+// readShardBackup reads and parses DIR/shard-S.json.
+func readShardBackup(dir string, shard uint64) (shardBackup, error) {
+	var b shardBackup
+	path := shardFileBase(dir, shard) + ".json"
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return b, err
+	}
+	if err := json.Unmarshal(raw, &b); err != nil {
+		return b, fmt.Errorf("%w: %s: %v", ErrCorruptSnapshot, path, err)
+	}
+	return b, nil
 }
 
 func (c controlRPC) SnapshotShard(ctx context.Context, r *controlpb.SnapshotShardRequest) (*controlpb.SnapshotShardReply, error) {
@@ -61,21 +144,119 @@ func (c controlRPC) SnapshotShard(ctx context.Context, r *controlpb.SnapshotShar
 	if err != nil {
 		return nil, status.Errorf(codes.Internal, "shard %d: %v", r.GetShard(), err)
 	}
+	meta := shardBackup{Store: t.Store, Shard: r.GetShard(), Index: index, TopologySeq: t.Seq,
+		Bytes: uint64(len(data)), CRC32C: crcHex(crc32.Checksum(data, castagnoli)), Created: time.Now().UTC()}
 	dir := filepath.Join(n.cfg.Root, snapshotsDir, r.GetName())
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
 	tb, _ := json.MarshalIndent(t, "", "  ")
-	meta, _ := json.MarshalIndent(shardBackup{Store: t.Store, Shard: r.GetShard(), Index: index, TopologySeq: t.Seq,
-		Bytes: uint64(len(data)), Created: time.Now().UTC()}, "", "  ")
-	base := filepath.Join(dir, fmt.Sprintf("shard-%d", r.GetShard()))
-	for path, b := range map[string][]byte{filepath.Join(dir, topology.FileName): tb, base + ".data": data, base + ".json": meta} {
-		if err := writeFileAtomic(path, b); err != nil {
-			return nil, status.Errorf(codes.Internal, "writing %s: %v", path, err)
-		}
+	if err := writeShardFiles(dir, meta, tb, func(w io.Writer) error { _, err := w.Write(data); return err }); err != nil {
+		return nil, status.Errorf(codes.Internal, "shard %d: %v", r.GetShard(), err)
 	}
 	n.log.Info("shard snapshot written", "shard", r.GetShard(), "index", index, "bytes", len(data), "dir", dir)
-	return &controlpb.SnapshotShardReply{Index: index, Bytes: uint64(len(data)), Path: dir}, nil
+	return &controlpb.SnapshotShardReply{Index: index, Bytes: meta.Bytes, Path: dir, Crc32C: meta.CRC32C}, nil
+}
+
+// writeShardFiles writes a shard's snapshot files into dir: topology.json,
+// then shard-S.data (from data, checked against meta before it goes into
+// place), then shard-S.json. An older shard-S.json is removed just before
+// the new data goes into place, so no .json ever names data it was not
+// written for, and a write that fails leaves an older copy as it was.
+func writeShardFiles(dir string, meta shardBackup, topo []byte, data func(io.Writer) error) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	if err := replaceFile(filepath.Join(dir, topology.FileName), writeBytes(topo)); err != nil {
+		return err
+	}
+	base := shardFileBase(dir, meta.Shard)
+	tmp, err := writeTemp(base+".data", func(f *os.File) error {
+		h := crc32.New(castagnoli)
+		cw := &countWriter{w: io.MultiWriter(f, h)}
+		if err := data(cw); err != nil {
+			return err
+		}
+		return meta.check("the data received for "+base+".data", cw.n, h.Sum32())
+	})
+	if err != nil {
+		return err
+	}
+	if err := os.Remove(base + ".json"); err != nil && !errors.Is(err, os.ErrNotExist) {
+		os.Remove(tmp)
+		return err
+	}
+	if err := commitTemp(tmp, base+".data"); err != nil {
+		return err
+	}
+	mb, _ := json.MarshalIndent(meta, "", "  ")
+	return replaceFile(base+".json", writeBytes(mb))
+}
+
+// replaceFile creates path atomically: write fills a temporary file in the
+// same directory, which is renamed to path only if write succeeds.
+// Concurrent calls for one path do not share a temporary file; the last
+// rename wins.
+func replaceFile(path string, write func(*os.File) error) error {
+	tmp, err := writeTemp(path, write)
+	if err != nil {
+		return err
+	}
+	return commitTemp(tmp, path)
+}
+
+// writeTemp fills a new temporary file next to path with write and syncs
+// it. It returns the file's name, or removes it if anything failed.
+func writeTemp(path string, write func(*os.File) error) (name string, err error) {
+	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return "", err
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	if err = write(f); err != nil {
+		return "", err
+	}
+	if err = f.Sync(); err != nil {
+		return "", err
+	}
+	return f.Name(), f.Close()
+}
+
+// commitTemp renames tmp to path and syncs the directory; on failure it
+// removes tmp.
+func commitTemp(tmp, path string) error {
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return syncDir(filepath.Dir(path))
+}
+
+func writeBytes(b []byte) func(*os.File) error {
+	return func(f *os.File) error { _, err := f.Write(b); return err }
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// countWriter counts the bytes written through it.
+type countWriter struct {
+	w io.Writer
+	n uint64
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += uint64(n)
+	return n, err
 }
 
 func (c controlRPC) RemoveSnapshot(_ context.Context, r *controlpb.RemoveSnapshotRequest) (*controlpb.NodeInfo, error) {
@@ -103,7 +284,8 @@ type RestoreConfig struct {
 // Restore replaces the data of every shard this node hosts with the
 // snapshot's, and resets each shard's Raft state to restart at the
 // snapshot's index. Run it on every node of the store while all are
-// stopped.
+// stopped. It first finds and verifies a copy of every shard, so a missing
+// or corrupt file fails it before any shard is touched.
 func Restore(cfg RestoreConfig) error {
 	if !snapshotNameRE.MatchString(cfg.Name) {
 		return fmt.Errorf("snapshot: %q is not a snapshot name", cfg.Name)
@@ -124,60 +306,122 @@ func Restore(cfg RestoreConfig) error {
 		return fmt.Errorf("restore: opening %s: %w (is the node still running? stop it first)", cfg.DataDir, err)
 	}
 	defer e.Close()
+	shards := t.ShardsOn(m.SN)
+	found := make([]foundBackup, len(shards))
+	for i, s := range shards {
+		if found[i], err = findShardBackup(cfg, t, s.ID); err != nil {
+			return err
+		}
+	}
 	if _, err := e.Init(t.Store, t.Partitions); err != nil {
 		return err
 	}
-	for _, s := range t.ShardsOn(m.SN) {
-		if err := restoreShard(cfg, e, t, s); err != nil {
+	for i, s := range shards {
+		if err := restoreShard(cfg, e, t, s, found[i]); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func restoreShard(cfg RestoreConfig, e *storage.Engine, t *topology.Topology, s topology.Shard) error {
-	dir, meta, err := findShardBackup(cfg, s.ID)
+// foundBackup is a verified copy of one shard's snapshot.
+type foundBackup struct {
+	dir  string
+	meta shardBackup
+}
+
+func restoreShard(cfg RestoreConfig, e *storage.Engine, t *topology.Topology, s topology.Shard, f foundBackup) error {
+	path := shardFileBase(f.dir, uint64(s.ID)) + ".data"
+	data, err := os.ReadFile(path)
 	if err != nil {
 		return err
 	}
-	if meta.Store != t.Store || meta.TopologySeq != t.Seq {
-		return fmt.Errorf("restore: %s is of store %q topology #%d; this node runs %q topology #%d", dir, meta.Store, meta.TopologySeq, t.Store, t.Seq)
-	}
-	data, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("shard-%d.data", s.ID)))
-	if err != nil {
-		return err
+	if err := f.meta.check(path, uint64(len(data)), crc32.Checksum(data, castagnoli)); err != nil {
+		return fmt.Errorf("restore: shard %d: %w (it changed since it was verified)", s.ID, err)
 	}
 	voters := make([]uint64, len(s.Replicas))
 	for i, r := range s.Replicas {
 		voters[i] = uint64(r)
 	}
 	spans := storage.PartitionSpans(t.PartitionsOf(s.ID), t.Partitions)
-	if err := replica.RestoreShard(e, uint64(s.ID), voters, spans, data, meta.Index); err != nil {
+	if err := replica.RestoreShard(e, uint64(s.ID), voters, spans, data, f.meta.Index); err != nil {
 		return fmt.Errorf("restore: shard %d: %w", s.ID, err)
 	}
-	fmt.Fprintf(cfg.Out, "restored %s from %s (index %d, %d bytes)\n", topology.ShardName(s.ID), dir, meta.Index, len(data))
+	fmt.Fprintf(cfg.Out, "restored %s from %s (index %d, %d bytes, crc32c %s)\n",
+		topology.ShardName(s.ID), f.dir, f.meta.Index, len(data), checksumText(f.meta))
 	return nil
 }
 
-// findShardBackup looks for shard-S.json under the candidate directories.
-func findShardBackup(cfg RestoreConfig, shard topology.ShardID) (string, shardBackup, error) {
-	var meta shardBackup
+// checksumText is the crc32c of b, or says that it has none.
+func checksumText(b shardBackup) string {
+	if b.CRC32C == "" {
+		return "none recorded"
+	}
+	return b.CRC32C + " ok"
+}
+
+// backupDirs lists where restore looks for a shard's files, in order: the
+// node's own ROOT/snapshots/NAME, then for each --from place P:
+// P/snapshots/NAME, P/NAME and P itself.
+func backupDirs(cfg RestoreConfig) []string {
 	var dirs []string
 	for _, base := range append([]string{cfg.Root}, cfg.From...) {
 		dirs = append(dirs, filepath.Join(base, snapshotsDir, cfg.Name), filepath.Join(base, cfg.Name), base)
 	}
-	file := fmt.Sprintf("shard-%d.json", shard)
+	return dirs
+}
+
+// findShardBackup returns the first copy of the shard's files, in
+// backupDirs order, that is of this store and topology and whose data
+// matches its .json, and says on cfg.Out which copies it passed over. With
+// no good copy it fails, naming each bad one (wrapping ErrCorruptSnapshot
+// when one was corrupt).
+func findShardBackup(cfg RestoreConfig, t *topology.Topology, shard topology.ShardID) (foundBackup, error) {
+	dirs := backupDirs(cfg)
+	var bad errList
 	for _, d := range dirs {
-		b, err := os.ReadFile(filepath.Join(d, file))
+		meta, err := readShardBackup(d, uint64(shard))
 		if errors.Is(err, os.ErrNotExist) {
 			continue
-		} else if err != nil {
-			return "", meta, err
 		}
-		if err := json.Unmarshal(b, &meta); err != nil {
-			return "", meta, fmt.Errorf("restore: %s is corrupt: %w", filepath.Join(d, file), err)
+		if err == nil {
+			err = checkBackupOf(d, meta, t)
 		}
-		return d, meta, nil
+		if err == nil {
+			err = meta.verifyData(shardFileBase(d, uint64(shard)) + ".data")
+		}
+		if err != nil {
+			bad = append(bad, err)
+			continue
+		}
+		for _, e := range bad {
+			fmt.Fprintf(cfg.Out, "passed over a bad copy of %s: %v\n", topology.ShardName(shard), e)
+		}
+		return foundBackup{dir: d, meta: meta}, nil
 	}
-	return "", meta, fmt.Errorf("restore: snapshot %s has no file for shard %d in %v; the shard's leader kept it: pass that node's root with --from", cfg.Name, shard, dirs)
+	if len(bad) > 0 {
+		return foundBackup{}, fmt.Errorf("restore: shard %d: no good copy of snapshot %s: %w; pass a place holding a good copy with --from", shard, cfg.Name, bad)
+	}
+	return foundBackup{}, fmt.Errorf("restore: snapshot %s has no file for shard %d in %v; this node was not reached when it was taken (snapshot list names such nodes): pass the root of a node that holds it with --from", cfg.Name, shard, dirs)
+}
+
+// errList is several errors, shown on one line.
+type errList []error
+
+func (l errList) Error() string {
+	msgs := make([]string, len(l))
+	for i, e := range l {
+		msgs[i] = e.Error()
+	}
+	return strings.Join(msgs, "; ")
+}
+
+func (l errList) Unwrap() []error { return l }
+
+// checkBackupOf refuses a copy taken of another store or topology.
+func checkBackupOf(dir string, meta shardBackup, t *topology.Topology) error {
+	if meta.Store != t.Store || meta.TopologySeq != t.Seq {
+		return fmt.Errorf("%s is of store %q topology #%d; this node runs %q topology #%d", dir, meta.Store, meta.TopologySeq, t.Store, t.Seq)
+	}
+	return nil
 }

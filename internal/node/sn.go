@@ -123,7 +123,8 @@ type SN struct {
 	tr     atomic.Pointer[transport.Transport]
 	kv     atomic.Pointer[server.Server]
 	admin  atomic.Pointer[adminHost]
-	// adminConns are forwardAdmin's connections to peers, closed on shutdown.
+	// adminConns are the connections to peers of forwardAdmin and
+	// CopySnapshot, closed on shutdown.
 	adminConns grpcconn.Cache
 
 	ctlMu  sync.Mutex // serializes control changes; guards member

@@ -2,7 +2,11 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -44,9 +48,11 @@ func openStore(t *testing.T, nodes []*storageNode) *client.Client {
 
 func snapKey(i int) client.Key { return client.MustParseKey(fmt.Sprintf("/snap/k%03d/-/v", i)) }
 
-// TestSnapshotRestore takes a snapshot with the admin, changes the data,
-// restores every node offline with cairn sn restore and checks that the
-// store is back at the snapshot, and writable.
+// TestSnapshotRestore takes a snapshot with the admin (copied to every
+// replica's node), changes the data, restores every node offline with
+// cairn sn restore and no --from, and checks that the store is back at the
+// snapshot, and writable. On the way: a snapshot taken while a node is down
+// says which copies are missing, and a corrupt copy is refused by restore.
 func TestSnapshotRestore(t *testing.T) {
 	nodes := deployWhitePaper(t)
 	c := openStore(t, nodes)
@@ -58,12 +64,13 @@ func TestSnapshotRestore(t *testing.T) {
 		}
 	}
 	code, out, errOut := admin(t, nodes[1], "snapshot", "create", "-name", "s1")
-	if code != 0 || !strings.Contains(out, "on all 2 shards") {
-		t.Fatalf("snapshot create: exit %d\n%s\n%s", code, out, errOut)
+	if code != 0 || !strings.Contains(out, "on all 2 shards\n") || strings.Count(out, ", copied to sn") != 2 || !strings.Contains(out, "needs no --from") {
+		t.Fatalf("snapshot create: exit %d, want both shards copied to the other nodes\n%s\n%s", code, out, errOut)
 	}
-	if _, out, _ := admin(t, nodes[1], "snapshot", "list"); !strings.Contains(out, "s1") {
-		t.Fatalf("snapshot list lacks s1:\n%s", out)
+	if _, out, _ := admin(t, nodes[1], "snapshot", "list"); !strings.Contains(out, "s1 ") || !strings.Contains(out, "copies on every replica's node") {
+		t.Fatalf("snapshot list lacks s1 with all its copies:\n%s", out)
 	}
+	snapshotWithNodeDown(t, nodes)
 	for i := range 50 {
 		if _, err := c.Put(ctx, snapKey(i), []byte("after")); err != nil {
 			t.Fatalf("overwrite %d: %v", i, err)
@@ -81,16 +88,12 @@ func TestSnapshotRestore(t *testing.T) {
 			t.Fatalf("sn %d: exit %d after SIGTERM", sn.port, code)
 		}
 	}
+	t.Run("a corrupt copy is refused", func(t *testing.T) { restoreCorruptCopy(t, nodes) })
 	for i, sn := range nodes {
-		args := []string{"sn", "restore", "--root", sn.root, "--snapshot", "s1"}
-		for j, other := range nodes {
-			if j != i {
-				args = append(args, "--from", other.root)
-			}
-		}
-		out := mustCairn(t, args...)
-		if strings.Count(out, "restored rg") != 2 {
-			t.Fatalf("restore on sn%d restored %d shards, want 2:\n%s", i+1, strings.Count(out, "restored rg"), out)
+		out := mustCairn(t, "sn", "restore", "--root", sn.root, "--snapshot", "s1")
+		own := "from " + filepath.Join(sn.root, "snapshots", "s1") + " "
+		if strings.Count(out, "restored rg") != 2 || strings.Count(out, own) != 2 {
+			t.Fatalf("restore on sn%d without --from: want rg1 and rg2 restored from its own copies (%s):\n%s", i+1, own, out)
 		}
 	}
 	for _, sn := range nodes {
@@ -117,5 +120,81 @@ func TestSnapshotRestore(t *testing.T) {
 	}
 	if code, out, _ := admin(t, nodes[0], "verify", "configuration"); code != 0 {
 		t.Errorf("verify configuration after restore: exit %d\n%s", code, out)
+	}
+}
+
+// snapshotWithNodeDown takes and removes snapshot s2 while sn3 is stopped:
+// both succeed, and say that sn3 misses its copies and keeps no files.
+func snapshotWithNodeDown(t *testing.T, nodes []*storageNode) {
+	t.Helper()
+	if code := nodes[2].stop(); code != 0 {
+		t.Fatalf("sn3: exit %d after SIGTERM", code)
+	}
+	// Retried while the shards and the admin elect new leaders: a failed
+	// snapshot create keeps nothing.
+	var out string
+	waitFor(t, time.Minute, "snapshot create with sn3 down to succeed", func() bool {
+		var code int
+		code, out, _ = admin(t, nodes[0], "snapshot", "create", "-name", "s2")
+		return code == 0
+	})
+	for _, w := range []string{"Created snapshot named s2 on all 2 shards, with 2 missing copies",
+		"not copied to sn3: unreachable", "sn3 lacks rg1 (on sn", "rg2 (on sn", "restore it with --from"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("snapshot create with sn3 down lacks %q:\n%s", w, out)
+		}
+	}
+	checkAdmin(t, nodes[0], 0, []string{"missing copies: rg1 on sn3, rg2 on sn3 (restore there needs --from)"}, "snapshot", "list")
+	checkAdmin(t, nodes[0], 0, []string{"Removed snapshot s2; not removed on sn3 (unreachable", "Delete ROOT/snapshots/s2 on those nodes"},
+		"snapshot", "remove", "-name", "s2")
+	for _, sn := range nodes[:2] {
+		if _, err := os.Stat(filepath.Join(sn.root, "snapshots", "s2")); !os.IsNotExist(err) {
+			t.Errorf("%s/snapshots/s2 after snapshot remove: %v, want it gone", sn.root, err)
+		}
+	}
+	nodes[2].start(t)
+}
+
+// restoreCorruptCopy flips a byte of sn2's copy of rg1's data: restore
+// refuses it, naming the file and both checksums, and touches nothing;
+// with --from it takes sn1's good copy instead. The copy is then mended.
+func restoreCorruptCopy(t *testing.T, nodes []*storageNode) {
+	dir := filepath.Join(nodes[1].root, "snapshots", "s1")
+	path := filepath.Join(dir, "shard-1.data")
+	good, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta, err := os.ReadFile(filepath.Join(dir, "shard-1.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want struct {
+		CRC32C string `json:"crc32c"`
+	}
+	if err := json.Unmarshal(meta, &want); err != nil || len(want.CRC32C) != 8 {
+		t.Fatalf("shard-1.json %s: %v, want an 8-digit crc32c", meta, err)
+	}
+	bad := slices.Clone(good)
+	bad[len(bad)/2] ^= 0x40
+	if err := os.WriteFile(path, bad, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runCairn(t, "sn", "restore", "--root", nodes[1].root, "--snapshot", "s1")
+	for _, w := range []string{"restore: shard 1: no good copy of snapshot s1", "corrupt snapshot file: " + path + ": crc32c ",
+		", expected " + want.CRC32C + " (shard-1.json)", "--from"} {
+		if code == 0 || !strings.Contains(errOut, w) {
+			t.Errorf("restore with a corrupt copy: exit %d, stderr lacks %q\nstdout:\n%s\nstderr:\n%s", code, w, out, errOut)
+		}
+	}
+	if strings.Contains(out, "restored") {
+		t.Errorf("restore with a corrupt copy of rg1 restored something:\n%s", out)
+	}
+	out = mustCairn(t, "sn", "restore", "--root", nodes[1].root, "--snapshot", "s1", "--from", nodes[0].root)
+	if !strings.Contains(out, "passed over a bad copy of rg1") || !strings.Contains(out, "restored rg1 from "+filepath.Join(nodes[0].root, "snapshots", "s1")) {
+		t.Errorf("restore --from with a corrupt own copy: want rg1 from sn1's copy:\n%s", out)
+	}
+	if err := os.WriteFile(path, good, 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -605,6 +605,7 @@ type SnapshotShardReply struct {
 	Index         uint64                 `protobuf:"varint,1,opt,name=index,proto3" json:"index,omitempty"`
 	Bytes         uint64                 `protobuf:"varint,2,opt,name=bytes,proto3" json:"bytes,omitempty"`
 	Path          string                 `protobuf:"bytes,3,opt,name=path,proto3" json:"path,omitempty"`
+	Crc32C        string                 `protobuf:"bytes,4,opt,name=crc32c,proto3" json:"crc32c,omitempty"` // of shard-S.data: 8 lowercase hex digits (Castagnoli)
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -660,6 +661,323 @@ func (x *SnapshotShardReply) GetPath() string {
 	return ""
 }
 
+func (x *SnapshotShardReply) GetCrc32C() string {
+	if x != nil {
+		return x.Crc32C
+	}
+	return ""
+}
+
+type FetchSnapshotRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Store         string                 `protobuf:"bytes,1,opt,name=store,proto3" json:"store,omitempty"`
+	Name          string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	Shard         uint64                 `protobuf:"varint,3,opt,name=shard,proto3" json:"shard,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FetchSnapshotRequest) Reset() {
+	*x = FetchSnapshotRequest{}
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FetchSnapshotRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FetchSnapshotRequest) ProtoMessage() {}
+
+func (x *FetchSnapshotRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FetchSnapshotRequest.ProtoReflect.Descriptor instead.
+func (*FetchSnapshotRequest) Descriptor() ([]byte, []int) {
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *FetchSnapshotRequest) GetStore() string {
+	if x != nil {
+		return x.Store
+	}
+	return ""
+}
+
+func (x *FetchSnapshotRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *FetchSnapshotRequest) GetShard() uint64 {
+	if x != nil {
+		return x.Shard
+	}
+	return 0
+}
+
+// SnapshotChunk is one message of a FetchSnapshot stream:
+//
+//	message 1      header set, data empty: the snapshot's name and the
+//	               holder's shard-S.json and topology.json, verbatim
+//	message 2..n   header unset, data: shard-S.data in order, each chunk
+//	               at most 1 MiB
+//
+// The receiver checks the header against its request and its own store,
+// counts and checksums the data against the bytes and crc32c of
+// shard-S.json, and only then renames the files into place.
+type SnapshotChunk struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Header        *SnapshotHeader        `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`
+	Data          []byte                 `protobuf:"bytes,2,opt,name=data,proto3" json:"data,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SnapshotChunk) Reset() {
+	*x = SnapshotChunk{}
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SnapshotChunk) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SnapshotChunk) ProtoMessage() {}
+
+func (x *SnapshotChunk) ProtoReflect() protoreflect.Message {
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SnapshotChunk.ProtoReflect.Descriptor instead.
+func (*SnapshotChunk) Descriptor() ([]byte, []int) {
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *SnapshotChunk) GetHeader() *SnapshotHeader {
+	if x != nil {
+		return x.Header
+	}
+	return nil
+}
+
+func (x *SnapshotChunk) GetData() []byte {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+type SnapshotHeader struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	ShardJson     []byte                 `protobuf:"bytes,2,opt,name=shard_json,json=shardJson,proto3" json:"shard_json,omitempty"`          // shard-S.json
+	TopologyJson  []byte                 `protobuf:"bytes,3,opt,name=topology_json,json=topologyJson,proto3" json:"topology_json,omitempty"` // topology.json
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SnapshotHeader) Reset() {
+	*x = SnapshotHeader{}
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SnapshotHeader) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SnapshotHeader) ProtoMessage() {}
+
+func (x *SnapshotHeader) ProtoReflect() protoreflect.Message {
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SnapshotHeader.ProtoReflect.Descriptor instead.
+func (*SnapshotHeader) Descriptor() ([]byte, []int) {
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *SnapshotHeader) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *SnapshotHeader) GetShardJson() []byte {
+	if x != nil {
+		return x.ShardJson
+	}
+	return nil
+}
+
+func (x *SnapshotHeader) GetTopologyJson() []byte {
+	if x != nil {
+		return x.TopologyJson
+	}
+	return nil
+}
+
+type CopySnapshotRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Store         string                 `protobuf:"bytes,1,opt,name=store,proto3" json:"store,omitempty"`
+	Name          string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	Shard         uint64                 `protobuf:"varint,3,opt,name=shard,proto3" json:"shard,omitempty"`
+	From          string                 `protobuf:"bytes,4,opt,name=from,proto3" json:"from,omitempty"` // host:port of the node holding the files (the one that took them)
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CopySnapshotRequest) Reset() {
+	*x = CopySnapshotRequest{}
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CopySnapshotRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CopySnapshotRequest) ProtoMessage() {}
+
+func (x *CopySnapshotRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CopySnapshotRequest.ProtoReflect.Descriptor instead.
+func (*CopySnapshotRequest) Descriptor() ([]byte, []int) {
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *CopySnapshotRequest) GetStore() string {
+	if x != nil {
+		return x.Store
+	}
+	return ""
+}
+
+func (x *CopySnapshotRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *CopySnapshotRequest) GetShard() uint64 {
+	if x != nil {
+		return x.Shard
+	}
+	return 0
+}
+
+func (x *CopySnapshotRequest) GetFrom() string {
+	if x != nil {
+		return x.From
+	}
+	return ""
+}
+
+type CopySnapshotReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Bytes         uint64                 `protobuf:"varint,1,opt,name=bytes,proto3" json:"bytes,omitempty"`
+	Crc32C        string                 `protobuf:"bytes,2,opt,name=crc32c,proto3" json:"crc32c,omitempty"`
+	Path          string                 `protobuf:"bytes,3,opt,name=path,proto3" json:"path,omitempty"` // the directory now holding the copy
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CopySnapshotReply) Reset() {
+	*x = CopySnapshotReply{}
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CopySnapshotReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CopySnapshotReply) ProtoMessage() {}
+
+func (x *CopySnapshotReply) ProtoReflect() protoreflect.Message {
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CopySnapshotReply.ProtoReflect.Descriptor instead.
+func (*CopySnapshotReply) Descriptor() ([]byte, []int) {
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *CopySnapshotReply) GetBytes() uint64 {
+	if x != nil {
+		return x.Bytes
+	}
+	return 0
+}
+
+func (x *CopySnapshotReply) GetCrc32C() string {
+	if x != nil {
+		return x.Crc32C
+	}
+	return ""
+}
+
+func (x *CopySnapshotReply) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
 type RemoveSnapshotRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Store         string                 `protobuf:"bytes,1,opt,name=store,proto3" json:"store,omitempty"`
@@ -670,7 +988,7 @@ type RemoveSnapshotRequest struct {
 
 func (x *RemoveSnapshotRequest) Reset() {
 	*x = RemoveSnapshotRequest{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[9]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -682,7 +1000,7 @@ func (x *RemoveSnapshotRequest) String() string {
 func (*RemoveSnapshotRequest) ProtoMessage() {}
 
 func (x *RemoveSnapshotRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[9]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -695,7 +1013,7 @@ func (x *RemoveSnapshotRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveSnapshotRequest.ProtoReflect.Descriptor instead.
 func (*RemoveSnapshotRequest) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{9}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *RemoveSnapshotRequest) GetStore() string {
@@ -722,7 +1040,7 @@ type LeaveRequest struct {
 
 func (x *LeaveRequest) Reset() {
 	*x = LeaveRequest{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[10]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -734,7 +1052,7 @@ func (x *LeaveRequest) String() string {
 func (*LeaveRequest) ProtoMessage() {}
 
 func (x *LeaveRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[10]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -747,7 +1065,7 @@ func (x *LeaveRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LeaveRequest.ProtoReflect.Descriptor instead.
 func (*LeaveRequest) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{10}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *LeaveRequest) GetStore() string {
@@ -825,17 +1143,39 @@ const file_internal_admin_controlpb_control_proto_rawDesc = "" +
 	"\x14SnapshotShardRequest\x12\x14\n" +
 	"\x05store\x18\x01 \x01(\tR\x05store\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x14\n" +
-	"\x05shard\x18\x03 \x01(\x04R\x05shard\"T\n" +
+	"\x05shard\x18\x03 \x01(\x04R\x05shard\"l\n" +
 	"\x12SnapshotShardReply\x12\x14\n" +
 	"\x05index\x18\x01 \x01(\x04R\x05index\x12\x14\n" +
 	"\x05bytes\x18\x02 \x01(\x04R\x05bytes\x12\x12\n" +
+	"\x04path\x18\x03 \x01(\tR\x04path\x12\x16\n" +
+	"\x06crc32c\x18\x04 \x01(\tR\x06crc32c\"V\n" +
+	"\x14FetchSnapshotRequest\x12\x14\n" +
+	"\x05store\x18\x01 \x01(\tR\x05store\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12\x14\n" +
+	"\x05shard\x18\x03 \x01(\x04R\x05shard\"]\n" +
+	"\rSnapshotChunk\x128\n" +
+	"\x06header\x18\x01 \x01(\v2 .cairn.control.v1.SnapshotHeaderR\x06header\x12\x12\n" +
+	"\x04data\x18\x02 \x01(\fR\x04data\"h\n" +
+	"\x0eSnapshotHeader\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1d\n" +
+	"\n" +
+	"shard_json\x18\x02 \x01(\fR\tshardJson\x12#\n" +
+	"\rtopology_json\x18\x03 \x01(\fR\ftopologyJson\"i\n" +
+	"\x13CopySnapshotRequest\x12\x14\n" +
+	"\x05store\x18\x01 \x01(\tR\x05store\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12\x14\n" +
+	"\x05shard\x18\x03 \x01(\x04R\x05shard\x12\x12\n" +
+	"\x04from\x18\x04 \x01(\tR\x04from\"U\n" +
+	"\x11CopySnapshotReply\x12\x14\n" +
+	"\x05bytes\x18\x01 \x01(\x04R\x05bytes\x12\x16\n" +
+	"\x06crc32c\x18\x02 \x01(\tR\x06crc32c\x12\x12\n" +
 	"\x04path\x18\x03 \x01(\tR\x04path\"A\n" +
 	"\x15RemoveSnapshotRequest\x12\x14\n" +
 	"\x05store\x18\x01 \x01(\tR\x05store\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\"9\n" +
 	"\fLeaveRequest\x12\x14\n" +
 	"\x05store\x18\x01 \x01(\tR\x05store\x12\x13\n" +
-	"\x05sn_id\x18\x02 \x01(\x04R\x04snId2\x87\x05\n" +
+	"\x05sn_id\x18\x02 \x01(\x04R\x04snId2\xbf\x06\n" +
 	"\aControl\x12I\n" +
 	"\bDescribe\x12!.cairn.control.v1.DescribeRequest\x1a\x1a.cairn.control.v1.NodeInfo\x12A\n" +
 	"\x04Join\x12\x1d.cairn.control.v1.JoinRequest\x1a\x1a.cairn.control.v1.NodeInfo\x12K\n" +
@@ -843,7 +1183,9 @@ const file_internal_admin_controlpb_control_proto_rawDesc = "" +
 	"\x0fInstallTopology\x12(.cairn.control.v1.InstallTopologyRequest\x1a\x1a.cairn.control.v1.NodeInfo\x12M\n" +
 	"\n" +
 	"SetService\x12#.cairn.control.v1.SetServiceRequest\x1a\x1a.cairn.control.v1.NodeInfo\x12]\n" +
-	"\rSnapshotShard\x12&.cairn.control.v1.SnapshotShardRequest\x1a$.cairn.control.v1.SnapshotShardReply\x12U\n" +
+	"\rSnapshotShard\x12&.cairn.control.v1.SnapshotShardRequest\x1a$.cairn.control.v1.SnapshotShardReply\x12Z\n" +
+	"\rFetchSnapshot\x12&.cairn.control.v1.FetchSnapshotRequest\x1a\x1f.cairn.control.v1.SnapshotChunk0\x01\x12Z\n" +
+	"\fCopySnapshot\x12%.cairn.control.v1.CopySnapshotRequest\x1a#.cairn.control.v1.CopySnapshotReply\x12U\n" +
 	"\x0eRemoveSnapshot\x12'.cairn.control.v1.RemoveSnapshotRequest\x1a\x1a.cairn.control.v1.NodeInfo\x12C\n" +
 	"\x05Leave\x12\x1e.cairn.control.v1.LeaveRequest\x1a\x1a.cairn.control.v1.NodeInfoB3Z1github.com/cairndb/cairn/internal/admin/controlpbb\x06proto3"
 
@@ -859,7 +1201,7 @@ func file_internal_admin_controlpb_control_proto_rawDescGZIP() []byte {
 	return file_internal_admin_controlpb_control_proto_rawDescData
 }
 
-var file_internal_admin_controlpb_control_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
+var file_internal_admin_controlpb_control_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
 var file_internal_admin_controlpb_control_proto_goTypes = []any{
 	(*DescribeRequest)(nil),        // 0: cairn.control.v1.DescribeRequest
 	(*NodeInfo)(nil),               // 1: cairn.control.v1.NodeInfo
@@ -870,38 +1212,48 @@ var file_internal_admin_controlpb_control_proto_goTypes = []any{
 	(*SetServiceRequest)(nil),      // 6: cairn.control.v1.SetServiceRequest
 	(*SnapshotShardRequest)(nil),   // 7: cairn.control.v1.SnapshotShardRequest
 	(*SnapshotShardReply)(nil),     // 8: cairn.control.v1.SnapshotShardReply
-	(*RemoveSnapshotRequest)(nil),  // 9: cairn.control.v1.RemoveSnapshotRequest
-	(*LeaveRequest)(nil),           // 10: cairn.control.v1.LeaveRequest
-	nil,                            // 11: cairn.control.v1.JoinRequest.PeersEntry
-	nil,                            // 12: cairn.control.v1.HostAdminRequest.PeersEntry
-	nil,                            // 13: cairn.control.v1.InstallTopologyRequest.PeersEntry
+	(*FetchSnapshotRequest)(nil),   // 9: cairn.control.v1.FetchSnapshotRequest
+	(*SnapshotChunk)(nil),          // 10: cairn.control.v1.SnapshotChunk
+	(*SnapshotHeader)(nil),         // 11: cairn.control.v1.SnapshotHeader
+	(*CopySnapshotRequest)(nil),    // 12: cairn.control.v1.CopySnapshotRequest
+	(*CopySnapshotReply)(nil),      // 13: cairn.control.v1.CopySnapshotReply
+	(*RemoveSnapshotRequest)(nil),  // 14: cairn.control.v1.RemoveSnapshotRequest
+	(*LeaveRequest)(nil),           // 15: cairn.control.v1.LeaveRequest
+	nil,                            // 16: cairn.control.v1.JoinRequest.PeersEntry
+	nil,                            // 17: cairn.control.v1.HostAdminRequest.PeersEntry
+	nil,                            // 18: cairn.control.v1.InstallTopologyRequest.PeersEntry
 }
 var file_internal_admin_controlpb_control_proto_depIdxs = []int32{
 	2,  // 0: cairn.control.v1.NodeInfo.shards:type_name -> cairn.control.v1.ShardState
-	11, // 1: cairn.control.v1.JoinRequest.peers:type_name -> cairn.control.v1.JoinRequest.PeersEntry
-	12, // 2: cairn.control.v1.HostAdminRequest.peers:type_name -> cairn.control.v1.HostAdminRequest.PeersEntry
-	13, // 3: cairn.control.v1.InstallTopologyRequest.peers:type_name -> cairn.control.v1.InstallTopologyRequest.PeersEntry
-	0,  // 4: cairn.control.v1.Control.Describe:input_type -> cairn.control.v1.DescribeRequest
-	3,  // 5: cairn.control.v1.Control.Join:input_type -> cairn.control.v1.JoinRequest
-	4,  // 6: cairn.control.v1.Control.HostAdmin:input_type -> cairn.control.v1.HostAdminRequest
-	5,  // 7: cairn.control.v1.Control.InstallTopology:input_type -> cairn.control.v1.InstallTopologyRequest
-	6,  // 8: cairn.control.v1.Control.SetService:input_type -> cairn.control.v1.SetServiceRequest
-	7,  // 9: cairn.control.v1.Control.SnapshotShard:input_type -> cairn.control.v1.SnapshotShardRequest
-	9,  // 10: cairn.control.v1.Control.RemoveSnapshot:input_type -> cairn.control.v1.RemoveSnapshotRequest
-	10, // 11: cairn.control.v1.Control.Leave:input_type -> cairn.control.v1.LeaveRequest
-	1,  // 12: cairn.control.v1.Control.Describe:output_type -> cairn.control.v1.NodeInfo
-	1,  // 13: cairn.control.v1.Control.Join:output_type -> cairn.control.v1.NodeInfo
-	1,  // 14: cairn.control.v1.Control.HostAdmin:output_type -> cairn.control.v1.NodeInfo
-	1,  // 15: cairn.control.v1.Control.InstallTopology:output_type -> cairn.control.v1.NodeInfo
-	1,  // 16: cairn.control.v1.Control.SetService:output_type -> cairn.control.v1.NodeInfo
-	8,  // 17: cairn.control.v1.Control.SnapshotShard:output_type -> cairn.control.v1.SnapshotShardReply
-	1,  // 18: cairn.control.v1.Control.RemoveSnapshot:output_type -> cairn.control.v1.NodeInfo
-	1,  // 19: cairn.control.v1.Control.Leave:output_type -> cairn.control.v1.NodeInfo
-	12, // [12:20] is the sub-list for method output_type
-	4,  // [4:12] is the sub-list for method input_type
-	4,  // [4:4] is the sub-list for extension type_name
-	4,  // [4:4] is the sub-list for extension extendee
-	0,  // [0:4] is the sub-list for field type_name
+	16, // 1: cairn.control.v1.JoinRequest.peers:type_name -> cairn.control.v1.JoinRequest.PeersEntry
+	17, // 2: cairn.control.v1.HostAdminRequest.peers:type_name -> cairn.control.v1.HostAdminRequest.PeersEntry
+	18, // 3: cairn.control.v1.InstallTopologyRequest.peers:type_name -> cairn.control.v1.InstallTopologyRequest.PeersEntry
+	11, // 4: cairn.control.v1.SnapshotChunk.header:type_name -> cairn.control.v1.SnapshotHeader
+	0,  // 5: cairn.control.v1.Control.Describe:input_type -> cairn.control.v1.DescribeRequest
+	3,  // 6: cairn.control.v1.Control.Join:input_type -> cairn.control.v1.JoinRequest
+	4,  // 7: cairn.control.v1.Control.HostAdmin:input_type -> cairn.control.v1.HostAdminRequest
+	5,  // 8: cairn.control.v1.Control.InstallTopology:input_type -> cairn.control.v1.InstallTopologyRequest
+	6,  // 9: cairn.control.v1.Control.SetService:input_type -> cairn.control.v1.SetServiceRequest
+	7,  // 10: cairn.control.v1.Control.SnapshotShard:input_type -> cairn.control.v1.SnapshotShardRequest
+	9,  // 11: cairn.control.v1.Control.FetchSnapshot:input_type -> cairn.control.v1.FetchSnapshotRequest
+	12, // 12: cairn.control.v1.Control.CopySnapshot:input_type -> cairn.control.v1.CopySnapshotRequest
+	14, // 13: cairn.control.v1.Control.RemoveSnapshot:input_type -> cairn.control.v1.RemoveSnapshotRequest
+	15, // 14: cairn.control.v1.Control.Leave:input_type -> cairn.control.v1.LeaveRequest
+	1,  // 15: cairn.control.v1.Control.Describe:output_type -> cairn.control.v1.NodeInfo
+	1,  // 16: cairn.control.v1.Control.Join:output_type -> cairn.control.v1.NodeInfo
+	1,  // 17: cairn.control.v1.Control.HostAdmin:output_type -> cairn.control.v1.NodeInfo
+	1,  // 18: cairn.control.v1.Control.InstallTopology:output_type -> cairn.control.v1.NodeInfo
+	1,  // 19: cairn.control.v1.Control.SetService:output_type -> cairn.control.v1.NodeInfo
+	8,  // 20: cairn.control.v1.Control.SnapshotShard:output_type -> cairn.control.v1.SnapshotShardReply
+	10, // 21: cairn.control.v1.Control.FetchSnapshot:output_type -> cairn.control.v1.SnapshotChunk
+	13, // 22: cairn.control.v1.Control.CopySnapshot:output_type -> cairn.control.v1.CopySnapshotReply
+	1,  // 23: cairn.control.v1.Control.RemoveSnapshot:output_type -> cairn.control.v1.NodeInfo
+	1,  // 24: cairn.control.v1.Control.Leave:output_type -> cairn.control.v1.NodeInfo
+	15, // [15:25] is the sub-list for method output_type
+	5,  // [5:15] is the sub-list for method input_type
+	5,  // [5:5] is the sub-list for extension type_name
+	5,  // [5:5] is the sub-list for extension extendee
+	0,  // [0:5] is the sub-list for field type_name
 }
 
 func init() { file_internal_admin_controlpb_control_proto_init() }
@@ -915,7 +1267,7 @@ func file_internal_admin_controlpb_control_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_internal_admin_controlpb_control_proto_rawDesc), len(file_internal_admin_controlpb_control_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   14,
+			NumMessages:   19,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

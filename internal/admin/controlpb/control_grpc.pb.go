@@ -33,6 +33,8 @@ const (
 	Control_InstallTopology_FullMethodName = "/cairn.control.v1.Control/InstallTopology"
 	Control_SetService_FullMethodName      = "/cairn.control.v1.Control/SetService"
 	Control_SnapshotShard_FullMethodName   = "/cairn.control.v1.Control/SnapshotShard"
+	Control_FetchSnapshot_FullMethodName   = "/cairn.control.v1.Control/FetchSnapshot"
+	Control_CopySnapshot_FullMethodName    = "/cairn.control.v1.Control/CopySnapshot"
 	Control_RemoveSnapshot_FullMethodName  = "/cairn.control.v1.Control/RemoveSnapshot"
 	Control_Leave_FullMethodName           = "/cairn.control.v1.Control/Leave"
 )
@@ -47,6 +49,12 @@ type ControlClient interface {
 	InstallTopology(ctx context.Context, in *InstallTopologyRequest, opts ...grpc.CallOption) (*NodeInfo, error)
 	SetService(ctx context.Context, in *SetServiceRequest, opts ...grpc.CallOption) (*NodeInfo, error)
 	SnapshotShard(ctx context.Context, in *SnapshotShardRequest, opts ...grpc.CallOption) (*SnapshotShardReply, error)
+	// FetchSnapshot streams one shard's snapshot files from a node that holds
+	// them (see SnapshotChunk). Nodes call it on each other for CopySnapshot.
+	FetchSnapshot(ctx context.Context, in *FetchSnapshotRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[SnapshotChunk], error)
+	// CopySnapshot makes the node fetch one shard's snapshot from the node
+	// that holds it and keep a verified copy, so that it can restore itself.
+	CopySnapshot(ctx context.Context, in *CopySnapshotRequest, opts ...grpc.CallOption) (*CopySnapshotReply, error)
 	RemoveSnapshot(ctx context.Context, in *RemoveSnapshotRequest, opts ...grpc.CallOption) (*NodeInfo, error)
 	Leave(ctx context.Context, in *LeaveRequest, opts ...grpc.CallOption) (*NodeInfo, error)
 }
@@ -119,6 +127,35 @@ func (c *controlClient) SnapshotShard(ctx context.Context, in *SnapshotShardRequ
 	return out, nil
 }
 
+func (c *controlClient) FetchSnapshot(ctx context.Context, in *FetchSnapshotRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[SnapshotChunk], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &Control_ServiceDesc.Streams[0], Control_FetchSnapshot_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[FetchSnapshotRequest, SnapshotChunk]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Control_FetchSnapshotClient = grpc.ServerStreamingClient[SnapshotChunk]
+
+func (c *controlClient) CopySnapshot(ctx context.Context, in *CopySnapshotRequest, opts ...grpc.CallOption) (*CopySnapshotReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CopySnapshotReply)
+	err := c.cc.Invoke(ctx, Control_CopySnapshot_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *controlClient) RemoveSnapshot(ctx context.Context, in *RemoveSnapshotRequest, opts ...grpc.CallOption) (*NodeInfo, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(NodeInfo)
@@ -149,6 +186,12 @@ type ControlServer interface {
 	InstallTopology(context.Context, *InstallTopologyRequest) (*NodeInfo, error)
 	SetService(context.Context, *SetServiceRequest) (*NodeInfo, error)
 	SnapshotShard(context.Context, *SnapshotShardRequest) (*SnapshotShardReply, error)
+	// FetchSnapshot streams one shard's snapshot files from a node that holds
+	// them (see SnapshotChunk). Nodes call it on each other for CopySnapshot.
+	FetchSnapshot(*FetchSnapshotRequest, grpc.ServerStreamingServer[SnapshotChunk]) error
+	// CopySnapshot makes the node fetch one shard's snapshot from the node
+	// that holds it and keep a verified copy, so that it can restore itself.
+	CopySnapshot(context.Context, *CopySnapshotRequest) (*CopySnapshotReply, error)
 	RemoveSnapshot(context.Context, *RemoveSnapshotRequest) (*NodeInfo, error)
 	Leave(context.Context, *LeaveRequest) (*NodeInfo, error)
 	mustEmbedUnimplementedControlServer()
@@ -178,6 +221,12 @@ func (UnimplementedControlServer) SetService(context.Context, *SetServiceRequest
 }
 func (UnimplementedControlServer) SnapshotShard(context.Context, *SnapshotShardRequest) (*SnapshotShardReply, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method SnapshotShard not implemented")
+}
+func (UnimplementedControlServer) FetchSnapshot(*FetchSnapshotRequest, grpc.ServerStreamingServer[SnapshotChunk]) error {
+	return status.Errorf(codes.Unimplemented, "method FetchSnapshot not implemented")
+}
+func (UnimplementedControlServer) CopySnapshot(context.Context, *CopySnapshotRequest) (*CopySnapshotReply, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method CopySnapshot not implemented")
 }
 func (UnimplementedControlServer) RemoveSnapshot(context.Context, *RemoveSnapshotRequest) (*NodeInfo, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method RemoveSnapshot not implemented")
@@ -314,6 +363,35 @@ func _Control_SnapshotShard_Handler(srv interface{}, ctx context.Context, dec fu
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Control_FetchSnapshot_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(FetchSnapshotRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(ControlServer).FetchSnapshot(m, &grpc.GenericServerStream[FetchSnapshotRequest, SnapshotChunk]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Control_FetchSnapshotServer = grpc.ServerStreamingServer[SnapshotChunk]
+
+func _Control_CopySnapshot_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CopySnapshotRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ControlServer).CopySnapshot(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Control_CopySnapshot_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ControlServer).CopySnapshot(ctx, req.(*CopySnapshotRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _Control_RemoveSnapshot_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(RemoveSnapshotRequest)
 	if err := dec(in); err != nil {
@@ -382,6 +460,10 @@ var Control_ServiceDesc = grpc.ServiceDesc{
 			Handler:    _Control_SnapshotShard_Handler,
 		},
 		{
+			MethodName: "CopySnapshot",
+			Handler:    _Control_CopySnapshot_Handler,
+		},
+		{
 			MethodName: "RemoveSnapshot",
 			Handler:    _Control_RemoveSnapshot_Handler,
 		},
@@ -390,6 +472,12 @@ var Control_ServiceDesc = grpc.ServiceDesc{
 			Handler:    _Control_Leave_Handler,
 		},
 	},
-	Streams:  []grpc.StreamDesc{},
+	Streams: []grpc.StreamDesc{
+		{
+			StreamName:    "FetchSnapshot",
+			Handler:       _Control_FetchSnapshot_Handler,
+			ServerStreams: true,
+		},
+	},
 	Metadata: "internal/admin/controlpb/control.proto",
 }
