@@ -110,7 +110,7 @@ ROOT/snapshots/NAME. A node that was not (snapshot list names it) needs
 checks each file's length and checksum and refuses a corrupt one.`,
 		Example: `  cairn sn restore --root /var/cairn/sn1 --snapshot nightly
   cairn sn restore --root /var/cairn/sn3 --snapshot nightly --from /var/cairn/sn1`,
-		Args:    cobra.NoArgs,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			rc.Out = cmd.OutOrStdout()
 			if ic, err := node.LoadInit(rc.Root); err == nil && len(ic.StorageDirs) > 0 {

@@ -132,7 +132,7 @@ var Commands = []Command{
 			"then copied to the nodes of its other replicas. A node that cannot be reached misses its copies:\n" +
 			"the snapshot still succeeds, says so, and restoring that node needs --from.\n" +
 			"Restore a stopped store with cairn sn restore on every node."},
-	{Name: "snapshot list", Summary: "list the snapshots and any missing copies"},
+	{Name: "snapshot list", Summary: "list the snapshots"},
 	{Name: "snapshot remove", Summary: "delete a snapshot from every node",
 		Args: []Arg{{Name: "name", Required: true, Help: "the snapshot's name"}},
 		Help: "Nodes that cannot be reached keep their files; the reply names them."},

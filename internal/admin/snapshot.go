@@ -26,6 +26,10 @@ import (
 // removeTimeout bounds the removal of a snapshot's files on one node.
 const removeTimeout = 10 * time.Second
 
+// notAsked is why a copy is missing on a node that did not answer Describe
+// when the snapshot began: it was not asked, so it holds no files.
+const notAsked = "unreachable (it did not answer when the snapshot began)"
+
 // snapshotCreate takes snapshot NAME and records where each shard's files
 // are.
 func (s *Service) snapshotCreate(ctx context.Context, a map[string]string) (*cairnpb.AdminReply, error) {
@@ -253,7 +257,7 @@ func (s *Service) copySnapshotTo(ctx context.Context, m *Meta, infos map[uint64]
 	case to == nil || from == nil:
 		return SnapshotCopy{SN: id, Error: "not a deployed storage node"}
 	case infos[id] == nil:
-		return SnapshotCopy{SN: id, Error: "unreachable (it did not answer when the snapshot began)"}
+		return SnapshotCopy{SN: id, Error: notAsked}
 	}
 	r, err := s.control(to.Addr()).CopySnapshot(ctx, &controlpb.CopySnapshotRequest{Store: m.Store, Name: name, Shard: p.Shard, From: from.Addr()})
 	switch {
@@ -335,18 +339,19 @@ func copiesSummary(m *Meta, snap Snapshot) string {
 }
 
 // snapshotRemove deletes the snapshot's files on every node it reaches and
-// forgets the snapshot; it names the nodes it could not reach, whose files
-// stay until deleted by hand.
+// forgets the snapshot; it names the nodes it could not reach that may hold
+// files, which stay until deleted by hand.
 func (s *Service) snapshotRemove(ctx context.Context, a map[string]string) (*cairnpb.AdminReply, error) {
 	name := a["name"]
 	m, err := s.loadConfigured(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if !slices.ContainsFunc(m.Snapshots, func(x Snapshot) bool { return x.Name == name }) {
+	i := slices.IndexFunc(m.Snapshots, func(x Snapshot) bool { return x.Name == name })
+	if i < 0 {
 		return nil, failed("there is no snapshot %s; snapshot list shows them", name)
 	}
-	left := s.removeSnapshotFiles(ctx, m, name)
+	left := slices.DeleteFunc(s.removeSnapshotFiles(ctx, m, name), func(c SnapshotCopy) bool { return !mayHold(m.Snapshots[i], c.SN) })
 	_, err = s.store.update(ctx, func(m *Meta) error {
 		m.Snapshots = slices.DeleteFunc(m.Snapshots, func(x Snapshot) bool { return x.Name == name })
 		m.event("snapshot %s removed%s", name, notRemovedNote(left))
@@ -361,6 +366,18 @@ func (s *Service) snapshotRemove(ctx context.Context, a map[string]string) (*cai
 			fmt.Sprintf("\nDelete ROOT/snapshots/%s on those nodes by hand once they are back.", name)
 	}
 	return reply(text, map[string]any{"removed": name, "not_removed": left})
+}
+
+// mayHold reports whether node id may hold files of the snapshot: it took
+// a shard's files, holds a copy, or was asked for one and failed part way.
+func mayHold(snap Snapshot, id uint64) bool {
+	for _, p := range snap.Shards {
+		if p.SN == id || slices.ContainsFunc(p.Copies, func(c SnapshotCopy) bool { return c.SN == id }) ||
+			slices.ContainsFunc(p.Missing, func(c SnapshotCopy) bool { return c.SN == id && c.Error != notAsked }) {
+			return true
+		}
+	}
+	return false
 }
 
 // notRemovedNote names the nodes whose files removeSnapshotFiles left.

@@ -123,10 +123,12 @@ func TestSnapshotRestore(t *testing.T) {
 	}
 }
 
-// snapshotWithNodeDown takes and removes snapshot s2 while sn3 is stopped:
-// both succeed, and say that sn3 misses its copies and keeps no files.
+// snapshotWithNodeDown stops sn3, then takes snapshot s3, which succeeds
+// but says sn3 misses its copies, and removes s2 (taken before) and s3:
+// sn3 keeps its files of s2, and the reply says so.
 func snapshotWithNodeDown(t *testing.T, nodes []*storageNode) {
 	t.Helper()
+	checkAdmin(t, nodes[0], 0, []string{"needs no --from"}, "snapshot", "create", "-name", "s2")
 	if code := nodes[2].stop(); code != 0 {
 		t.Fatalf("sn3: exit %d after SIGTERM", code)
 	}
@@ -135,22 +137,28 @@ func snapshotWithNodeDown(t *testing.T, nodes []*storageNode) {
 	var out string
 	waitFor(t, time.Minute, "snapshot create with sn3 down to succeed", func() bool {
 		var code int
-		code, out, _ = admin(t, nodes[0], "snapshot", "create", "-name", "s2")
+		code, out, _ = admin(t, nodes[0], "snapshot", "create", "-name", "s3")
 		return code == 0
 	})
-	for _, w := range []string{"Created snapshot named s2 on all 2 shards, with 2 missing copies",
+	for _, w := range []string{"Created snapshot named s3 on all 2 shards, with 2 missing copies",
 		"not copied to sn3: unreachable", "sn3 lacks rg1 (on sn", "rg2 (on sn", "restore it with --from"} {
 		if !strings.Contains(out, w) {
 			t.Errorf("snapshot create with sn3 down lacks %q:\n%s", w, out)
 		}
 	}
-	checkAdmin(t, nodes[0], 0, []string{"missing copies: rg1 on sn3, rg2 on sn3 (restore there needs --from)"}, "snapshot", "list")
+	checkAdmin(t, nodes[0], 0, []string{"s3  ", "missing copies: rg1 on sn3, rg2 on sn3 (restore there needs --from)"}, "snapshot", "list")
 	checkAdmin(t, nodes[0], 0, []string{"Removed snapshot s2; not removed on sn3 (unreachable", "Delete ROOT/snapshots/s2 on those nodes"},
 		"snapshot", "remove", "-name", "s2")
+	checkAdmin(t, nodes[0], 0, []string{"Removed snapshot s3 from every storage node"}, "snapshot", "remove", "-name", "s3")
 	for _, sn := range nodes[:2] {
-		if _, err := os.Stat(filepath.Join(sn.root, "snapshots", "s2")); !os.IsNotExist(err) {
-			t.Errorf("%s/snapshots/s2 after snapshot remove: %v, want it gone", sn.root, err)
+		for _, name := range []string{"s2", "s3"} {
+			if _, err := os.Stat(filepath.Join(sn.root, "snapshots", name)); !os.IsNotExist(err) {
+				t.Errorf("%s/snapshots/%s after snapshot remove: %v, want it gone", sn.root, name, err)
+			}
 		}
+	}
+	if _, err := os.Stat(filepath.Join(nodes[2].root, "snapshots", "s2", "shard-1.json")); err != nil {
+		t.Errorf("sn3, down during snapshot remove, lost its copy of s2: %v", err)
 	}
 	nodes[2].start(t)
 }
