@@ -3,6 +3,8 @@ package client
 import (
 	"errors"
 	"fmt"
+	"net"
+	"strconv"
 	"time"
 )
 
@@ -82,8 +84,8 @@ func (c Config) Validate() error {
 		errs = append(errs, errors.New("Hosts is empty (want at least one host:port)"))
 	}
 	for i, h := range c.Hosts {
-		if h == "" {
-			errs = append(errs, fmt.Errorf("Hosts[%d] is empty", i))
+		if err := checkHostPort(h); err != nil {
+			errs = append(errs, fmt.Errorf("Hosts[%d]: %w", i, err))
 		}
 	}
 	if c.Store == "" {
@@ -103,6 +105,22 @@ func (c Config) Validate() error {
 	}
 	if err := errors.Join(errs...); err != nil {
 		return invalidConfig(err)
+	}
+	return nil
+}
+
+// checkHostPort accepts host:port with a non-empty host and a port from 1
+// to 65535. Without it, gRPC would quietly dial its own default port (443).
+func checkHostPort(h string) error {
+	if h == "" {
+		return errors.New("empty (want host:port)")
+	}
+	host, port, err := net.SplitHostPort(h)
+	if err != nil {
+		return fmt.Errorf("%q: want host:port, e.g. 127.0.0.1:5000", h)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 || host == "" {
+		return fmt.Errorf("%q: want host:port with a host and a port from 1 to 65535", h)
 	}
 	return nil
 }

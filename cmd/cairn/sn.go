@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -20,13 +22,22 @@ func newSNCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "sn",
 		Short: "Run a storage node: replicas of several shards, on one port",
-		Long: `Run a Cairn storage node. It reads the store's layout from ROOT/topology.json,
-finds itself there by --host:--port, opens the replicas of every shard placed
-on it (each a Raft group with replicas on other nodes), and serves clients and
-peers on that one port. It prints one line when ready. SIGINT or SIGTERM stops
-it cleanly. 'cairn cluster start' writes the topology and starts the nodes.`,
-		Example: `  cairn sn --root /tmp/cluster/n1 --host 127.0.0.1 --port 5001`,
-		Args:    cobra.NoArgs,
+		Long: `Run a Cairn storage node. A node holds replicas of several shards and serves
+clients, peers and the admin on one port. SIGINT or SIGTERM stops it cleanly.
+
+Deploying a store (see docs/operations.md):
+  cairn sn init --root DIR --host H --port P --capacity N   once per node
+  cairn sn start --root DIR                                 then the admin
+                                                            shell deploys it
+  cairn sn restore --root DIR --snapshot S                  offline restore
+
+'cairn sn --root DIR' without a subcommand runs a node of a store laid out
+by 'cairn cluster start' (ROOT/topology.json, found by --host:--port); the
+cluster command starts these nodes itself.`,
+		Example: `  cairn sn init --root /var/cairn/sn1 --host 127.0.0.1 --port 5000 --capacity 2
+  cairn sn start --root /var/cairn/sn1
+  cairn sn --root /tmp/cluster/n1 --host 127.0.0.1 --port 5001   # a cairn cluster node`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg.Version = version
 			var err error
@@ -35,6 +46,9 @@ it cleanly. 'cairn cluster start' writes the topology and starts the nodes.`,
 			}
 			if cfg.PeerAddrs, err = parsePeers(peers); err != nil {
 				return usageErr("%v", err)
+			}
+			if err := checkLegacyRoot(cfg.Root); err != nil {
+				return err
 			}
 			return runSN(cmd.Context(), cfg)
 		},
@@ -96,4 +110,16 @@ func parsePeers(specs []string) (map[topology.NodeID]string, error) {
 		out[topology.NodeID(n)] = addr
 	}
 	return out, nil
+}
+
+// checkLegacyRoot refuses a root made by cairn sn init, which the bare
+// cairn sn (a cairn cluster node) cannot run, pointing to cairn sn start.
+func checkLegacyRoot(root string) error {
+	if _, err := os.Stat(filepath.Join(root, node.InitFile)); err != nil {
+		return nil
+	}
+	if _, err := os.Stat(filepath.Join(root, "topology.json")); err == nil {
+		return nil
+	}
+	return usageErr("%s was set up by cairn sn init: start it with cairn sn start --root %s", root, root)
 }
