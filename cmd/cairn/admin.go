@@ -180,6 +180,9 @@ func runAdmin(ctx context.Context, args []string, in io.Reader, out, errw io.Wri
 		ctx = context.Background()
 	}
 	a, err := parseAdminArgs(args)
+	if err == nil {
+		a.commands, err = splitQuotedCommand(a.commands)
+	}
 	if err != nil {
 		fmt.Fprintf(errw, "cairn admin: %v\n", err)
 		return &exitError{code: shell.ExitUsage, err: reported{}}
@@ -225,4 +228,13 @@ func historyPath() string {
 		return ""
 	}
 	return filepath.Join(home, ".cairn_admin_history")
+}
+
+// splitQuotedCommand splits a command given as one quoted argument
+// (cairn admin 'show zones', common through ssh) into its words.
+func splitQuotedCommand(words []string) ([]string, error) {
+	if len(words) != 1 || !strings.ContainsAny(words[0], " \t") {
+		return words, nil
+	}
+	return shell.Tokenize(words[0])
 }

@@ -71,3 +71,18 @@ func TestParseAdminArgs(t *testing.T) {
 		t.Errorf("-helper-hosts nohost: no error")
 	}
 }
+
+func TestSplitQuotedCommand(t *testing.T) {
+	for _, tc := range []struct{ in, want []string }{
+		{[]string{"show zones"}, []string{"show", "zones"}},
+		{[]string{`configure -name "my store"`}, []string{"configure", "-name", "my store"}},
+		{[]string{"show", "zones"}, []string{"show", "zones"}},
+		{[]string{"ping"}, []string{"ping"}},
+		{nil, nil},
+	} {
+		got, err := splitQuotedCommand(tc.in)
+		if err != nil || !slices.Equal(got, tc.want) {
+			t.Errorf("splitQuotedCommand(%q) = %q, %v; want %q", tc.in, got, err, tc.want)
+		}
+	}
+}

@@ -63,6 +63,9 @@ func (c *Client) Call(ctx context.Context, command string, args map[string]strin
 		if err == nil {
 			return r, nil
 		}
+		if status.Code(err) == codes.Unimplemented {
+			return nil, status.Errorf(codes.Unimplemented, "%s serves no admin service: it is not a storage node started with cairn sn start (cairn lite has no admin; see docs/operations.md to deploy a store)", c.addrs[i])
+		}
 		if status.Code(err) != codes.Unavailable || ctx.Err() != nil {
 			return nil, err
 		}

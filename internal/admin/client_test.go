@@ -1,6 +1,9 @@
 package admin
 
 import (
+	"context"
+	"net"
+	"strings"
 	"testing"
 
 	"google.golang.org/grpc"
@@ -31,4 +34,25 @@ func TestServiceConnReconnectsAfterOutage(t *testing.T) {
 		}
 	})
 	grpcconntest.CheckReconnect(t, s.conn)
+}
+
+// TestClientNamesANodeWithoutAdmin: a gRPC server without the Admin service
+// (cairn lite) gets a sentence, not gRPC's "unknown service".
+func TestClientNamesANodeWithoutAdmin(t *testing.T) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := grpc.NewServer()
+	go func() { _ = srv.Serve(lis) }()
+	t.Cleanup(srv.Stop)
+	c, err := Dial([]string{lis.Addr().String()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	_, err = c.Call(context.Background(), "ping", nil)
+	if want := lis.Addr().String() + " serves no admin service"; err == nil || !strings.Contains(Message(err), want) {
+		t.Fatalf("Call = %v, want %q", err, want)
+	}
 }

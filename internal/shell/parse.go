@@ -42,7 +42,8 @@ func localCommand(name string) (admin.Command, bool) {
 // Tokenize splits a command line into words. White space separates words;
 // '...' quotes literally; "..." quotes, with \" and \\ standing for " and \.
 // Quoted and unquoted parts next to each other make one word, and "" is an
-// empty word.
+// empty word. An unquoted # at the start of a word starts a comment that
+// runs to the end of the line.
 func Tokenize(line string) ([]string, error) {
 	var (
 		words  []string
@@ -79,6 +80,12 @@ func Tokenize(line string) ([]string, error) {
 				}
 				cur.WriteByte(line[i])
 			}
+		case '#':
+			if !inWord {
+				i = len(line) // a comment runs to the end of the line
+				continue
+			}
+			cur.WriteByte(c)
 		default:
 			cur.WriteByte(c)
 			inWord = true

@@ -25,6 +25,9 @@ func TestTokenize(t *testing.T) {
 		{line: `a pre"mid dle"post`, want: []string{"a", "premid dlepost"}},
 		{line: `a "" b`, want: []string{"a", "", "b"}},
 		{line: `a --name=x`, want: []string{"a", "--name=x"}},
+		{line: `show zones # trailing comment`, want: []string{"show", "zones"}},
+		{line: `# a whole-line comment`, want: nil},
+		{line: `a b#c "d # e" '#f'`, want: []string{"a", "b#c", "d # e", "#f"}},
 		{line: `a "open`, err: `unterminated " quote`},
 		{line: `a 'open`, err: `unterminated ' quote`},
 	} {
