@@ -167,8 +167,10 @@ type Raft struct {
 	readWait  map[string][]*readRequest
 	readIndex []*readRequest
 	ticks     int
-	lastTerm  uint64 // the term of the last applied entry
-	snapCache *raftpb.Snapshot
+	// impossibleLogged is when impossibleAck last logged (loop goroutine only).
+	impossibleLogged time.Time
+	lastTerm         uint64 // the term of the last applied entry
+	snapCache        *raftpb.Snapshot
 }
 
 // noticeSeen is the freshest commit notice a follower has received.

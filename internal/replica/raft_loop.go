@@ -76,9 +76,34 @@ func (r *Raft) drain() {
 }
 
 func (r *Raft) step(m *raftpb.Message) {
+	if r.impossibleAck(m) {
+		return
+	}
 	if err := r.rn.Step(m); err != nil && !errors.Is(err, raft.ErrStepPeerNotFound) {
 		r.log.Debug("step", "type", m.GetType(), "err", err)
 	}
+}
+
+// impossibleAck reports, and logs, an append acknowledgement for an index
+// beyond this leader's log. A correct follower never sends one: it only
+// holds what a leader sent, and a leader holds every committed entry. A
+// replica restored from a snapshot on its own while the rest of the group
+// ran on (see RestoreShard) does, since it restarts above everything; were
+// the leader to count it, entries held only by the leader could commit.
+// Dropped, the replica stays behind and harmless.
+func (r *Raft) impossibleAck(m *raftpb.Message) bool {
+	if m.GetType() != raftpb.MsgAppResp || m.GetReject() || m.GetIndex() <= r.ls.lastIndex {
+		return false
+	}
+	if r.leader.Load() != r.cfg.Node {
+		return false
+	}
+	if time.Since(r.impossibleLogged) >= 10*time.Second { // at most one line per 10 s
+		r.impossibleLogged = time.Now()
+		r.log.Error("ignoring a replica that acknowledges entries this leader never had: was it restored alone? restore every replica of the shard from the same snapshot",
+			"from", m.GetFrom(), "index", m.GetIndex(), "last", r.ls.lastIndex)
+	}
+	return true
 }
 
 func (r *Raft) tick() {

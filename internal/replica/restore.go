@@ -12,17 +12,56 @@ import (
 // Restore is offline: every node is stopped, and on each node RestoreShard
 // rewrites every shard the node hosts from that shard's file. All replicas of
 // a shard then hold the same data and the same fresh Raft state, as if the
-// group had just been created at I:
+// group had just been created at R:
 //
-//	truncated state  index I, term restoreTerm   (the log is empty)
-//	hard state       term restoreTerm, commit I, no vote
+//	truncated state  index R, term restoreTerm   (the log is empty)
+//	hard state       term restoreTerm, commit R, no vote
 //	conf state       the voters given
-//	applied index    I
+//	applied index    R
 //
-// The group restarts at I rather than at bootstrapIndex because a record's
-// version embeds the index of the write that made it: new writes must get
-// indexes above every version the restored data holds, or two different
-// writes could carry the same version.
+// where R, the restart index, is above I: a record's version embeds the
+// index of the write that made it, so new writes must get indexes above
+// every version the restored data holds and every version handed out
+// before the restore (restartIndex), or two different writes could carry
+// the same version and a stale compare-and-set could succeed.
+
+// restoreGap is the unit by which a restored group's log position jumps
+// past the snapshot's index, so that versions handed out after the snapshot
+// and before the restore are never handed out again (see restartIndex).
+const restoreGap = 1 << 40
+
+// restartIndex is where a restored group restarts, given the snapshot's
+// index and the highest index this node's replica had reached before the
+// restore (0 if it held none):
+//
+//	restart = index + k*restoreGap,  k = (max(prior, index) - index)/restoreGap + 1
+//
+// Writes between the snapshot and the restore got versions in
+// (index, prior]; every version after the restore is above restart > prior,
+// so a client holding one of the former can never match a record with it.
+// The replicas of a shard are restored one by one, each from its own prior;
+// they agree on k unless their priors straddle a multiple of restoreGap
+// above index (about 10^12 writes after the snapshot). If they do disagree,
+// the replica restarting highest has the most up-to-date log, so it wins the
+// election and brings the others to its position by snapshot.
+func restartIndex(index, prior uint64) uint64 {
+	k := (max(prior, index)-index)/restoreGap + 1
+	return index + k*restoreGap
+}
+
+// priorIndex returns the highest index the node's replica of shard has
+// applied or logged (0 if it has no state for the shard).
+func priorIndex(e *storage.Engine, shard uint64) (uint64, error) {
+	applied, err := e.ShardApplied(shard)
+	if err != nil {
+		return 0, err
+	}
+	last, _, err := e.LastLogIndex(shard)
+	if err != nil {
+		return 0, err
+	}
+	return max(applied, last), nil
+}
 
 // restoreTerm is the term of the log position a restored group restarts at.
 // Any fixed value works: every replica is restored with the same one, so
@@ -53,9 +92,9 @@ func ShardSnapshot(r *Raft) (data []byte, index uint64, err error) {
 // expiry-index entry in spans is deleted first, so records written after the
 // snapshot are gone.
 //
-// The group restarts at the highest of index, bootstrapIndex and the highest
-// version index in data; for data exported at index that is index itself
-// (or bootstrapIndex for a shard that never applied a write).
+// The group restarts above the highest of index, bootstrapIndex and the
+// highest version index in data, and above everything this node's replica
+// had reached before (restartIndex).
 //
 // Everything happens in one batch committed with an fsync, so after a crash
 // the engine holds either the old state or the restored one, never a mix; on
@@ -69,7 +108,11 @@ func RestoreShard(e *storage.Engine, shard uint64, voters []uint64, spans []stor
 	if err != nil {
 		return fmt.Errorf("replica: restore shard %d: %w", shard, err)
 	}
-	index = max(index, bootstrapIndex, top)
+	prior, err := priorIndex(e, shard)
+	if err != nil {
+		return fmt.Errorf("replica: restore shard %d: %w", shard, err)
+	}
+	index = restartIndex(max(index, bootstrapIndex, top), prior)
 	b := e.NewShardBatch(shard, 0)
 	defer b.Close()
 	if err := b.DeleteShardRaftState(shard); err != nil {

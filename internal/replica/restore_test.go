@@ -112,8 +112,8 @@ func TestRaftRestoreFromShardSnapshot(t *testing.T) {
 		if err := RestoreShard(e, 1, []uint64{1, 2, 3}, groupSpans(), data, idx); err != nil {
 			t.Fatalf("restore on node %d: %v", id, err)
 		}
-		if a, err := e.ShardApplied(1); err != nil || a != idx {
-			t.Fatalf("node %d restored at applied %d, %v; want %d", id, a, err, idx)
+		if a, err := e.ShardApplied(1); err != nil || a != idx+restoreGap {
+			t.Fatalf("node %d restored at applied %d, %v; want %d", id, a, err, idx+restoreGap)
 		}
 		if err := e.Close(); err != nil {
 			t.Fatal(err)
@@ -261,6 +261,11 @@ func TestRestoreShardResetsRaftState(t *testing.T) {
 	if err := RestoreShard(e, 1, []uint64{1, 2, 3}, spans, data, idx); err != nil {
 		t.Fatal(err)
 	}
+	snap := idx
+	idx = restartIndex(snap, 1000) // the log went on past the snapshot
+	if idx != snap+restoreGap {
+		t.Fatalf("restart index %d, want %d", idx, snap+restoreGap)
+	}
 	if n := logLen(t, e, 1); n != 0 {
 		t.Fatalf("%d log entries left after the restore", n)
 	}
@@ -342,8 +347,8 @@ func TestRestoreShardIndexFloor(t *testing.T) {
 	if err := RestoreShard(e, 1, []uint64{1}, spans, nil, 0); err != nil {
 		t.Fatal(err)
 	}
-	if a, _ := e.ShardApplied(1); a != bootstrapIndex {
-		t.Fatalf("empty restore at 0: applied %d, want %d", a, bootstrapIndex)
+	if a, _ := e.ShardApplied(1); a != bootstrapIndex+restoreGap {
+		t.Fatalf("empty restore at 0: applied %d, want %d", a, bootstrapIndex+restoreGap)
 	}
 	fillShard(t, e, 1, 1, 40)
 	data, _ := e.ExportSpans(spans)
@@ -354,9 +359,33 @@ func TestRestoreShardIndexFloor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a, _ := e.ShardApplied(1); a != 40 || ls.truncIndex != 40 || ls.hard.GetCommit() != 40 {
-		t.Fatalf("restore at 10 of data with versions up to 40: applied %d, truncated %d, commit %d; want 40",
-			a, ls.truncIndex, ls.hard.GetCommit())
+	// fillShard rewrote the shard's state at indexes 1 to 40, so the node's
+	// prior index is 40: one gap above the highest version.
+	want := uint64(40 + restoreGap)
+	if a, _ := e.ShardApplied(1); a != want || ls.truncIndex != want || ls.hard.GetCommit() != want {
+		t.Fatalf("restore at 10 of data with versions up to 40: applied %d, truncated %d, commit %d; want %d",
+			a, ls.truncIndex, ls.hard.GetCommit(), want)
+	}
+}
+
+// TestRestartIndex: a restored group restarts above the snapshot and above
+// everything the node had reached before; replicas whose priors differ
+// within one gap agree.
+func TestRestartIndex(t *testing.T) {
+	for _, tc := range []struct{ index, prior, want uint64 }{
+		{100, 0, 100 + restoreGap},                        // a node with no state for the shard
+		{100, 50, 100 + restoreGap},                       // behind the snapshot
+		{100, 100, 100 + restoreGap},                      // exactly at it
+		{100, 5000, 100 + restoreGap},                     // writes after the snapshot
+		{100, 100 + restoreGap, 100 + 2*restoreGap},       // the same snapshot restored again
+		{100, 100 + restoreGap + 7, 100 + 2*restoreGap},   // ... after more writes
+		{100, 100 + 2*restoreGap - 1, 100 + 2*restoreGap}, // the last prior of a gap
+		{100, 100 + 2*restoreGap, 100 + 3*restoreGap},     // a third restore
+	} {
+		got := restartIndex(tc.index, tc.prior)
+		if got != tc.want || got <= tc.prior || got <= tc.index {
+			t.Errorf("restartIndex(%d, %d) = %d, want %d", tc.index, tc.prior, got, tc.want)
+		}
 	}
 }
 
@@ -388,4 +417,48 @@ func TestRestoreShardRejectsBadInput(t *testing.T) {
 			t.Fatalf("%s: a failed restore changed records", name)
 		}
 	}
+}
+
+// TestRaftLoneRestoredReplicaIsNotCounted: a replica restored on its own
+// while the group ran on restarts above the group's log and acknowledges
+// entries it never had; the leader must not count it, or a write held by
+// the leader alone would commit.
+func TestRaftLoneRestoredReplicaIsNotCounted(t *testing.T) {
+	g := newGroup(t, 0)
+	l := g.leader()
+	for i := range 10 {
+		g.propose(l, put(fmt.Sprintf("/b/-/%02d", i), "v1", 0))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := l.ReadReady(ctx, Consistency{Kind: Absolute, Timeout: 5 * time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	data, idx, err := ShardSnapshot(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 10 {
+		g.propose(l, put(fmt.Sprintf("/c/-/%02d", i), "v1", 0))
+	}
+	lead := l.cfg.Node
+	lone, other := lead%3+1, (lead+1)%3+1
+	g.stop(lone)
+	e := openEngine(t, g.dirs[lone])
+	if err := RestoreShard(e, 1, []uint64{1, 2, 3}, groupSpans(), data, idx); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	g.start(lone)
+	g.stop(other)
+
+	wctx, wcancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer wcancel()
+	res, err := l.Propose(wctx, put("/d/-/only-on-the-leader", "v1", 0), storage.Sync)
+	if err == nil && res.Err == nil {
+		t.Fatalf("a write committed with only the leader and a replica restored alone (node %d) up", lone)
+	}
+	t.Logf("write without a real majority: %v %v (as it should)", err, res.Err)
 }

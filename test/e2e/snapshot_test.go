@@ -71,15 +71,16 @@ func TestSnapshotRestore(t *testing.T) {
 		t.Fatalf("snapshot list lacks s1 with all its copies:\n%s", out)
 	}
 	snapshotWithNodeDown(t, nodes)
-	for i := range 50 {
-		if _, err := c.Put(ctx, snapKey(i), []byte("after")); err != nil {
-			t.Fatalf("overwrite %d: %v", i, err)
+	handedOut := map[string]int{} // versions of the writes the restore undoes
+	for i := range 120 {
+		if i >= 50 && i < 100 {
+			continue
 		}
-	}
-	for i := 100; i < 120; i++ {
-		if _, err := c.Put(ctx, snapKey(i), []byte("after")); err != nil {
-			t.Fatalf("put %d: %v", i, err)
+		v, err := c.Put(ctx, snapKey(i), []byte("after"))
+		if err != nil {
+			t.Fatalf("put %d after the snapshot: %v", i, err)
 		}
+		handedOut[string(v)] = i
 	}
 	c.Close()
 
@@ -115,8 +116,16 @@ func TestSnapshotRestore(t *testing.T) {
 			t.Errorf("key %d was written after the snapshot but survived the restore", i)
 		}
 	}
-	if _, err := c.Put(ctx, snapKey(0), []byte("new")); err != nil {
-		t.Fatalf("write after restore: %v", err)
+	// Versions handed out after the snapshot are never handed out again, so
+	// a compare-and-set with one of them cannot match a new record.
+	for i := range 70 {
+		v, err := c.Put(ctx, snapKey(i), []byte("new"))
+		if err != nil {
+			t.Fatalf("write after restore: %v", err)
+		}
+		if j, dup := handedOut[string(v)]; dup {
+			t.Fatalf("the write to key %d after the restore got version %s, already handed out for key %d before it", i, v, j)
+		}
 	}
 	if code, out, _ := admin(t, nodes[0], "verify", "configuration"); code != 0 {
 		t.Errorf("verify configuration after restore: exit %d\n%s", code, out)
