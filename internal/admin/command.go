@@ -72,6 +72,17 @@ var Commands = []Command{
 	{Name: "plan deploy-admin", Plan: true, Summary: "host an admin replica on a storage node",
 		Args: []Arg{{Name: "sn", Required: true, Help: "storage node id (sn1 or 1)"}},
 		Help: "Admins form a Raft group; three admins survive the loss of one."},
+	{Name: "plan remove-admin", Plan: true, Summary: "remove an admin replica from the admin group",
+		Args: []Arg{
+			{Name: "admin", Required: true, Help: "the admin, named by its storage node as show admins lists it (sn3 or 3)"},
+			{Name: "force", Kind: Flag, Help: "remove it even if the admins left would then lack a majority of running ones"},
+		},
+		Help: "If it is the admin leader, the leadership moves to another admin first. Its node keeps serving data,\n" +
+			"stops its admin replica, deletes ROOT/admin and forwards admin commands to the other admins.\n" +
+			"Refused for the last admin, and (unless -force) if the admins left would have fewer running ones than\n" +
+			"the majority they need to elect a leader. If its node does not answer, the admin is still removed\n" +
+			"from the group; run the plan again when the node is back so it drops its replica.\n" +
+			"Add an admin there again with plan deploy-admin -sn SN."},
 	{Name: "plan deploy-topology", Plan: true, Summary: "deploy a topology candidate: create its shards on the storage nodes",
 		Args: []Arg{{Name: "name", Required: true, Help: "the candidate's name (topology create)"}}},
 	{Name: "plan stop-service", Plan: true, Summary: "stop a shard replica (a replication node, rgN-rnM)",

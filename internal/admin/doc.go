@@ -7,7 +7,15 @@
 // storage nodes that host an admin, each with a small engine of its own,
 // through internal/replica like any shard. The first member is the node
 // where configure ran (sn1); plan deploy-admin adds others as learners,
-// waits for them to catch up, then makes them voters.
+// waits for them to catch up, then makes them voters. plan remove-admin
+// (adminremove.go) takes one out: it refuses to remove the last admin, or
+// (without -force) one whose removal would leave fewer running admins than
+// the majority the others need; it moves the leadership off the admin to
+// remove first (a leader cannot remove itself), removes it from the group,
+// then has its node drop the replica (Control.DropAdmin). A node that is
+// down then keeps a stale replica, recorded in Meta.AdminCleanup: it
+// campaigns with its old configuration but wins no vote (its log lacks its
+// removal), and the next plan remove-admin for it drops it.
 //
 // # Metadata
 //

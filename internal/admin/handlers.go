@@ -12,6 +12,8 @@ import (
 
 	"github.com/cairndb/cairn/api/cairnpb"
 	"github.com/cairndb/cairn/internal/admin/controlpb"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
 
 var handlers map[string]handler
@@ -26,6 +28,7 @@ func init() {
 		"plan stop-service":    (*Service).planStopService,
 		"plan start-service":   (*Service).planStartService,
 		"plan remove-sn":       (*Service).planRemoveSN,
+		"plan remove-admin":    (*Service).planRemoveAdmin,
 		"plan execute":         (*Service).planExecute,
 		"plan wait":            (*Service).planWait,
 		"plan interrupt":       (*Service).planInterrupt,
@@ -289,8 +292,8 @@ func (s *Service) planRemoveSN(ctx context.Context, a map[string]string) (*cairn
 	if m.Deployed != nil && len(m.Deployed.ShardsOn(topologyNode(sn.ID))) > 0 {
 		return nil, failed("%s hosts replicas of the deployed topology; a node with data cannot be removed (moving replicas off is not supported yet)", snName(sn.ID))
 	}
-	if slices.Contains(m.Admins, sn.ID) || (sn.ID == 1 && s.cfg.Node == 1) {
-		return nil, failed("%s hosts an admin; removing admins is not supported yet", snName(sn.ID))
+	if slices.Contains(m.Admins, sn.ID) || slices.Contains(s.adminMembers(), sn.ID) {
+		return nil, failed("%s hosts an admin; remove it first with plan remove-admin -admin %s -wait", snName(sn.ID), snName(sn.ID))
 	}
 	args := map[string]string{"sn": strconv.FormatUint(sn.ID, 10)}
 	tasks := []*Task{newTask("leave", "tell "+snName(sn.ID)+" to leave the store", args), newTask("remove-sn", "forget "+snName(sn.ID), args)}
@@ -393,12 +396,7 @@ func (s *Service) planWait(ctx context.Context, a map[string]string) (*cairnpb.A
 			return nil, err
 		}
 		if p.State.Terminal() || p.State == Pending || time.Now().After(deadline) {
-			waiting := s.waitingFor(m, p)
-			r, err := reply(p.detail(waiting), planDoc(p, waiting, true))
-			if err == nil && p.State != Succeeded && p.State.Terminal() {
-				r.Problems = true
-			}
-			return r, err
+			return s.waitReply(m, p, limit)
 		}
 		select {
 		case <-ctx.Done():
@@ -411,8 +409,29 @@ func (s *Service) planWait(ctx context.Context, a map[string]string) (*cairnpb.A
 	}
 }
 
+// waitReply answers plan wait: the plan's detail, with Problems set (a
+// non-zero exit in the shell) unless the plan SUCCEEDED, and a last line
+// saying why the wait ended early for a plan that is not over.
+func (s *Service) waitReply(m *Meta, p *Plan, limit time.Duration) (*cairnpb.AdminReply, error) {
+	waiting := s.waitingFor(m, p)
+	text := strings.TrimRight(p.detail(waiting), "\n")
+	switch {
+	case p.State == Pending:
+		text += fmt.Sprintf("\nPlan %d is PENDING: it does not run until plan execute -id %d", p.ID, p.ID)
+	case !p.State.Terminal():
+		text += fmt.Sprintf("\nPlan %d is still %s after %s; it goes on: plan wait -id %d again, or show plan -id %d", p.ID, p.State, limit, p.ID, p.ID)
+	}
+	r, err := reply(text, planDoc(p, waiting, true))
+	if err == nil && p.State != Succeeded {
+		r.Problems = true
+	}
+	return r, err
+}
+
+// failedOver is Unavailable, so the shell asks again and reaches the new
+// leader: plan remove-admin moves the leadership on purpose.
 func failedOver() error {
-	return asStatus(fmt.Errorf("admin: this admin lost the leadership while waiting"))
+	return status.Error(codes.Unavailable, "admin: this admin lost the leadership while waiting; retry")
 }
 
 func (s *Service) poolCreate(ctx context.Context, a map[string]string) (*cairnpb.AdminReply, error) {

@@ -23,11 +23,15 @@ type Meta struct {
 	NextPlan     int    `json:"next_plan"`
 	NextEvent    int    `json:"next_event"`
 
-	Zones      []Zone      `json:"zones"`
-	SNs        []SN        `json:"sns"`
-	Admins     []uint64    `json:"admins"` // storage nodes with a deployed admin
-	Pools      []Pool      `json:"pools"`
-	Candidates []Candidate `json:"candidates"`
+	Zones  []Zone   `json:"zones"`
+	SNs    []SN     `json:"sns"`
+	Admins []uint64 `json:"admins"` // storage nodes with a deployed admin
+	// AdminCleanup lists the storage nodes whose admin plan remove-admin
+	// took out of the admin group while the node did not answer: the node
+	// still has to drop its replica (run plan remove-admin again).
+	AdminCleanup []uint64    `json:"admin_cleanup,omitempty"`
+	Pools        []Pool      `json:"pools"`
+	Candidates   []Candidate `json:"candidates"`
 	// Deployed is the topology the storage nodes run (nil before the first
 	// deploy-topology), DeployedName the candidate it came from.
 	Deployed     *topology.Topology `json:"deployed,omitempty"`

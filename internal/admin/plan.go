@@ -194,6 +194,9 @@ func (p *Plan) detail(waitingFor int) string {
 	if p.Error != "" {
 		fmt.Fprintf(&b, "Error:   %s\n", p.Error)
 	}
+	if n := p.Data["note"]; n != "" {
+		fmt.Fprintf(&b, "Note:    %s\n", n)
+	}
 	fmt.Fprintf(&b, "Tasks:\n")
 	for i, t := range p.Tasks {
 		fmt.Fprintf(&b, "  %2d %-9s %s", i+1, t.State, t.Desc)

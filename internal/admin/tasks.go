@@ -31,6 +31,14 @@ func (s *Service) do(ctx context.Context, p *Plan, t *Task) error {
 		return s.taskAwaitAdmin(ctx, t)
 	case "record-admin":
 		return s.taskRecordAdmin(ctx, t)
+	case "transfer-admin-leader":
+		return s.taskTransferAdminLeader(ctx, t)
+	case "remove-admin-member":
+		return s.taskRemoveAdminMember(ctx, p, t)
+	case "drop-admin":
+		return s.taskDropAdmin(ctx, p, t)
+	case "record-admin-removal":
+		return s.taskRecordAdminRemoval(ctx, p, t)
 	case "install-topology":
 		return s.taskInstallTopology(ctx, p, t)
 	case "await-leaders":
@@ -161,6 +169,7 @@ func (s *Service) taskAwaitAdmin(ctx context.Context, t *Task) error {
 func (s *Service) taskRecordAdmin(ctx context.Context, t *Task) error {
 	id := argID(t, "sn")
 	_, err := s.store.update(ctx, func(m *Meta) error {
+		m.AdminCleanup = slices.DeleteFunc(m.AdminCleanup, func(x uint64) bool { return x == id })
 		if !slices.Contains(m.Admins, id) {
 			m.Admins = append(m.Admins, id)
 			m.event("admin deployed on %s (%d admins)", snName(id), len(m.Admins))

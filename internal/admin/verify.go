@@ -203,6 +203,7 @@ func (s *Service) verifyAdmins(m *Meta, infos map[uint64]*controlpb.NodeInfo, v 
 			v.violate("admin-unreachable", "admin on "+snName(id), "does not answer; the admins keep working while a majority of them is up")
 		}
 	}
+	s.verifyRemovedAdmins(m, infos, v)
 	if len(m.Admins) == 0 {
 		v.warn("admin-not-deployed", "admin", "the bootstrap admin is not deployed: run plan deploy-admin -sn %s -wait", snName(s.cfg.Node))
 	}
@@ -219,5 +220,20 @@ func (s *Service) verifyAdmins(m *Meta, infos map[uint64]*controlpb.NodeInfo, v 
 		}
 		v.warn("admin-count", "admin", "%d admins under replication factor %d: if an admin's node fails the store keeps serving data, but cannot be administered until a majority of admins is back. For %d admins run: %s",
 			n, rf, max(rf, 3), advice)
+	}
+}
+
+// verifyRemovedAdmins warns of nodes that still hold an admin replica the
+// admin group no longer counts (plan remove-admin could not reach them).
+func (s *Service) verifyRemovedAdmins(m *Meta, infos map[uint64]*controlpb.NodeInfo, v *verification) {
+	members := s.adminMembers()
+	for _, sn := range m.SNs {
+		pending := slices.Contains(m.AdminCleanup, sn.ID)
+		if slices.Contains(members, sn.ID) || (!pending && !infos[sn.ID].GetAdmin()) {
+			continue
+		}
+		v.warn("admin-removed", "admin on "+snName(sn.ID),
+			"was removed from the admin group but %s still holds its replica; run plan remove-admin -admin %s -wait once %s answers",
+			snName(sn.ID), snName(sn.ID), snName(sn.ID))
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cairndb/cairn/api/cairnpb"
 	"github.com/cairndb/cairn/internal/admin"
+	"github.com/cairndb/cairn/internal/admin/controlpb"
 	"github.com/cairndb/cairn/internal/keys"
 	"github.com/cairndb/cairn/internal/replica"
 	"github.com/cairndb/cairn/internal/storage"
@@ -85,12 +86,22 @@ type adminRPC struct {
 }
 
 func (a adminRPC) Command(ctx context.Context, req *cairnpb.AdminRequest) (*cairnpb.AdminReply, error) {
-	if h := a.n.admin.Load(); h != nil {
-		return h.svc.Command(ctx, req)
-	}
 	a.n.ctlMu.Lock()
 	m := a.n.member.clone()
 	a.n.ctlMu.Unlock()
+	if h := a.n.admin.Load(); h != nil {
+		r, err := h.svc.Command(ctx, req)
+		if status.Code(err) != codes.Unavailable || req.GetForwarded() || m.Store == "" {
+			return r, err
+		}
+		// This replica finds no leader: it may have been removed from the
+		// admin group while its node was down (plan remove-admin), so the
+		// admins no longer talk to it. Ask the other nodes.
+		if fr, ferr := a.n.forwardAdmin(ctx, req, m); ferr == nil || status.Code(ferr) != codes.Unavailable {
+			return fr, ferr
+		}
+		return r, err
+	}
 	switch {
 	case req.GetCommand() == "configure" && m.Store == "":
 		return a.n.bootstrapAdmin(ctx, req)
@@ -158,4 +169,35 @@ func (n *SN) bootstrapAdmin(ctx context.Context, req *cairnpb.AdminRequest) (*ca
 		return nil, status.Errorf(codes.Internal, "configure: starting the admin: %v", err)
 	}
 	return n.admin.Load().svc.Command(ctx, req)
+}
+
+// DropAdmin stops hosting the admin replica that plan remove-admin took out
+// of the admin group. membership.json is saved first, so a node that
+// crashes half-way does not open the admin again on restart, and the
+// admin's retry finishes the job. It clears AdminFounder too: a later
+// plan deploy-admin must add the node as a new, empty member, never found
+// a group of its own. Idempotent.
+func (c controlRPC) DropAdmin(_ context.Context, r *controlpb.DropAdminRequest) (*controlpb.NodeInfo, error) {
+	n := c.n
+	return n.change(func() error {
+		if err := n.checkStore(r.GetStore()); err != nil {
+			return err
+		}
+		if r.GetSnId() != uint64(n.id()) {
+			return status.Errorf(codes.FailedPrecondition, "this node is sn%d, not sn%d", n.id(), r.GetSnId())
+		}
+		if n.member.Admin || n.member.AdminFounder {
+			prev := n.member.clone()
+			n.member.Admin, n.member.AdminFounder = false, false
+			if err := n.member.save(n.cfg.Root); err != nil {
+				n.member = prev
+				return err
+			}
+		}
+		if h := n.admin.Swap(nil); h != nil {
+			h.close()
+			n.log.Info("admin replica stopped: removed from the admin group")
+		}
+		return os.RemoveAll(filepath.Join(n.cfg.Root, "admin"))
+	})
 }

@@ -142,10 +142,11 @@ func (r *Raft) AddVoter(ctx context.Context, node uint64) error {
 	return r.changeConf(ctx, raftpb.ConfChangeAddNode, node)
 }
 
-// RemoveVoter removes node from the group's voters, on the leader;
-// idempotent like AddVoter.
+// RemoveVoter removes node from the group, on the leader, whether it votes
+// or is a learner; idempotent like AddVoter. The leader cannot remove
+// itself: hand the leadership over first (TransferLeadership).
 func (r *Raft) RemoveVoter(ctx context.Context, node uint64) error {
-	if !slices.Contains(r.Voters(), node) {
+	if !slices.Contains(r.Voters(), node) && !slices.Contains(r.Learners(), node) {
 		return nil
 	}
 	if node == r.cfg.Node {

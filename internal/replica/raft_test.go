@@ -24,6 +24,26 @@ type memNet struct {
 	mu    sync.Mutex
 	nodes map[uint64]*Raft
 	cut   map[uint64]bool
+	// votes counts the (pre-)vote requests each node sent.
+	votes map[uint64]int
+}
+
+// countVotes records the vote requests among msgs, sent by from.
+func (n *memNet) countVotes(from uint64, msgs []*raftpb.Message) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for _, m := range msgs {
+		if t := m.GetType(); t == raftpb.MsgPreVote || t == raftpb.MsgVote {
+			n.votes[from]++
+		}
+	}
+}
+
+// voteRequests returns how many vote requests node id has sent.
+func (n *memNet) voteRequests(id uint64) int {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.votes[id]
 }
 
 func (n *memNet) get(id uint64) *Raft {
@@ -44,6 +64,7 @@ func (s memSender) Send(_ uint64, msgs []*raftpb.Message) {
 	if s.net.get(s.from) == nil {
 		return
 	}
+	s.net.countVotes(s.from, msgs)
 	for _, m := range msgs {
 		if to := s.net.get(m.GetTo()); to != nil {
 			to.Step(proto.Clone(m).(*raftpb.Message))
@@ -86,7 +107,7 @@ func newGroupTB(t testing.TB, logKeep uint64) *testGroup {
 }
 
 func newGroupTick(t testing.TB, logKeep uint64, tick time.Duration) *testGroup {
-	g := &testGroup{t: t, net: &memNet{nodes: map[uint64]*Raft{}, cut: map[uint64]bool{}},
+	g := &testGroup{t: t, net: &memNet{nodes: map[uint64]*Raft{}, cut: map[uint64]bool{}, votes: map[uint64]int{}},
 		dirs: map[uint64]string{}, engines: map[uint64]*storage.Engine{}, logKeep: logKeep, tick: tick}
 	for id := uint64(1); id <= 3; id++ {
 		g.dirs[id] = t.TempDir()

@@ -420,6 +420,58 @@ func (x *HostAdminRequest) GetBootstrap() bool {
 	return false
 }
 
+type DropAdminRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Store         string                 `protobuf:"bytes,1,opt,name=store,proto3" json:"store,omitempty"`
+	SnId          uint64                 `protobuf:"varint,2,opt,name=sn_id,json=snId,proto3" json:"sn_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DropAdminRequest) Reset() {
+	*x = DropAdminRequest{}
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DropAdminRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DropAdminRequest) ProtoMessage() {}
+
+func (x *DropAdminRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DropAdminRequest.ProtoReflect.Descriptor instead.
+func (*DropAdminRequest) Descriptor() ([]byte, []int) {
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *DropAdminRequest) GetStore() string {
+	if x != nil {
+		return x.Store
+	}
+	return ""
+}
+
+func (x *DropAdminRequest) GetSnId() uint64 {
+	if x != nil {
+		return x.SnId
+	}
+	return 0
+}
+
 type InstallTopologyRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Store         string                 `protobuf:"bytes,1,opt,name=store,proto3" json:"store,omitempty"`
@@ -431,7 +483,7 @@ type InstallTopologyRequest struct {
 
 func (x *InstallTopologyRequest) Reset() {
 	*x = InstallTopologyRequest{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[5]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -443,7 +495,7 @@ func (x *InstallTopologyRequest) String() string {
 func (*InstallTopologyRequest) ProtoMessage() {}
 
 func (x *InstallTopologyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[5]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -456,7 +508,7 @@ func (x *InstallTopologyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InstallTopologyRequest.ProtoReflect.Descriptor instead.
 func (*InstallTopologyRequest) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{5}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *InstallTopologyRequest) GetStore() string {
@@ -491,7 +543,7 @@ type SetServiceRequest struct {
 
 func (x *SetServiceRequest) Reset() {
 	*x = SetServiceRequest{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[6]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -503,7 +555,7 @@ func (x *SetServiceRequest) String() string {
 func (*SetServiceRequest) ProtoMessage() {}
 
 func (x *SetServiceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[6]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -516,7 +568,7 @@ func (x *SetServiceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetServiceRequest.ProtoReflect.Descriptor instead.
 func (*SetServiceRequest) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{6}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *SetServiceRequest) GetStore() string {
@@ -551,7 +603,7 @@ type SnapshotShardRequest struct {
 
 func (x *SnapshotShardRequest) Reset() {
 	*x = SnapshotShardRequest{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[7]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -563,7 +615,7 @@ func (x *SnapshotShardRequest) String() string {
 func (*SnapshotShardRequest) ProtoMessage() {}
 
 func (x *SnapshotShardRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[7]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -576,7 +628,7 @@ func (x *SnapshotShardRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshotShardRequest.ProtoReflect.Descriptor instead.
 func (*SnapshotShardRequest) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{7}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *SnapshotShardRequest) GetStore() string {
@@ -612,7 +664,7 @@ type SnapshotShardReply struct {
 
 func (x *SnapshotShardReply) Reset() {
 	*x = SnapshotShardReply{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[8]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -624,7 +676,7 @@ func (x *SnapshotShardReply) String() string {
 func (*SnapshotShardReply) ProtoMessage() {}
 
 func (x *SnapshotShardReply) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[8]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -637,7 +689,7 @@ func (x *SnapshotShardReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshotShardReply.ProtoReflect.Descriptor instead.
 func (*SnapshotShardReply) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{8}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *SnapshotShardReply) GetIndex() uint64 {
@@ -679,7 +731,7 @@ type FetchSnapshotRequest struct {
 
 func (x *FetchSnapshotRequest) Reset() {
 	*x = FetchSnapshotRequest{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[9]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -691,7 +743,7 @@ func (x *FetchSnapshotRequest) String() string {
 func (*FetchSnapshotRequest) ProtoMessage() {}
 
 func (x *FetchSnapshotRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[9]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -704,7 +756,7 @@ func (x *FetchSnapshotRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FetchSnapshotRequest.ProtoReflect.Descriptor instead.
 func (*FetchSnapshotRequest) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{9}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *FetchSnapshotRequest) GetStore() string {
@@ -748,7 +800,7 @@ type SnapshotChunk struct {
 
 func (x *SnapshotChunk) Reset() {
 	*x = SnapshotChunk{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[10]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -760,7 +812,7 @@ func (x *SnapshotChunk) String() string {
 func (*SnapshotChunk) ProtoMessage() {}
 
 func (x *SnapshotChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[10]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -773,7 +825,7 @@ func (x *SnapshotChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshotChunk.ProtoReflect.Descriptor instead.
 func (*SnapshotChunk) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{10}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *SnapshotChunk) GetHeader() *SnapshotHeader {
@@ -801,7 +853,7 @@ type SnapshotHeader struct {
 
 func (x *SnapshotHeader) Reset() {
 	*x = SnapshotHeader{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[11]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -813,7 +865,7 @@ func (x *SnapshotHeader) String() string {
 func (*SnapshotHeader) ProtoMessage() {}
 
 func (x *SnapshotHeader) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[11]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -826,7 +878,7 @@ func (x *SnapshotHeader) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshotHeader.ProtoReflect.Descriptor instead.
 func (*SnapshotHeader) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{11}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *SnapshotHeader) GetName() string {
@@ -862,7 +914,7 @@ type CopySnapshotRequest struct {
 
 func (x *CopySnapshotRequest) Reset() {
 	*x = CopySnapshotRequest{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[12]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -874,7 +926,7 @@ func (x *CopySnapshotRequest) String() string {
 func (*CopySnapshotRequest) ProtoMessage() {}
 
 func (x *CopySnapshotRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[12]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -887,7 +939,7 @@ func (x *CopySnapshotRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CopySnapshotRequest.ProtoReflect.Descriptor instead.
 func (*CopySnapshotRequest) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{12}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *CopySnapshotRequest) GetStore() string {
@@ -929,7 +981,7 @@ type CopySnapshotReply struct {
 
 func (x *CopySnapshotReply) Reset() {
 	*x = CopySnapshotReply{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[13]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -941,7 +993,7 @@ func (x *CopySnapshotReply) String() string {
 func (*CopySnapshotReply) ProtoMessage() {}
 
 func (x *CopySnapshotReply) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[13]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -954,7 +1006,7 @@ func (x *CopySnapshotReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CopySnapshotReply.ProtoReflect.Descriptor instead.
 func (*CopySnapshotReply) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{13}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *CopySnapshotReply) GetBytes() uint64 {
@@ -988,7 +1040,7 @@ type RemoveSnapshotRequest struct {
 
 func (x *RemoveSnapshotRequest) Reset() {
 	*x = RemoveSnapshotRequest{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[14]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1000,7 +1052,7 @@ func (x *RemoveSnapshotRequest) String() string {
 func (*RemoveSnapshotRequest) ProtoMessage() {}
 
 func (x *RemoveSnapshotRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[14]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1013,7 +1065,7 @@ func (x *RemoveSnapshotRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveSnapshotRequest.ProtoReflect.Descriptor instead.
 func (*RemoveSnapshotRequest) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{14}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *RemoveSnapshotRequest) GetStore() string {
@@ -1040,7 +1092,7 @@ type LeaveRequest struct {
 
 func (x *LeaveRequest) Reset() {
 	*x = LeaveRequest{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[15]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1052,7 +1104,7 @@ func (x *LeaveRequest) String() string {
 func (*LeaveRequest) ProtoMessage() {}
 
 func (x *LeaveRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[15]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1065,7 +1117,7 @@ func (x *LeaveRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LeaveRequest.ProtoReflect.Descriptor instead.
 func (*LeaveRequest) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{15}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *LeaveRequest) GetStore() string {
@@ -1127,7 +1179,10 @@ const file_internal_admin_controlpb_control_proto_rawDesc = "" +
 	"\n" +
 	"PeersEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\x04R\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xcf\x01\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"=\n" +
+	"\x10DropAdminRequest\x12\x14\n" +
+	"\x05store\x18\x01 \x01(\tR\x05store\x12\x13\n" +
+	"\x05sn_id\x18\x02 \x01(\x04R\x04snId\"\xcf\x01\n" +
 	"\x16InstallTopologyRequest\x12\x14\n" +
 	"\x05store\x18\x01 \x01(\tR\x05store\x12\x1a\n" +
 	"\btopology\x18\x02 \x01(\fR\btopology\x12I\n" +
@@ -1175,11 +1230,12 @@ const file_internal_admin_controlpb_control_proto_rawDesc = "" +
 	"\x04name\x18\x02 \x01(\tR\x04name\"9\n" +
 	"\fLeaveRequest\x12\x14\n" +
 	"\x05store\x18\x01 \x01(\tR\x05store\x12\x13\n" +
-	"\x05sn_id\x18\x02 \x01(\x04R\x04snId2\xbf\x06\n" +
+	"\x05sn_id\x18\x02 \x01(\x04R\x04snId2\x8c\a\n" +
 	"\aControl\x12I\n" +
 	"\bDescribe\x12!.cairn.control.v1.DescribeRequest\x1a\x1a.cairn.control.v1.NodeInfo\x12A\n" +
 	"\x04Join\x12\x1d.cairn.control.v1.JoinRequest\x1a\x1a.cairn.control.v1.NodeInfo\x12K\n" +
-	"\tHostAdmin\x12\".cairn.control.v1.HostAdminRequest\x1a\x1a.cairn.control.v1.NodeInfo\x12W\n" +
+	"\tHostAdmin\x12\".cairn.control.v1.HostAdminRequest\x1a\x1a.cairn.control.v1.NodeInfo\x12K\n" +
+	"\tDropAdmin\x12\".cairn.control.v1.DropAdminRequest\x1a\x1a.cairn.control.v1.NodeInfo\x12W\n" +
 	"\x0fInstallTopology\x12(.cairn.control.v1.InstallTopologyRequest\x1a\x1a.cairn.control.v1.NodeInfo\x12M\n" +
 	"\n" +
 	"SetService\x12#.cairn.control.v1.SetServiceRequest\x1a\x1a.cairn.control.v1.NodeInfo\x12]\n" +
@@ -1201,56 +1257,59 @@ func file_internal_admin_controlpb_control_proto_rawDescGZIP() []byte {
 	return file_internal_admin_controlpb_control_proto_rawDescData
 }
 
-var file_internal_admin_controlpb_control_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
+var file_internal_admin_controlpb_control_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
 var file_internal_admin_controlpb_control_proto_goTypes = []any{
 	(*DescribeRequest)(nil),        // 0: cairn.control.v1.DescribeRequest
 	(*NodeInfo)(nil),               // 1: cairn.control.v1.NodeInfo
 	(*ShardState)(nil),             // 2: cairn.control.v1.ShardState
 	(*JoinRequest)(nil),            // 3: cairn.control.v1.JoinRequest
 	(*HostAdminRequest)(nil),       // 4: cairn.control.v1.HostAdminRequest
-	(*InstallTopologyRequest)(nil), // 5: cairn.control.v1.InstallTopologyRequest
-	(*SetServiceRequest)(nil),      // 6: cairn.control.v1.SetServiceRequest
-	(*SnapshotShardRequest)(nil),   // 7: cairn.control.v1.SnapshotShardRequest
-	(*SnapshotShardReply)(nil),     // 8: cairn.control.v1.SnapshotShardReply
-	(*FetchSnapshotRequest)(nil),   // 9: cairn.control.v1.FetchSnapshotRequest
-	(*SnapshotChunk)(nil),          // 10: cairn.control.v1.SnapshotChunk
-	(*SnapshotHeader)(nil),         // 11: cairn.control.v1.SnapshotHeader
-	(*CopySnapshotRequest)(nil),    // 12: cairn.control.v1.CopySnapshotRequest
-	(*CopySnapshotReply)(nil),      // 13: cairn.control.v1.CopySnapshotReply
-	(*RemoveSnapshotRequest)(nil),  // 14: cairn.control.v1.RemoveSnapshotRequest
-	(*LeaveRequest)(nil),           // 15: cairn.control.v1.LeaveRequest
-	nil,                            // 16: cairn.control.v1.JoinRequest.PeersEntry
-	nil,                            // 17: cairn.control.v1.HostAdminRequest.PeersEntry
-	nil,                            // 18: cairn.control.v1.InstallTopologyRequest.PeersEntry
+	(*DropAdminRequest)(nil),       // 5: cairn.control.v1.DropAdminRequest
+	(*InstallTopologyRequest)(nil), // 6: cairn.control.v1.InstallTopologyRequest
+	(*SetServiceRequest)(nil),      // 7: cairn.control.v1.SetServiceRequest
+	(*SnapshotShardRequest)(nil),   // 8: cairn.control.v1.SnapshotShardRequest
+	(*SnapshotShardReply)(nil),     // 9: cairn.control.v1.SnapshotShardReply
+	(*FetchSnapshotRequest)(nil),   // 10: cairn.control.v1.FetchSnapshotRequest
+	(*SnapshotChunk)(nil),          // 11: cairn.control.v1.SnapshotChunk
+	(*SnapshotHeader)(nil),         // 12: cairn.control.v1.SnapshotHeader
+	(*CopySnapshotRequest)(nil),    // 13: cairn.control.v1.CopySnapshotRequest
+	(*CopySnapshotReply)(nil),      // 14: cairn.control.v1.CopySnapshotReply
+	(*RemoveSnapshotRequest)(nil),  // 15: cairn.control.v1.RemoveSnapshotRequest
+	(*LeaveRequest)(nil),           // 16: cairn.control.v1.LeaveRequest
+	nil,                            // 17: cairn.control.v1.JoinRequest.PeersEntry
+	nil,                            // 18: cairn.control.v1.HostAdminRequest.PeersEntry
+	nil,                            // 19: cairn.control.v1.InstallTopologyRequest.PeersEntry
 }
 var file_internal_admin_controlpb_control_proto_depIdxs = []int32{
 	2,  // 0: cairn.control.v1.NodeInfo.shards:type_name -> cairn.control.v1.ShardState
-	16, // 1: cairn.control.v1.JoinRequest.peers:type_name -> cairn.control.v1.JoinRequest.PeersEntry
-	17, // 2: cairn.control.v1.HostAdminRequest.peers:type_name -> cairn.control.v1.HostAdminRequest.PeersEntry
-	18, // 3: cairn.control.v1.InstallTopologyRequest.peers:type_name -> cairn.control.v1.InstallTopologyRequest.PeersEntry
-	11, // 4: cairn.control.v1.SnapshotChunk.header:type_name -> cairn.control.v1.SnapshotHeader
+	17, // 1: cairn.control.v1.JoinRequest.peers:type_name -> cairn.control.v1.JoinRequest.PeersEntry
+	18, // 2: cairn.control.v1.HostAdminRequest.peers:type_name -> cairn.control.v1.HostAdminRequest.PeersEntry
+	19, // 3: cairn.control.v1.InstallTopologyRequest.peers:type_name -> cairn.control.v1.InstallTopologyRequest.PeersEntry
+	12, // 4: cairn.control.v1.SnapshotChunk.header:type_name -> cairn.control.v1.SnapshotHeader
 	0,  // 5: cairn.control.v1.Control.Describe:input_type -> cairn.control.v1.DescribeRequest
 	3,  // 6: cairn.control.v1.Control.Join:input_type -> cairn.control.v1.JoinRequest
 	4,  // 7: cairn.control.v1.Control.HostAdmin:input_type -> cairn.control.v1.HostAdminRequest
-	5,  // 8: cairn.control.v1.Control.InstallTopology:input_type -> cairn.control.v1.InstallTopologyRequest
-	6,  // 9: cairn.control.v1.Control.SetService:input_type -> cairn.control.v1.SetServiceRequest
-	7,  // 10: cairn.control.v1.Control.SnapshotShard:input_type -> cairn.control.v1.SnapshotShardRequest
-	9,  // 11: cairn.control.v1.Control.FetchSnapshot:input_type -> cairn.control.v1.FetchSnapshotRequest
-	12, // 12: cairn.control.v1.Control.CopySnapshot:input_type -> cairn.control.v1.CopySnapshotRequest
-	14, // 13: cairn.control.v1.Control.RemoveSnapshot:input_type -> cairn.control.v1.RemoveSnapshotRequest
-	15, // 14: cairn.control.v1.Control.Leave:input_type -> cairn.control.v1.LeaveRequest
-	1,  // 15: cairn.control.v1.Control.Describe:output_type -> cairn.control.v1.NodeInfo
-	1,  // 16: cairn.control.v1.Control.Join:output_type -> cairn.control.v1.NodeInfo
-	1,  // 17: cairn.control.v1.Control.HostAdmin:output_type -> cairn.control.v1.NodeInfo
-	1,  // 18: cairn.control.v1.Control.InstallTopology:output_type -> cairn.control.v1.NodeInfo
-	1,  // 19: cairn.control.v1.Control.SetService:output_type -> cairn.control.v1.NodeInfo
-	8,  // 20: cairn.control.v1.Control.SnapshotShard:output_type -> cairn.control.v1.SnapshotShardReply
-	10, // 21: cairn.control.v1.Control.FetchSnapshot:output_type -> cairn.control.v1.SnapshotChunk
-	13, // 22: cairn.control.v1.Control.CopySnapshot:output_type -> cairn.control.v1.CopySnapshotReply
-	1,  // 23: cairn.control.v1.Control.RemoveSnapshot:output_type -> cairn.control.v1.NodeInfo
-	1,  // 24: cairn.control.v1.Control.Leave:output_type -> cairn.control.v1.NodeInfo
-	15, // [15:25] is the sub-list for method output_type
-	5,  // [5:15] is the sub-list for method input_type
+	5,  // 8: cairn.control.v1.Control.DropAdmin:input_type -> cairn.control.v1.DropAdminRequest
+	6,  // 9: cairn.control.v1.Control.InstallTopology:input_type -> cairn.control.v1.InstallTopologyRequest
+	7,  // 10: cairn.control.v1.Control.SetService:input_type -> cairn.control.v1.SetServiceRequest
+	8,  // 11: cairn.control.v1.Control.SnapshotShard:input_type -> cairn.control.v1.SnapshotShardRequest
+	10, // 12: cairn.control.v1.Control.FetchSnapshot:input_type -> cairn.control.v1.FetchSnapshotRequest
+	13, // 13: cairn.control.v1.Control.CopySnapshot:input_type -> cairn.control.v1.CopySnapshotRequest
+	15, // 14: cairn.control.v1.Control.RemoveSnapshot:input_type -> cairn.control.v1.RemoveSnapshotRequest
+	16, // 15: cairn.control.v1.Control.Leave:input_type -> cairn.control.v1.LeaveRequest
+	1,  // 16: cairn.control.v1.Control.Describe:output_type -> cairn.control.v1.NodeInfo
+	1,  // 17: cairn.control.v1.Control.Join:output_type -> cairn.control.v1.NodeInfo
+	1,  // 18: cairn.control.v1.Control.HostAdmin:output_type -> cairn.control.v1.NodeInfo
+	1,  // 19: cairn.control.v1.Control.DropAdmin:output_type -> cairn.control.v1.NodeInfo
+	1,  // 20: cairn.control.v1.Control.InstallTopology:output_type -> cairn.control.v1.NodeInfo
+	1,  // 21: cairn.control.v1.Control.SetService:output_type -> cairn.control.v1.NodeInfo
+	9,  // 22: cairn.control.v1.Control.SnapshotShard:output_type -> cairn.control.v1.SnapshotShardReply
+	11, // 23: cairn.control.v1.Control.FetchSnapshot:output_type -> cairn.control.v1.SnapshotChunk
+	14, // 24: cairn.control.v1.Control.CopySnapshot:output_type -> cairn.control.v1.CopySnapshotReply
+	1,  // 25: cairn.control.v1.Control.RemoveSnapshot:output_type -> cairn.control.v1.NodeInfo
+	1,  // 26: cairn.control.v1.Control.Leave:output_type -> cairn.control.v1.NodeInfo
+	16, // [16:27] is the sub-list for method output_type
+	5,  // [5:16] is the sub-list for method input_type
 	5,  // [5:5] is the sub-list for extension type_name
 	5,  // [5:5] is the sub-list for extension extendee
 	0,  // [0:5] is the sub-list for field type_name
@@ -1267,7 +1326,7 @@ func file_internal_admin_controlpb_control_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_internal_admin_controlpb_control_proto_rawDesc), len(file_internal_admin_controlpb_control_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   19,
+			NumMessages:   20,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -30,6 +30,7 @@ const (
 	Control_Describe_FullMethodName        = "/cairn.control.v1.Control/Describe"
 	Control_Join_FullMethodName            = "/cairn.control.v1.Control/Join"
 	Control_HostAdmin_FullMethodName       = "/cairn.control.v1.Control/HostAdmin"
+	Control_DropAdmin_FullMethodName       = "/cairn.control.v1.Control/DropAdmin"
 	Control_InstallTopology_FullMethodName = "/cairn.control.v1.Control/InstallTopology"
 	Control_SetService_FullMethodName      = "/cairn.control.v1.Control/SetService"
 	Control_SnapshotShard_FullMethodName   = "/cairn.control.v1.Control/SnapshotShard"
@@ -46,6 +47,11 @@ type ControlClient interface {
 	Describe(ctx context.Context, in *DescribeRequest, opts ...grpc.CallOption) (*NodeInfo, error)
 	Join(ctx context.Context, in *JoinRequest, opts ...grpc.CallOption) (*NodeInfo, error)
 	HostAdmin(ctx context.Context, in *HostAdminRequest, opts ...grpc.CallOption) (*NodeInfo, error)
+	// DropAdmin makes the node stop hosting an admin replica that plan
+	// remove-admin took out of the admin group: it closes the replica,
+	// records in membership.json that the node hosts no admin (so a restart
+	// does not bring it back), and deletes ROOT/admin.
+	DropAdmin(ctx context.Context, in *DropAdminRequest, opts ...grpc.CallOption) (*NodeInfo, error)
 	InstallTopology(ctx context.Context, in *InstallTopologyRequest, opts ...grpc.CallOption) (*NodeInfo, error)
 	SetService(ctx context.Context, in *SetServiceRequest, opts ...grpc.CallOption) (*NodeInfo, error)
 	SnapshotShard(ctx context.Context, in *SnapshotShardRequest, opts ...grpc.CallOption) (*SnapshotShardReply, error)
@@ -91,6 +97,16 @@ func (c *controlClient) HostAdmin(ctx context.Context, in *HostAdminRequest, opt
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(NodeInfo)
 	err := c.cc.Invoke(ctx, Control_HostAdmin_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *controlClient) DropAdmin(ctx context.Context, in *DropAdminRequest, opts ...grpc.CallOption) (*NodeInfo, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(NodeInfo)
+	err := c.cc.Invoke(ctx, Control_DropAdmin_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -183,6 +199,11 @@ type ControlServer interface {
 	Describe(context.Context, *DescribeRequest) (*NodeInfo, error)
 	Join(context.Context, *JoinRequest) (*NodeInfo, error)
 	HostAdmin(context.Context, *HostAdminRequest) (*NodeInfo, error)
+	// DropAdmin makes the node stop hosting an admin replica that plan
+	// remove-admin took out of the admin group: it closes the replica,
+	// records in membership.json that the node hosts no admin (so a restart
+	// does not bring it back), and deletes ROOT/admin.
+	DropAdmin(context.Context, *DropAdminRequest) (*NodeInfo, error)
 	InstallTopology(context.Context, *InstallTopologyRequest) (*NodeInfo, error)
 	SetService(context.Context, *SetServiceRequest) (*NodeInfo, error)
 	SnapshotShard(context.Context, *SnapshotShardRequest) (*SnapshotShardReply, error)
@@ -212,6 +233,9 @@ func (UnimplementedControlServer) Join(context.Context, *JoinRequest) (*NodeInfo
 }
 func (UnimplementedControlServer) HostAdmin(context.Context, *HostAdminRequest) (*NodeInfo, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method HostAdmin not implemented")
+}
+func (UnimplementedControlServer) DropAdmin(context.Context, *DropAdminRequest) (*NodeInfo, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method DropAdmin not implemented")
 }
 func (UnimplementedControlServer) InstallTopology(context.Context, *InstallTopologyRequest) (*NodeInfo, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method InstallTopology not implemented")
@@ -305,6 +329,24 @@ func _Control_HostAdmin_Handler(srv interface{}, ctx context.Context, dec func(i
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(ControlServer).HostAdmin(ctx, req.(*HostAdminRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Control_DropAdmin_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DropAdminRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ControlServer).DropAdmin(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Control_DropAdmin_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ControlServer).DropAdmin(ctx, req.(*DropAdminRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -446,6 +488,10 @@ var Control_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "HostAdmin",
 			Handler:    _Control_HostAdmin_Handler,
+		},
+		{
+			MethodName: "DropAdmin",
+			Handler:    _Control_DropAdmin_Handler,
 		},
 		{
 			MethodName: "InstallTopology",
