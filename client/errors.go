@@ -103,8 +103,13 @@ type Error struct {
 	// never retries such a write; read the record to find out.
 	MaybeApplied bool
 	Msg          string // the server's (or client's) message
+	// Shard is set when the operation ran out of replicas: no replica of
+	// this shard (e.g. "rg1") could serve it, and Msg says what each
+	// answered. Code and Kind are those of the last replica's failure.
+	Shard string
 
 	leaderNode uint64 // not_leader: the leader the node knows of (0: none)
+	noAnswer   bool   // a bounded attempt that the client cut: the node did not answer in time
 }
 
 func (e *Error) Error() string {

@@ -174,6 +174,7 @@ func (c *Client) callCluster(ctx context.Context, o options, rt route, fn attemp
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
 	avoid := make(map[topology.NodeID]bool)
+	seen := make(tried)
 	backoff := initialBackoff
 	var last *Error
 	pause, quick := false, 0
@@ -202,7 +203,7 @@ func (c *Client) callCluster(ctx context.Context, o options, rt route, fn attemp
 		}
 		if pause && last != nil {
 			if !sleep(ctx, &backoff) {
-				return last
+				return shardFailure(last, shard, reps, rt.leader, seen)
 			}
 			quick = 0
 		}
@@ -241,9 +242,13 @@ func (c *Client) callCluster(ctx context.Context, o options, rt route, fn attemp
 		}
 		e := convertError(err, rt.write, sent.Load())
 		last = e
+		seen[id] = e
 		quick++
 		switch classify(e, rt.write) {
 		case giveUp:
+			if e.Code == codes.DeadlineExceeded {
+				return shardFailure(e, shard, reps, rt.leader, seen)
+			}
 			return e
 		case followLeader:
 			avoid[id] = true
@@ -296,7 +301,7 @@ func (c *Client) attempt(ctx context.Context, rt route, sent *atomic.Bool, kv ca
 	// may report that before actx.Err() is visible here.
 	cut := actx.Err() != nil || (rt.bounded && (status.Code(err) == codes.DeadlineExceeded || status.Code(err) == codes.Canceled))
 	if err != nil && cut && ctx.Err() == nil {
-		return &Error{Code: codes.Unavailable, Action: ActionRetry,
+		return &Error{Code: codes.Unavailable, Action: ActionRetry, noAnswer: true,
 			Msg: fmt.Sprintf("node %d (%s) did not answer within %v", n.ID, n.Addr, share.Round(time.Millisecond))}
 	}
 	return err

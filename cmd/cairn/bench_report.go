@@ -150,6 +150,10 @@ func benchReport(args []string, stdout io.Writer) error {
 	if err := report.WriteFile(a.out, inputs, report.Options{Title: a.title}); err != nil {
 		return &exitError{code: exitcode.Failed, err: err}
 	}
-	_, err = fmt.Fprintf(stdout, "wrote %s from %d result files\n", a.out, len(inputs))
+	noun := "result files"
+	if len(inputs) == 1 {
+		noun = "result file"
+	}
+	_, err = fmt.Fprintf(stdout, "wrote %s from %d %s\n", a.out, len(inputs), noun)
 	return err
 }

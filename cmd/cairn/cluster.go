@@ -31,7 +31,7 @@ that disagree with the existing cluster. See 'cairn --help'.`,
   cairn cluster kill --root /tmp/cluster --node 1
   cairn cluster start --root /tmp/cluster --node 1
   cairn cluster stop --root /tmp/cluster`,
-		Args: cobra.NoArgs,
+		Args: noSubcommand,
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	c.AddCommand(clusterStartCmd(), clusterStopCmd(), clusterStatusCmd(), clusterKillCmd())

@@ -23,6 +23,13 @@ A key is written /major1/major2/-/minor1/minor2: the major path decides the
 partition, the minor path (after "-") orders records within it. Escape '%'
 and '/' inside a component as %25 and %2F.
 
+With --json every command prints one JSON document (scan and multi-get: one
+array) on stdout, also when the key is missing or a condition did not hold:
+get prints {"key", "found"} and, when found, "value" or "value_base64",
+"version" and "expiration"; put prints {"key", "done"} and "version" when
+done; delete prints {"key", "deleted"}. A value that is valid UTF-8 is given
+as the string "value"; any other value as "value_base64" (standard base64).
+
 Exit codes: 0 ok; 1 not found, not done, or another failure; 2 bad input
 (including a wrong --store); 3 unavailable: no node answered, timed out, or
 retryable. See 'cairn --help'.`,
@@ -36,7 +43,7 @@ retryable. See 'cairn --help'.`,
 			if args[0] == "help" {
 				return nil
 			}
-			return cli.Usagef("unknown command %q for 'cairn kv' (want put, get, delete, multi-get, scan or count)", args[0])
+			return cli.Usagef("%s", unknownCommand(cmd, args[0], "want put, get, delete, multi-get, scan or count"))
 		},
 		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 	}
@@ -45,7 +52,7 @@ retryable. See 'cairn --help'.`,
 	pf.StringVar(&g.Store, "store", g.Store, "store name; must match the store the nodes serve")
 	pf.DurationVar(&g.Timeout, "timeout", g.Timeout, "timeout per operation (per page for scans)")
 	pf.BoolVar(&g.JSON, "json", false, "print JSON")
-	pf.StringVar(&g.Durability, "durability", "", "write durability: sync, write_no_sync or no_sync, optionally ,REPLICA_POLICY (default write_no_sync,no_sync)")
+	pf.StringVar(&g.Durability, "durability", "", "write durability MASTER[,REPLICA]: the leader's and the replicas' sync policy, each sync, write_no_sync or no_sync (default write_no_sync,no_sync); how many replicas must acknowledge is --ack")
 	pf.StringVar(&g.Ack, "ack", "", "replica acks: all, simple_majority or none (default simple_majority)")
 	pf.StringVar(&g.Consistency, "consistency", "", "read consistency: absolute, none_required, time_lag=LAG or version=HEX (default none_required)")
 
@@ -130,7 +137,8 @@ func kvPutCmd(g *cli.Globals) *cobra.Command {
 
 With --if-absent, --if-present or --if-version the write is conditional; if
 the condition does not hold nothing is written, "not done" is printed to
-stderr and the exit code is 1. --ttl makes the record expire.`,
+stderr (with --json also {"key": KEY, "done": false} on stdout) and the exit
+code is 1. --ttl makes the record expire.`,
 		Example: `  cairn kv put /users/alice/-/email alice@example.com
   cairn kv put /users/alice/-/photo --file photo.jpg --ttl 24h
   echo -n hi | cairn kv put /greeting --file - --if-absent
@@ -158,8 +166,10 @@ func kvGetCmd(g *cli.Globals) *cobra.Command {
 		Use:   "get KEY",
 		Short: "Print a record's value",
 		Long: `Print the value stored under KEY, byte for byte (a newline is added only when
-stdout is a terminal). With --json print {"key", "value" or "value_base64",
-"version", "expiration"}. A missing key prints "not found" to stderr and exits 1.`,
+stdout is a terminal). With --json print {"key", "value" (UTF-8) or
+"value_base64" (any other bytes), "version", "expiration", "found": true}. A
+missing key prints "not found" to stderr (with --json also {"key": KEY,
+"found": false} on stdout) and exits 1.`,
 		Example: `  cairn kv get /users/alice/-/email
   cairn kv get /users/alice/-/photo > photo.jpg
   cairn kv --json --consistency absolute get /users/alice/-/email`,

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -81,9 +82,49 @@ Start a one-process store and use it:
 		SilenceErrors: true,
 		Version:       version,
 	}
-	root.AddCommand(newLiteCmd(), newKVCmd(), newSNCmd(), newBenchCmd(), newClusterCmd(), newAdminCmd())
+	root.AddCommand(newLiteCmd(), newKVCmd(), newSNCmd(), newBenchCmd(), newClusterCmd(), newAdminCmd(), newVersionCmd())
 	codeRunErrors(root)
 	return root
+}
+
+// newVersionCmd returns "cairn version", which prints what --version does.
+func newVersionCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version (as cairn --version does)",
+		Args:  noSubcommand,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			_, err := fmt.Fprintf(cmd.OutOrStdout(), "cairn version %s\n", version)
+			return err
+		},
+	}
+}
+
+// noSubcommand is cobra.NoArgs for a command that has subcommands (or is
+// one): an unknown word is reported with cobra's "did you mean" suggestions
+// (SuggestionsFor: names within two edits, or with the word as prefix).
+func noSubcommand(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	return &exitError{code: exitcode.Usage, err: errors.New(unknownCommand(cmd, args[0], ""))}
+}
+
+// unknownCommand is the message for word given where cmd wants one of its
+// subcommands: `unknown command "gte" for "cairn kv"`, then want (if not
+// empty) and cobra's suggestions, e.g. "; did you mean get?".
+func unknownCommand(cmd *cobra.Command, word, want string) string {
+	msg := fmt.Sprintf("unknown command %q for %q", word, cmd.CommandPath())
+	if want != "" {
+		msg += " (" + want + ")"
+	}
+	if cmd.SuggestionsMinimumDistance <= 0 {
+		cmd.SuggestionsMinimumDistance = 2 // cobra's default, which SuggestionsFor does not apply itself
+	}
+	if sugg := cmd.SuggestionsFor(word); len(sugg) > 0 {
+		msg += "; did you mean " + strings.Join(sugg, " or ") + "?"
+	}
+	return msg
 }
 
 // codeRunErrors gives every error that a command's RunE returns without an

@@ -37,7 +37,7 @@ cluster command starts these nodes itself.`,
 		Example: `  cairn sn init --root /var/cairn/sn1 --host 127.0.0.1 --port 5000 --capacity 2
   cairn sn start --root /var/cairn/sn1
   cairn sn --root /tmp/cluster/n1 --host 127.0.0.1 --port 5001   # a cairn cluster node`,
-		Args: cobra.NoArgs,
+		Args: noSubcommand,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg.Version = version
 			var err error

@@ -66,7 +66,7 @@ func checkAdminRemoval(target, self uint64, voters []uint64, infos map[uint64]*c
 		return nil
 	}
 	if len(voters) == 1 {
-		return usageError("the admin on %s is the store's only admin: without it the store cannot be administered. Deploy another admin first (plan deploy-admin -sn SN -wait), then remove this one", snName(target))
+		return failed("the admin on %s is the store's only admin: without it the store cannot be administered. Deploy another admin first (plan deploy-admin -sn SN -wait), then remove this one", snName(target))
 	}
 	if force {
 		return nil
@@ -116,7 +116,7 @@ func adminMajorityError(target string, rest []string, running, need int, down []
 		fmt.Fprintf(&b, ", or remove the down admin instead (%s)", strings.Join(alt, "; "))
 	}
 	fmt.Fprintf(&b, ", or add -force to remove the admin on %s anyway; the admin then runs no command until a majority of the admins left is up", target)
-	return usageError("%s", b.String())
+	return failed("%s", b.String())
 }
 
 // adminNames formats storage node ids as "sn1, sn2".
@@ -140,7 +140,7 @@ func removalKind(id uint64, members, voters, cleanup []uint64, infos map[uint64]
 	if slices.Contains(cleanup, id) || infos[id].GetAdmin() {
 		return false, nil
 	}
-	return false, usageError("there is no admin on %s; the admins are on %s (show admins lists them)", snName(id), adminNames(voters))
+	return false, notFound("there is no admin on %s; the admins are on %s (show admins lists them)", snName(id), adminNames(voters))
 }
 
 func (s *Service) planRemoveAdmin(ctx context.Context, a map[string]string) (*cairnpb.AdminReply, error) {

@@ -68,8 +68,8 @@ func TestCheckAdminRemoval(t *testing.T) {
 				}
 				return
 			}
-			if status.Code(err) != codes.InvalidArgument {
-				t.Fatalf("got %v, want InvalidArgument (exit 2)", err)
+			if status.Code(err) != codes.FailedPrecondition {
+				t.Fatalf("got %v, want FailedPrecondition (a refusal: exit 1)", err)
 			}
 			for _, w := range tc.want {
 				if !strings.Contains(status.Convert(err).Message(), w) {

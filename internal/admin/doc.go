@@ -17,6 +17,16 @@
 // campaigns with its old configuration but wins no vote (its log lacks its
 // removal), and the next plan remove-admin for it drops it.
 //
+// # Without a leader
+//
+// When no admin leader answers within a few seconds (noleader.go), ping,
+// verify configuration, show topology and show admins answer from this
+// replica's own copy of the metadata (a NONE_REQUIRED read, possibly
+// stale) and Describe calls to the storage nodes, under a first line that
+// says so; they report problems (exit 1). Every other command, plans and
+// all that change metadata, fails Unavailable naming the admins that do
+// not answer.
+//
 // # Metadata
 //
 // Meta (zones, storage nodes, pools, topology candidates, the deployed
@@ -54,6 +64,11 @@
 // replica that does not lead forwards commands to the leader.
 //
 // # Commands
+//
+// Errors follow one rule for exit codes (service.go): a malformed value or
+// a reference to something that does not exist is InvalidArgument (exit
+// 2), a valid command that could not be done is FailedPrecondition (exit
+// 1), no leader is Unavailable (exit 3).
 //
 // Commands (command.go) is the table of admin commands and their options,
 // shared by the shell (internal/shell), which checks a command line

@@ -67,8 +67,14 @@ func checkName(what, name string) error {
 }
 
 // loadConfigured loads the metadata and fails if configure has not run.
+// It reads linearizably on the leader, or this replica's copy when ctx is
+// marked by withLocalRead (a local command without a leader, noleader.go).
 func (s *Service) loadConfigured(ctx context.Context) (*Meta, error) {
-	m, _, err := s.store.load(ctx)
+	load := s.store.load
+	if isLocalRead(ctx) {
+		load = s.store.loadStale
+	}
+	m, _, err := load(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -132,14 +138,24 @@ func (s *Service) createPlan(ctx context.Context, name string, args map[string]s
 		return nil, err
 	}
 	s.kick()
-	text := fmt.Sprintf("Started plan %d. Use show plan -id %d to check status.\n\tTo wait for completion, use plan wait -id %d", p.ID, p.ID, p.ID)
+	return reply(planCreatedText(p, waiting, args["wait"] == "true"), planDoc(p, waiting, false))
+}
+
+// planCreatedText is the reply to a command that created plan p, which waits
+// for plan waiting (0: none). With -wait (waited) the shell waits itself,
+// so the reply does not tell how to wait.
+func planCreatedText(p *Plan, waiting int, waited bool) string {
+	howToWait := fmt.Sprintf("\n\tTo wait for completion, use plan wait -id %d", p.ID)
+	if waited {
+		howToWait = ""
+	}
 	switch {
 	case p.State == Pending:
-		text = fmt.Sprintf("Created plan %d (PENDING). Run it with plan execute -id %d", p.ID, p.ID)
+		return fmt.Sprintf("Created plan %d (PENDING). Run it with plan execute -id %d", p.ID, p.ID)
 	case waiting != 0:
-		text = fmt.Sprintf("Queued plan %d: it starts when plan %d finishes (plans run one at a time; see show plan -id %d).\n\tTo wait for completion, use plan wait -id %d", p.ID, waiting, waiting, p.ID)
+		return fmt.Sprintf("Queued plan %d: it starts when plan %d finishes (plans run one at a time; see show plan -id %d).%s", p.ID, waiting, waiting, howToWait)
 	}
-	return reply(text, planDoc(p, waiting, false))
+	return fmt.Sprintf("Started plan %d. Use show plan -id %d to check status.%s", p.ID, p.ID, howToWait)
 }
 
 func (s *Service) planDeployZone(ctx context.Context, a map[string]string) (*cairnpb.AdminReply, error) {
@@ -173,7 +189,7 @@ func (s *Service) planDeploySN(ctx context.Context, a map[string]string) (*cairn
 	var z *Zone
 	if a["znname"] != "" {
 		if z = m.zoneByName(a["znname"]); z == nil {
-			return nil, failed("there is no zone named %q; deploy it first (plan deploy-zone -name %s -rf 3 -wait) or see show zones", a["znname"], a["znname"])
+			return nil, notFound("there is no zone named %q; deploy it first (plan deploy-zone -name %s -rf 3 -wait) or see show zones", a["znname"], a["znname"])
 		}
 	} else {
 		id, err := parseID(a["zn"], "zn")
@@ -181,7 +197,7 @@ func (s *Service) planDeploySN(ctx context.Context, a map[string]string) (*cairn
 			return nil, usageError("-zn: %v", err)
 		}
 		if z = m.zoneByID(int(id)); z == nil {
-			return nil, failed("there is no zone %s; show zones lists the zones", zoneName(int(id)))
+			return nil, notFound("there is no zone %s; show zones lists the zones", zoneName(int(id)))
 		}
 	}
 	addr := a["host"] + ":" + a["port"]
@@ -209,7 +225,7 @@ func (s *Service) snArg(m *Meta, v string) (*SN, error) {
 	}
 	sn := m.sn(id)
 	if sn == nil {
-		return nil, failed("there is no storage node %s; deploy it with plan deploy-sn, or see ping", snName(id))
+		return nil, notFound("there is no storage node %s; deploy it with plan deploy-sn, or see ping", snName(id))
 	}
 	return sn, nil
 }
@@ -260,7 +276,11 @@ func (s *Service) planService(ctx context.Context, a map[string]string, run bool
 	}
 	sh, ok := m.Deployed.Shard(topologyShard(shard))
 	if !ok || !slices.Contains(sh.Replicas, topologyNode(sn)) {
-		return nil, failed("there is no service %s; show topology lists them", a["service"])
+		return nil, notFound("there is no service %s; show topology lists them", a["service"])
+	}
+	svc := serviceName(shard, sn)
+	if r, done := s.serviceUnchanged(ctx, m, svc, shard, sn, run); done {
+		return r, nil
 	}
 	verb, name := "stop", "stop-service"
 	if run {
@@ -278,6 +298,39 @@ func (s *Service) planService(ctx context.Context, a map[string]string, run bool
 	}
 	t := newTask("set-service", fmt.Sprintf("%s %s", verb, serviceName(shard, sn)), args)
 	return s.createPlan(ctx, name, a, []*Task{t}, nil)
+}
+
+// serviceUnchanged answers plan start-service for a replica that already
+// runs (not recorded stopped, and its node says it runs), and plan
+// stop-service for one already stopped (recorded stopped, and its node
+// does not answer or does not run it): no plan, "nothing_to_do" in the
+// JSON as for plan deploy-topology. done is false when a plan is needed.
+func (s *Service) serviceUnchanged(ctx context.Context, m *Meta, svc string, shard, sn uint64, run bool) (*cairnpb.AdminReply, bool) {
+	stopped := slices.Contains(m.Stopped, svc)
+	if run == !stopped {
+		var info *controlpb.NodeInfo
+		if node := m.sn(sn); node != nil {
+			info = s.describe(ctx, node.Addr())
+		}
+		st := shardState(info, shard)
+		if serviceDone(run, st, info != nil) {
+			state := map[bool]string{true: "running", false: "stopped"}[run]
+			r, err := reply(fmt.Sprintf("%s is already %s; nothing to do", svc, state),
+				map[string]any{"service": svc, "state": strings.ToUpper(state), "nothing_to_do": true})
+			return r, err == nil
+		}
+	}
+	return nil, false
+}
+
+// serviceDone reports whether a replica whose node reported st (answered:
+// whether the node answered at all) is already as plan start-service
+// (run) or stop-service would leave it.
+func serviceDone(run bool, st *controlpb.ShardState, answered bool) bool {
+	if run {
+		return st.GetRunning()
+	}
+	return !answered || !st.GetRunning()
 }
 
 func (s *Service) planRemoveSN(ctx context.Context, a map[string]string) (*cairnpb.AdminReply, error) {
@@ -304,7 +357,7 @@ func (s *Service) planByArg(m *Meta, a map[string]string) (*Plan, error) {
 	id, _ := strconv.Atoi(a["id"])
 	p := m.plan(id)
 	if p == nil {
-		return nil, failed("there is no plan %d; show plans lists them", id)
+		return nil, notFound("there is no plan %d; show plans lists them", id)
 	}
 	return p, nil
 }
@@ -463,7 +516,7 @@ func (s *Service) poolJoin(ctx context.Context, a map[string]string) (*cairnpb.A
 		}
 		p := m.pool(a["name"])
 		if p == nil {
-			return failed("there is no pool %s; create it with pool create -name %s", a["name"], a["name"])
+			return notFound("there is no pool %s; create it with pool create -name %s", a["name"], a["name"])
 		}
 		sn, err := s.snArg(m, a["sn"])
 		if err != nil {

@@ -2,11 +2,11 @@ package admin
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/cairndb/cairn/api/cairnpb"
 	"github.com/cairndb/cairn/internal/admin/controlpb"
@@ -112,36 +112,34 @@ func (s *Service) showTopology(ctx context.Context, _ map[string]string) (*cairn
 		return nil, failed("no topology is deployed yet: topology create, then plan deploy-topology")
 	}
 	infos := s.describeAll(ctx, m)
-	return reply(topologyText(m, m.Deployed, infos), m.Deployed)
+	doc, err := topologyDoc(m.Deployed)
+	if err != nil {
+		return nil, err
+	}
+	return reply(topologyText(m, m.Deployed, infos), doc)
+}
+
+// topologyDoc is show topology's JSON: the topology's own JSON, with its
+// sequence number under "topology_seq" as in ping's (the stored and
+// topology-file form keeps "seq").
+func topologyDoc(t *topology.Topology) (map[string]json.RawMessage, error) {
+	b, err := json.Marshal(t)
+	if err != nil {
+		return nil, err
+	}
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal(b, &doc); err != nil {
+		return nil, err
+	}
+	doc["topology_seq"] = doc["seq"]
+	delete(doc, "seq")
+	return doc, nil
 }
 
 // describeAll asks every deployed storage node about itself, in parallel,
 // 2 s each. Unreachable nodes are missing from the result.
 func (s *Service) describeAll(ctx context.Context, m *Meta) map[uint64]*controlpb.NodeInfo {
-	type res struct {
-		id   uint64
-		info *controlpb.NodeInfo
-	}
-	ch := make(chan res, len(m.SNs))
-	for _, sn := range m.SNs {
-		go func() {
-			dctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-			defer cancel()
-			info, err := s.control(sn.Addr()).Describe(dctx, &controlpb.DescribeRequest{})
-			if err != nil {
-				info = nil
-			}
-			ch <- res{sn.ID, info}
-		}()
-	}
-	out := make(map[uint64]*controlpb.NodeInfo)
-	for range m.SNs {
-		r := <-ch
-		if r.info != nil {
-			out[r.id] = r.info
-		}
-	}
-	return out
+	return s.describeSNs(ctx, m.SNs)
 }
 
 func (s *Service) showPools(ctx context.Context, _ map[string]string) (*cairnpb.AdminReply, error) {
@@ -215,6 +213,10 @@ func (s *Service) showAdmins(ctx context.Context, _ map[string]string) (*cairnpb
 	return reply(strings.Join(lines, "\n"), out)
 }
 
+// eventTime is how show events prints an event's time: RFC 3339 in UTC
+// with milliseconds, "2026-11-21T11:53:16.359Z".
+const eventTime = "2006-01-02T15:04:05.000Z07:00"
+
 func (s *Service) showEvents(ctx context.Context, a map[string]string) (*cairnpb.AdminReply, error) {
 	m, err := s.loadConfigured(ctx)
 	if err != nil {
@@ -230,7 +232,7 @@ func (s *Service) showEvents(ctx context.Context, a map[string]string) (*cairnpb
 	}
 	var lines []string
 	for _, e := range ev {
-		lines = append(lines, fmt.Sprintf("%s %4d %s", e.Time.Format("2006-01-02 15:04:05.000"), e.Seq, e.Text))
+		lines = append(lines, fmt.Sprintf("%s %4d %s", e.Time.UTC().Format(eventTime), e.Seq, e.Text))
 	}
 	return reply(strings.Join(lines, "\n"), nonNil(ev))
 }

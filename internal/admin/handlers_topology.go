@@ -66,7 +66,7 @@ func (s *Service) topologyCreate(ctx context.Context, a map[string]string) (*cai
 		}
 		p := m.pool(a["pool"])
 		if p == nil {
-			return failed("there is no pool %s; create it with pool create -name %s and add nodes with pool join", a["pool"], a["pool"])
+			return notFound("there is no pool %s; create it with pool create -name %s and add nodes with pool join", a["pool"], a["pool"])
 		}
 		nodes, zones, err := poolNodes(m, p)
 		if err != nil {
@@ -112,7 +112,7 @@ func (s *Service) candidateArg(ctx context.Context, name string) (*Meta, *Candid
 	}
 	c := m.candidate(name)
 	if c == nil {
-		return nil, nil, failed("there is no topology candidate %s; topology list shows them, topology create makes one", name)
+		return nil, nil, notFound("there is no topology candidate %s; topology list shows them, topology create makes one", name)
 	}
 	return m, c, nil
 }
@@ -146,7 +146,7 @@ func (s *Service) topologyValidate(ctx context.Context, a map[string]string) (*c
 	if a["name"] != "" {
 		c := m.candidate(a["name"])
 		if c == nil {
-			return nil, failed("there is no topology candidate %s; topology list shows them", a["name"])
+			return nil, notFound("there is no topology candidate %s; topology list shows them", a["name"])
 		}
 		t, what = c.Topology, "topology "+c.Name
 	}

@@ -85,8 +85,8 @@ type pingReport struct {
 	AdminStatus  string      `json:"admin_status"`
 	Shards       []pingShard `json:"shards"`
 	StorageNodes []pingNode  `json:"storage_nodes"`
-	// Problems is true when ping exits 1: a node does not answer, or a
-	// shard has no leader (read-only or offline).
+	// Problems is true when ping exits 1: a node does not answer, a
+	// shard has no leader (read-only or offline), or the admin has none.
 	Problems bool `json:"problems"`
 }
 
@@ -127,14 +127,33 @@ func shardState(info *controlpb.NodeInfo, shard uint64) *controlpb.ShardState {
 }
 
 // adminStatus is the admin group's health: healthy when every admin
-// answers, writable-degraded when some does not (ping runs on the admin
-// leader, so the admin always has a leader here).
+// answers, writable-degraded when some does not but the group has a
+// leader, read-only when it has none this admin can reach (it answers
+// from its own copy: noleader.go), offline when no admin but this one's
+// stale copy is left.
 func (s *Service) adminStatus(infos map[uint64]*controlpb.NodeInfo) string {
 	lead, _ := s.cfg.Replica.Leader()
-	for _, id := range s.cfg.Replica.Voters() {
-		if adminState(id, lead, s.cfg.Node, infos) == "UNREACHABLE" {
-			return writableDegraded
+	voters := s.cfg.Replica.Voters()
+	up := 0
+	for _, id := range voters {
+		if st := adminState(id, lead, s.cfg.Node, infos); st != "UNREACHABLE" && st != "NOT RUNNING" {
+			up++
 		}
+	}
+	return adminHealth(lead, s.cfg.Node, up, len(voters), infos)
+}
+
+// adminHealth judges an admin group of n voters with up answering, led by
+// lead (0: none) as seen from the admin on self.
+func adminHealth(lead, self uint64, up, n int, infos map[uint64]*controlpb.NodeInfo) string {
+	leaderUp := lead != 0 && (lead == self || infos[lead].GetAdmin())
+	switch {
+	case !leaderUp && up > 0:
+		return readOnly
+	case !leaderUp:
+		return offline
+	case up < n:
+		return writableDegraded
 	}
 	return healthy
 }
@@ -145,14 +164,12 @@ func (s *Service) adminStatus(infos map[uint64]*controlpb.NodeInfo) string {
 func adminState(id, leader, self uint64, infos map[uint64]*controlpb.NodeInfo) string {
 	info := infos[id]
 	switch {
+	case id != self && info == nil:
+		return "UNREACHABLE"
+	case id != self && !info.GetAdmin():
+		return "NOT RUNNING"
 	case id == leader:
 		return "RUNNING,MASTER"
-	case id == self:
-		return "RUNNING,REPLICA"
-	case info == nil:
-		return "UNREACHABLE"
-	case !info.GetAdmin():
-		return "NOT RUNNING"
 	}
 	return "RUNNING,REPLICA"
 }
@@ -192,7 +209,8 @@ func (s *Service) pingReportOf(m *Meta, infos map[uint64]*controlpb.NodeInfo) pi
 			r.Shards = append(r.Shards, p)
 		}
 	}
-	r.Problems = r.ShardStatus.ReadOnly > 0 || r.ShardStatus.Offline > 0 || len(infos) < len(m.SNs)
+	r.Problems = r.ShardStatus.ReadOnly > 0 || r.ShardStatus.Offline > 0 || len(infos) < len(m.SNs) ||
+		r.AdminStatus == readOnly || r.AdminStatus == offline
 	return r
 }
 
@@ -203,7 +221,8 @@ func pingText(m *Meta, r pingReport) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Pinging components of store %s based upon topology sequence #%d\n", r.Store, r.TopologySeq)
 	if m.Deployed != nil {
-		fmt.Fprintf(&b, "%d partitions and %d storage nodes\n", m.Deployed.Partitions, len(m.SNs))
+		fmt.Fprintf(&b, "%d %s and %d storage %s\n", m.Deployed.Partitions, plural(int(m.Deployed.Partitions), "partition", "partitions"),
+			len(m.SNs), plural(len(m.SNs), "node", "nodes"))
 	}
 	fmt.Fprintf(&b, "Shard Status: %s\n", r.ShardStatus)
 	fmt.Fprintf(&b, "Admin Status: %s\n", r.AdminStatus)

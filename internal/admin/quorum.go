@@ -113,5 +113,5 @@ func majorityError(target, shard string, running, replicas, need int, down []dow
 		fmt.Fprintf(&b, ". Add -force to stop %s anyway", target)
 	}
 	fmt.Fprintf(&b, "; %s then takes no writes until a majority of its replicas runs again", shard)
-	return usageError("%s", b.String())
+	return failed("%s", b.String())
 }

@@ -61,8 +61,8 @@ func TestCheckMajority(t *testing.T) {
 				}
 				return
 			}
-			if status.Code(err) != codes.InvalidArgument {
-				t.Fatalf("got %v, want an InvalidArgument error", err)
+			if status.Code(err) != codes.FailedPrecondition {
+				t.Fatalf("got %v, want a FailedPrecondition error (a refusal: exit 1)", err)
 			}
 			for _, w := range tc.want {
 				if !strings.Contains(err.Error(), w) {

@@ -58,6 +58,12 @@ type Service struct {
 
 	connMu sync.Mutex
 	conns  map[string]*grpc.ClientConn
+
+	// closeMu and closed guard the reads of the replica's engine made
+	// without a leader (noleader.go): Close sets closed under closeMu, so
+	// no such read runs once the caller may close the replica.
+	closeMu sync.RWMutex
+	closed  bool
 }
 
 // New starts a Service and its executor.
@@ -78,6 +84,9 @@ func New(cfg Config) *Service {
 // Close stops the executor and closes connections. The replica is the
 // caller's to close.
 func (s *Service) Close() {
+	s.closeMu.Lock()
+	s.closed = true
+	s.closeMu.Unlock()
 	close(s.stop)
 	s.wg.Wait()
 	s.connMu.Lock()
@@ -96,11 +105,28 @@ func reply(text string, v any) (*cairnpb.AdminReply, error) {
 	return &cairnpb.AdminReply{Text: text, Json: b}, nil
 }
 
-// usageError marks a bad command line; failed marks a precondition.
+// The admin's errors follow one rule for exit codes (internal/exitcode):
+//
+//   - usageError (InvalidArgument, exit 2): bad input the user must fix: a
+//     malformed value, or a reference to something that does not exist
+//     (notFound: a plan id, pool, storage node, service, zone, snapshot,
+//     topology candidate or admin).
+//   - failed (FailedPrecondition, exit 1): a valid command that could not
+//     be done now: the thing exists already, the store is in the wrong
+//     state, a safety check refused it (add -force), or a node it needs
+//     does not answer (plan deploy-sn to a port where none listens).
+//   - Unavailable (exit 3): no admin leader answers; retrying may help.
 func usageError(format string, args ...any) error {
 	return status.Errorf(codes.InvalidArgument, format, args...)
 }
 
+// notFound is a reference to something that does not exist: bad input,
+// the usage class (exit 2), like a malformed value.
+func notFound(format string, args ...any) error {
+	return usageError(format, args...)
+}
+
+// failed is a valid command that could not be done (exit 1).
 func failed(format string, args ...any) error {
 	return status.Errorf(codes.FailedPrecondition, format, args...)
 }
@@ -122,11 +148,16 @@ func (s *Service) Command(ctx context.Context, req *cairnpb.AdminRequest) (*cair
 		return nil, usageError("%v", err)
 	}
 	// The leader may be dead but not yet replaced: keep asking until a
-	// leader answers, for up to 15 s.
+	// leader answers, for up to 15 s (leaderWait for a local command,
+	// which then answers from this replica's copy: noleader.go).
+	local := localCommands[cmd.Name] && !req.GetForwarded()
 	deadline := time.Now().Add(15 * time.Second)
+	if local {
+		deadline = time.Now().Add(leaderWait)
+	}
 	for !s.cfg.Replica.IsLeader() {
 		if !s.awaitLeader(ctx) {
-			return nil, status.Error(codes.Unavailable, "admin: no admin leader is elected (a majority of the admins must be up); retry, or connect to another admin")
+			return s.withoutLeader(ctx, req, cmd, args, 0)
 		}
 		if s.cfg.Replica.IsLeader() {
 			break
@@ -134,7 +165,12 @@ func (s *Service) Command(ctx context.Context, req *cairnpb.AdminRequest) (*cair
 		if req.GetForwarded() {
 			return nil, status.Error(codes.Unavailable, "admin: leadership is moving; retry")
 		}
-		r, err := s.forward(ctx, req)
+		lead, _ := s.cfg.Replica.Leader()
+		r, err := s.forwardBounded(ctx, req, local)
+		unavailable := status.Code(err) == codes.Unavailable || status.Code(err) == codes.DeadlineExceeded
+		if local && unavailable && time.Now().After(deadline) && ctx.Err() == nil {
+			return s.withoutLeader(ctx, req, cmd, args, lead)
+		}
 		if status.Code(err) != codes.Unavailable || time.Now().After(deadline) || ctx.Err() != nil {
 			return r, err
 		}
@@ -171,9 +207,9 @@ func asStatus(err error) error {
 	return status.Error(codes.Internal, err.Error())
 }
 
-// awaitLeader waits up to 5 s for the admin group to have a leader.
+// awaitLeader waits up to leaderWait for the admin group to have a leader.
 func (s *Service) awaitLeader(ctx context.Context) bool {
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(leaderWait)
 	for {
 		if lead, _ := s.cfg.Replica.Leader(); lead != 0 {
 			return true
@@ -183,9 +219,22 @@ func (s *Service) awaitLeader(ctx context.Context) bool {
 		}
 		select {
 		case <-ctx.Done():
+		case <-s.stop:
+			return false
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
+}
+
+// forwardBounded forwards req to the leader; for a local command, for at
+// most leaderWait, so that a leader that does not answer is given up on.
+func (s *Service) forwardBounded(ctx context.Context, req *cairnpb.AdminRequest, local bool) (*cairnpb.AdminReply, error) {
+	if !local {
+		return s.forward(ctx, req)
+	}
+	fctx, cancel := context.WithTimeout(ctx, leaderWait)
+	defer cancel()
+	return s.forward(fctx, req)
 }
 
 func (s *Service) forward(ctx context.Context, req *cairnpb.AdminRequest) (*cairnpb.AdminReply, error) {

@@ -349,7 +349,7 @@ func (s *Service) snapshotRemove(ctx context.Context, a map[string]string) (*cai
 	}
 	i := slices.IndexFunc(m.Snapshots, func(x Snapshot) bool { return x.Name == name })
 	if i < 0 {
-		return nil, failed("there is no snapshot %s; snapshot list shows them", name)
+		return nil, notFound("there is no snapshot %s; snapshot list shows them", name)
 	}
 	left := slices.DeleteFunc(s.removeSnapshotFiles(ctx, m, name), func(c SnapshotCopy) bool { return !mayHold(m.Snapshots[i], c.SN) })
 	_, err = s.store.update(ctx, func(m *Meta) error {

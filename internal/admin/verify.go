@@ -55,25 +55,51 @@ func (s *Service) verify(ctx context.Context, _ map[string]string) (*cairnpb.Adm
 	}
 	s.verifyNodes(m, infos, &v)
 	s.verifyAdmins(m, infos, &v)
+	if isLocalRead(ctx) {
+		s.verifyNoLeader(infos, &v)
+	}
+	r, err := reply(verifyText(m, seq, len(infos), len(s.cfg.Replica.Voters()), &v), v.report())
+	if err == nil {
+		r.Problems = len(v.Violations) > 0
+	}
+	return r, err
+}
+
+// verifyText renders verify configuration's findings for store m at
+// topology sequence seq, of whose nodes reachable answered, with admins
+// admins. Its last line is always "Verification complete: N violations,
+// M warnings." (singular for 1).
+func verifyText(m *Meta, seq uint64, reachable, admins int, v *verification) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Verify: starting verification of store %s based upon topology sequence #%d\n", m.Store, seq)
-	fmt.Fprintf(&b, "%d storage nodes, %d reachable; %d admins\n", len(m.SNs), len(infos), len(s.cfg.Replica.Voters()))
+	fmt.Fprintf(&b, "%d storage %s, %d reachable; %d %s\n", len(m.SNs), plural(len(m.SNs), "node", "nodes"), reachable, admins, plural(admins, "admin", "admins"))
 	for _, f := range v.Violations {
 		fmt.Fprintf(&b, "Verify: violation %s: %s\n", f.Subject, f.Message)
 	}
 	for _, f := range v.Warnings {
 		fmt.Fprintf(&b, "Verify: warning   %s: %s\n", f.Subject, f.Message)
 	}
-	if len(v.Violations) == 0 {
-		fmt.Fprintf(&b, "Verification complete, no violations, %d warnings.", len(v.Warnings))
-	} else {
-		fmt.Fprintf(&b, "Verification complete, %d violations, %d warnings found.", len(v.Violations), len(v.Warnings))
+	fmt.Fprintf(&b, "Verification complete: %s, %s.", countOf(len(v.Violations), "violation"), countOf(len(v.Warnings), "warning"))
+	return b.String()
+}
+
+// countOf is "1 warning", "2 warnings", "0 warnings".
+func countOf(n int, what string) string {
+	return fmt.Sprintf("%d %s", n, plural(n, what, what+"s"))
+}
+
+// verifyNoLeader records, for a verify run without an admin leader
+// (noleader.go), that the store cannot be administered.
+func (s *Service) verifyNoLeader(infos map[uint64]*controlpb.NodeInfo, v *verification) {
+	voters := s.cfg.Replica.Voters()
+	up := 0
+	for _, id := range voters {
+		if adminRunning(id, s.cfg.Node, infos) {
+			up++
+		}
 	}
-	r, err := reply(b.String(), v.report())
-	if err == nil {
-		r.Problems = len(v.Violations) > 0
-	}
-	return r, err
+	v.violate("no-admin-leader", "admin", "no admin leader: %d of the %d admins run, and %d must to elect one; until then no plan runs and the metadata cannot change (start the admins' nodes with cairn sn start --root DIR)",
+		up, len(voters), len(voters)/2+1)
 }
 
 func (s *Service) verifyNodes(m *Meta, infos map[uint64]*controlpb.NodeInfo, v *verification) {
@@ -218,8 +244,8 @@ func (s *Service) verifyAdmins(m *Meta, infos map[uint64]*controlpb.NodeInfo, v 
 		if len(next) > 0 {
 			advice = strings.Join(next, "; ")
 		}
-		v.warn("admin-count", "admin", "%d admins under replication factor %d: if an admin's node fails the store keeps serving data, but cannot be administered until a majority of admins is back. For %d admins run: %s",
-			n, rf, max(rf, 3), advice)
+		v.warn("admin-count", "admin", "%s under replication factor %d: if an admin's node fails the store keeps serving data, but cannot be administered until a majority of admins is back. For %d admins run: %s",
+			countOf(n, "admin"), rf, max(rf, 3), advice)
 	}
 }
 

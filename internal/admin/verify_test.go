@@ -115,3 +115,28 @@ func TestVerifyJSON(t *testing.T) {
 		t.Errorf("got %s, want %s", b, want)
 	}
 }
+
+// TestVerifyTextLastLine: one shape, with singular and plural.
+func TestVerifyTextLastLine(t *testing.T) {
+	m, _ := threeNodeMeta(nil)
+	for _, tc := range []struct {
+		violations, warnings int
+		want                 string
+	}{
+		{0, 0, "Verification complete: 0 violations, 0 warnings."},
+		{0, 1, "Verification complete: 0 violations, 1 warning."},
+		{1, 2, "Verification complete: 1 violation, 2 warnings."},
+	} {
+		var v verification
+		for range tc.violations {
+			v.violate("r", "s", "m")
+		}
+		for range tc.warnings {
+			v.warn("r", "s", "m")
+		}
+		text := verifyText(m, 1, 3, 1, &v)
+		if !strings.HasSuffix(text, "\n"+tc.want) || !strings.Contains(text, "3 storage nodes, 3 reachable; 1 admin\n") {
+			t.Errorf("got:\n%s\nwant last line %q", text, tc.want)
+		}
+	}
+}

@@ -256,6 +256,9 @@ func NewConfig(phase Phase, workload string, p *Properties) (*Config, error) {
 		return nil, &UsageError{msg: "bench: " + strings.ReplaceAll(err.Error(), "\n", "\n  ")}
 	}
 	for _, kp := range knownProps {
+		if !kp.appliesTo(c.DB) {
+			continue // e.g. cairn.partitions of -db embedded in a -db cairn run's export
+		}
 		if v, ok := p.Get(kp.name); ok {
 			c.Properties[kp.name] = v
 		} else if kp.def != "" {

@@ -17,6 +17,17 @@ type prop struct {
 // knownProps is the allow-list. A property that is not here, or an alias
 // below, is an error naming the closest known name. Defaults are YCSB's
 // unless the help says otherwise.
+// appliesTo reports whether the property matters for a run with -db db:
+// a property whose help starts "-db X:" applies to X only. Exports and
+// reports record only the properties that apply.
+func (kp prop) appliesTo(db string) bool {
+	rest, ok := strings.CutPrefix(kp.help, "-db ")
+	if !ok {
+		return true
+	}
+	return strings.HasPrefix(rest, db+":")
+}
+
 var knownProps = []prop{
 	// YCSB client.
 	{"workload", "site.ycsb.workloads.CoreWorkload", "workload class; only CoreWorkload (site.ycsb or com.yahoo.ycsb) exists"},
@@ -45,7 +56,7 @@ var knownProps = []prop{
 	{"readallfields", "true", "reads read every field (true) or one (false)"},
 	{"readallfieldsbyname", "false", "name every field in a read of all fields"},
 	{"writeallfields", "false", "updates write every field (true) or one (false)"},
-	{"dataintegrity", "false", "values derived from key and field; every read verifies them (load with it too)"},
+	{"dataintegrity", "false", "values derived from key and field; every read verifies them (every load and run on the data set must use it too: a run without it writes random values that later checks report)"},
 	{"readproportion", "0.95", "fraction of operations that read"},
 	{"updateproportion", "0.05", "fraction of operations that update"},
 	{"insertproportion", "0", "fraction of operations that insert"},

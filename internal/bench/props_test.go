@@ -172,3 +172,31 @@ func TestWorkloadFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestConfigPropertiesForDB: the recorded properties (exported with the
+// results) leave out those of another -db, such as cairn.partitions, which
+// only -db embedded uses.
+func TestConfigPropertiesForDB(t *testing.T) {
+	for _, tc := range []struct {
+		db       string
+		has, not []string
+	}{
+		{"cairn", []string{"cairn.hosts", "cairn.conns", "cairn.store"}, []string{"cairn.partitions", "cairn.root"}},
+		{"embedded", []string{"cairn.partitions", "cairn.root", "cairn.store"}, []string{"cairn.hosts", "cairn.conns"}},
+	} {
+		c, err := config(t, PhaseRun, "-db", tc.db, "-p", "cairn.root=/tmp/x", "-p", "recordcount=10")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range tc.has {
+			if _, ok := c.Properties[n]; !ok {
+				t.Errorf("-db %s: %s not recorded", tc.db, n)
+			}
+		}
+		for _, n := range tc.not {
+			if v, ok := c.Properties[n]; ok {
+				t.Errorf("-db %s: %s=%s recorded; it does not apply", tc.db, n, v)
+			}
+		}
+	}
+}

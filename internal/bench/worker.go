@@ -349,31 +349,55 @@ func (k *worker) txReadModifyWrite() {
 // verifyRow is CoreWorkload.verifyRow: each returned field must equal its
 // deterministic value, and (stricter than YCSB) all wanted fields must be
 // there. It is measured as VERIFY with status OK, UNEXPECTED_STATE (wrong
-// data) or ERROR (no data), and counted in the integrity totals.
+// data) or ERROR (no data), and counted in the integrity totals. A failure
+// is logged with the field that differs (see verifyCells).
 func (k *worker) verifyRow(key []byte, cells []Field, readStatus Status, want int) Status {
 	st := k.now()
-	v := StatusOK
-	switch {
-	case len(cells) == 0:
-		v = StatusError
-	case want > 0 && len(cells) != want:
-		v = StatusUnexpectedState
-	default:
-		for _, c := range cells {
-			k.verBuf = appendDeterministic(k.verBuf[:0], key, c.Name, k.cfg.FieldLength)
-			if !bytes.Equal(k.verBuf, c.Value) {
-				v = StatusUnexpectedState
-				break
-			}
-		}
-	}
+	var v Status
+	var why string
+	v, why, k.verBuf = verifyCells(key, cells, want, k.cfg.FieldLength, k.verBuf)
 	en := k.now()
 	k.st.measureActual(opVerify, st, en)
 	k.st.report(opVerify, v)
 	k.st.checked++
 	if v != StatusOK {
 		k.st.mismatch++
-		k.log.printf("data integrity: record %s: %s (read returned %s, %d fields)", key, v, readStatus, len(cells))
+		k.log.printf("data integrity: record %s: %s (read returned %s, %d fields): %s", key, v, readStatus, len(cells), why)
 	}
 	return v
+}
+
+// shownBytes is how much of a field's expected and found values a
+// data-integrity message shows.
+const shownBytes = 24
+
+// verifyCells checks cells, the fields read for key, against their
+// deterministic values of length fieldLength (want > 0: that many fields
+// are expected). It returns the status, a sentence saying what differs
+// (e.g. `field field9 differs: expected "..." found "..."`, values cut to
+// shownBytes), and buf for reuse.
+func verifyCells(key []byte, cells []Field, want, fieldLength int, buf []byte) (Status, string, []byte) {
+	switch {
+	case len(cells) == 0:
+		return StatusError, "no fields came back", buf
+	case want > 0 && len(cells) != want:
+		return StatusUnexpectedState, fmt.Sprintf("%d fields came back, want %d", len(cells), want), buf
+	}
+	for _, c := range cells {
+		buf = appendDeterministic(buf[:0], key, c.Name, fieldLength)
+		if !bytes.Equal(buf, c.Value) {
+			return StatusUnexpectedState, fmt.Sprintf("field %s differs: expected %s found %s (was every earlier run on this data set run with dataintegrity=true?)",
+				c.Name, cut(buf), cut(c.Value)), buf
+		}
+	}
+	return StatusOK, "", buf
+}
+
+// cut shows b Go-quoted, its first shownBytes bytes and its length when
+// longer.
+func cut(b []byte) string {
+	if len(b) <= shownBytes {
+		return fmt.Sprintf("%q", b)
+	}
+	return fmt.Sprintf("%q... (%d bytes)", b[:shownBytes], len(b))
 }

@@ -97,14 +97,16 @@ func (kv *KV) Put(ctx context.Context, a PutArgs) error {
 	if err != nil {
 		return err
 	}
+	if kv.JSON {
+		if err := writeJSON(kv.Out, putJSON{Key: k.String(), Version: res.Version.String(), Done: res.Done}); err != nil {
+			return err
+		}
+	}
 	if !res.Done {
 		return ErrNotDone
 	}
 	if kv.JSON {
-		return writeJSON(kv.Out, struct {
-			Key     string `json:"key"`
-			Version string `json:"version"`
-		}{k.String(), res.Version.String()})
+		return nil
 	}
 	_, err = fmt.Fprintln(kv.Out, res.Version)
 	return err
@@ -121,11 +123,20 @@ func (kv *KV) Get(ctx context.Context, key string) error {
 	if err != nil {
 		return err
 	}
+	if kv.JSON {
+		doc := getJSON{RecordJSON: RecordJSON{Key: k.String()}, Found: found}
+		if found {
+			doc.RecordJSON = ToJSON(rec, false)
+		}
+		if err := writeJSON(kv.Out, doc); err != nil {
+			return err
+		}
+	}
 	if !found {
 		return ErrNotFound
 	}
 	if kv.JSON {
-		return writeJSON(kv.Out, ToJSON(rec, false))
+		return nil
 	}
 	if _, err := kv.Out.Write(rec.Value); err != nil {
 		return err
@@ -153,22 +164,43 @@ func (kv *KV) Delete(ctx context.Context, key, ifVersion string) error {
 		if res, err = kv.Client.DeleteIfVersion(ctx, k, match, client.WithReturn(client.ReturnVersion)); err != nil {
 			return err
 		}
-		if !res.Done && res.Previous != nil {
-			return ErrNotDone
-		}
 	} else if res, err = kv.Client.Delete(ctx, k); err != nil {
 		return err
 	}
-	if !res.Done {
+	if kv.JSON {
+		if err := writeJSON(kv.Out, deleteJSON{Key: k.String(), Deleted: res.Done}); err != nil {
+			return err
+		}
+	}
+	switch {
+	case !res.Done && res.Previous != nil:
+		return ErrNotDone // a record at another version
+	case !res.Done:
 		return ErrNotFound
 	}
-	if kv.JSON {
-		return writeJSON(kv.Out, struct {
-			Key     string `json:"key"`
-			Deleted bool   `json:"deleted"`
-		}{k.String(), true})
-	}
 	return nil
+}
+
+// getJSON is get's JSON document: the record, or just the key, and
+// whether it was found. It is printed for a missing key too.
+type getJSON struct {
+	RecordJSON
+	Found bool `json:"found"`
+}
+
+// putJSON is put's JSON document, printed whether or not a conditional
+// put was done; Version is empty when it was not.
+type putJSON struct {
+	Key     string `json:"key"`
+	Version string `json:"version,omitempty"`
+	Done    bool   `json:"done"`
+}
+
+// deleteJSON is delete's JSON document, printed whether or not a record
+// was deleted.
+type deleteJSON struct {
+	Key     string `json:"key"`
+	Deleted bool   `json:"deleted"`
 }
 
 // Selection is what multi-get, scan and count select under their parent.

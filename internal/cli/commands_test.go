@@ -256,3 +256,37 @@ func TestUnavailable(t *testing.T) {
 		t.Errorf("Open of a dead host: %v (exit %d)", err, ExitCode(err))
 	}
 }
+
+// TestJSONWhenNotFoundOrNotDone: with --json every command prints one JSON
+// document, also when the key is missing or the condition did not hold;
+// the error (exit code 1) stays.
+func TestJSONWhenNotFoundOrNotDone(t *testing.T) {
+	kv, out := startKV(t)
+	kv.JSON = true
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name string
+		run  func() error
+		want error
+		doc  string
+	}{
+		{"put", func() error { return kv.Put(ctx, PutArgs{Key: "/j", Value: "v", HasValue: true, IfAbsent: true}) }, nil, `"done":true`},
+		{"put not done", func() error { return kv.Put(ctx, PutArgs{Key: "/j", Value: "v", HasValue: true, IfAbsent: true}) },
+			ErrNotDone, `{"key":"/j","done":false}`},
+		{"get", func() error { return kv.Get(ctx, "/j") }, nil, `"value":"v",`},
+		{"get missing", func() error { return kv.Get(ctx, "/nope") }, ErrNotFound, `{"key":"/nope","found":false}`},
+		{"delete wrong version", func() error { return kv.Delete(ctx, "/j", "00000000000000000000000000000001") }, ErrNotDone, `{"key":"/j","deleted":false}`},
+		{"delete", func() error { return kv.Delete(ctx, "/j", "") }, nil, `{"key":"/j","deleted":true}`},
+		{"delete missing", func() error { return kv.Delete(ctx, "/j", "") }, ErrNotFound, `{"key":"/j","deleted":false}`},
+	} {
+		out.Reset()
+		err := tc.run()
+		var doc map[string]any
+		if !errors.Is(err, tc.want) || (tc.want == nil && err != nil) {
+			t.Errorf("%s: %v, want %v", tc.name, err, tc.want)
+		}
+		if jerr := json.Unmarshal(out.Bytes(), &doc); jerr != nil || !strings.Contains(out.String(), tc.doc) {
+			t.Errorf("%s printed %q (%v); want one JSON document with %s", tc.name, out.String(), jerr, tc.doc)
+		}
+	}
+}

@@ -93,7 +93,7 @@ func Explain(err error, storeFlag, hostsFlag string) string {
 		b.WriteString("; the write may or may not have been applied (read the key to find out)")
 	case ce.Kind == client.KindStoreMismatch:
 		b.WriteString(" (check " + storeFlag + ")")
-	case ce.Code == codes.Unavailable && ce.Kind == "":
+	case ce.Code == codes.Unavailable && ce.Kind == "" && ce.Shard == "":
 		b.WriteString(" (is the store running? check " + hostsFlag + ")")
 	}
 	return b.String()

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"strings"
 	"time"
 
@@ -22,7 +23,12 @@ func ParseSync(s string) (client.SyncPolicy, error) {
 	case "no_sync":
 		return client.NoSync, nil
 	}
-	return 0, Usagef("--durability: %q is not a sync policy (want sync, write_no_sync or no_sync)", s)
+	hint := ""
+	switch norm(s) {
+	case "all", "simple_majority", "majority", "none":
+		hint = fmt.Sprintf("; %s is an ack policy: give it with --ack %s", s, norm(s))
+	}
+	return 0, Usagef("--durability: %q is not a sync policy (want sync, write_no_sync or no_sync)%s", s, hint)
 }
 
 // ParseDurability reads --durability and --ack. durability is MASTER or

@@ -40,6 +40,16 @@ func TestParseDurability(t *testing.T) {
 	}
 }
 
+// TestParseDurabilityAckHint: an ack policy given as REPLICA is pointed to
+// --ack.
+func TestParseDurabilityAckHint(t *testing.T) {
+	_, err := ParseDurability("sync,all", "")
+	want := `--durability: "all" is not a sync policy (want sync, write_no_sync or no_sync); all is an ack policy: give it with --ack all`
+	if err == nil || err.Error() != want {
+		t.Errorf("ParseDurability(sync,all) = %v\nwant %s", err, want)
+	}
+}
+
 func TestParseConsistency(t *testing.T) {
 	for _, tc := range []struct {
 		in   string

@@ -3,6 +3,8 @@ package keys
 import (
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -47,8 +49,36 @@ type LimitError struct {
 	Seen  int
 }
 
+// Error reads as a sentence for the person who sent the key or value, e.g.
+// "value is 5,000,000 bytes; the store's limit is 4,194,304
+// (--max-value-bytes)". errors.Is(e, ErrLimit) holds.
 func (e *LimitError) Error() string {
-	return fmt.Sprintf("%s: %d exceeds %s %d", ErrLimit, e.Seen, e.Limit, e.Max)
+	what := "value is %s bytes"
+	switch e.Limit {
+	case "max-key-bytes":
+		what = "key is %s bytes"
+	case "max-components":
+		what = "key has %s components"
+	}
+	return fmt.Sprintf(what+"; the store's limit is %s (--%s)", grouped(e.Seen), grouped(e.Max), e.Limit)
+}
+
+// grouped formats n with a comma between groups of three digits: 4,194,304.
+func grouped(n int) string {
+	s := strconv.Itoa(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
 }
 
 func (e *LimitError) Unwrap() error { return ErrLimit }

@@ -2,7 +2,6 @@ package keys
 
 import (
 	"errors"
-	"strconv"
 	"strings"
 	"testing"
 )
@@ -25,9 +24,30 @@ func checkLimitError(t *testing.T, what string, err error, limit string, max, se
 		t.Errorf("%s: error %v does not wrap ErrLimit", what, err)
 	}
 	msg := err.Error()
-	for _, s := range []string{limit, strconv.Itoa(max), strconv.Itoa(seen)} {
+	for _, s := range []string{"--" + limit, grouped(max), grouped(seen)} {
 		if !strings.Contains(msg, s) {
 			t.Errorf("%s: message %q does not mention %q", what, msg, s)
+		}
+	}
+}
+
+func TestLimitErrorMessage(t *testing.T) {
+	for _, tc := range []struct {
+		err  LimitError
+		want string
+	}{
+		{LimitError{"max-value-bytes", 4194304, 5000000}, "value is 5,000,000 bytes; the store's limit is 4,194,304 (--max-value-bytes)"},
+		{LimitError{"max-key-bytes", 10240, 10241}, "key is 10,241 bytes; the store's limit is 10,240 (--max-key-bytes)"},
+		{LimitError{"max-components", 64, 65}, "key has 65 components; the store's limit is 64 (--max-components)"},
+		{LimitError{"max-value-bytes", 5, 999}, "value is 999 bytes; the store's limit is 5 (--max-value-bytes)"},
+	} {
+		if got := tc.err.Error(); got != tc.want {
+			t.Errorf("%+v: %q, want %q", tc.err, got, tc.want)
+		}
+	}
+	for n, want := range map[int]string{0: "0", 100: "100", 1000: "1,000", 123456: "123,456", 1234567: "1,234,567", -1234: "-1,234"} {
+		if got := grouped(n); got != want {
+			t.Errorf("grouped(%d) = %q, want %q", n, got, want)
 		}
 	}
 }

@@ -126,6 +126,8 @@ type Lite struct {
 }
 
 // StartLite opens (or creates) the store under cfg.Root and starts serving.
+// It binds its port first, so a port in use leaves a new root untouched
+// (no store is created that a retry with other flags would then refuse).
 // It returns once the listener is bound, so Addr is reachable.
 func StartLite(ctx context.Context, cfg LiteConfig) (*Lite, error) {
 	if cfg.Logger == nil {
@@ -134,21 +136,30 @@ func StartLite(ctx context.Context, cfg LiteConfig) (*Lite, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	addr := net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port))
+	lis, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", addr, err)
+	}
 	sc := storage.DefaultConfig(filepath.Join(cfg.Root, "data"))
 	sc.CacheBytes, sc.MinFreeBytes, sc.Logger = cfg.CacheBytes, cfg.MinFreeBytes, cfg.Logger
 	e, err := storage.Open(sc)
 	if err != nil {
+		_ = lis.Close()
 		return nil, err
 	}
 	setGCPercent(cfg.GCPercent)
-	n := &Lite{cfg: cfg, log: cfg.Logger, engine: e, served: make(chan error, 1)}
+	n := &Lite{cfg: cfg, log: cfg.Logger, engine: e, lis: lis, served: make(chan error, 1)}
 	if err := n.start(); err != nil {
 		n.shutdown()
+		_ = lis.Close() // never served: grpc did not take it over
 		return nil, err
 	}
 	return n, nil
 }
 
+// start creates or opens the store's identity and replica, and serves
+// n.lis (bound by StartLite).
 func (n *Lite) start() error {
 	meta, err := n.engine.Init(n.cfg.Store, n.cfg.Partitions)
 	if err != nil {
@@ -167,10 +178,6 @@ func (n *Lite) start() error {
 	srv, err := server.New(n.replica, scfg)
 	if err != nil {
 		return err
-	}
-	addr := net.JoinHostPort(n.cfg.Host, strconv.Itoa(n.cfg.Port))
-	if n.lis, err = net.Listen("tcp", addr); err != nil {
-		return fmt.Errorf("listen on %s: %w", addr, err)
 	}
 	n.grpc = grpc.NewServer(grpc.MaxRecvMsgSize(64<<20), grpc.MaxSendMsgSize(64<<20),
 		grpc.NumStreamWorkers(uint32(n.cfg.StreamWorkers)))

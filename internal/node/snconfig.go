@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"time"
 )
 
@@ -71,14 +72,52 @@ func validHostname(h string) bool {
 	return true
 }
 
-// ErrInitConflict is returned by WriteInit when the root already holds a
-// different config.
+// ErrInitConflict is returned by WriteInit, in an *InitConflictError, when
+// the root already holds a different config.
 var ErrInitConflict = errors.New("node: the root already holds a different storage node config")
+
+// InitConflictError is the ErrInitConflict that WriteInit returns: it
+// names the file and each setting that differs.
+type InitConflictError struct {
+	Path  string   // the existing ROOT/config.json
+	Diffs []string // e.g. "capacity: 2 in the file, 4 given"
+}
+
+func (e *InitConflictError) Error() string {
+	return fmt.Sprintf("%s already holds a different storage node config: %s; "+
+		"run cairn sn init with the file's values, use another root, or delete the file if this node was never deployed",
+		e.Path, strings.Join(e.Diffs, "; "))
+}
+
+// Unwrap returns ErrInitConflict.
+func (e *InitConflictError) Unwrap() error { return ErrInitConflict }
+
+// initDiffs names the settings in which given differs from the file's
+// config old, as "NAME: OLD in the file, NEW given", by flag name.
+func initDiffs(old, given InitConfig) []string {
+	var out []string
+	diff := func(name string, o, g any) {
+		if !reflect.DeepEqual(o, g) {
+			out = append(out, fmt.Sprintf("%s: %v in the file, %v given", name, o, g))
+		}
+	}
+	dirs := func(d []string) string {
+		if len(d) == 0 {
+			return "none (ROOT/data)"
+		}
+		return strings.Join(d, ",")
+	}
+	diff("host", old.Host, given.Host)
+	diff("port", old.Port, given.Port)
+	diff("capacity", old.Capacity, given.Capacity)
+	diff("storagedir", dirs(old.StorageDirs), dirs(given.StorageDirs))
+	return out
+}
 
 // WriteInit writes cfg (with a fresh uid) into root, creating it. If root
 // already holds a config with the same host, port, capacity and storage
 // dirs it is kept and returned (existed=true); a different one is refused
-// with ErrInitConflict.
+// with an *InitConflictError (errors.Is ErrInitConflict).
 func WriteInit(root string, cfg InitConfig) (out InitConfig, existed bool, err error) {
 	if err := cfg.Validate(); err != nil {
 		return cfg, false, err
@@ -88,11 +127,11 @@ func WriteInit(root string, cfg InitConfig) (out InitConfig, existed bool, err e
 	}
 	path := filepath.Join(root, InitFile)
 	if old, err := LoadInit(root); err == nil {
-		if old.Host == cfg.Host && old.Port == cfg.Port && old.Capacity == cfg.Capacity && reflect.DeepEqual(old.StorageDirs, cfg.StorageDirs) {
+		diffs := initDiffs(old, cfg)
+		if len(diffs) == 0 {
 			return old, true, nil
 		}
-		return old, true, fmt.Errorf("%w: %s says host %s port %d capacity %d storagedirs %v; use another root, or delete the file if this node was never deployed",
-			ErrInitConflict, path, old.Host, old.Port, old.Capacity, old.StorageDirs)
+		return old, true, &InitConflictError{Path: path, Diffs: diffs}
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return cfg, false, err
 	}

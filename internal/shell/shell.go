@@ -102,6 +102,22 @@ func failure(err error) status {
 	return status{code: exitcode.Of(err), msg: admin.Message(err)}
 }
 
+// reachTimeout bounds the interactive shell's first ping (warnUnreachable).
+const reachTimeout = 2 * time.Second
+
+// warnUnreachable pings the admin once and, when no node answers or the
+// node has no admin service, prints a warning line on Err, so a wrong host
+// or port shows before the first command is typed. A slow answer (the
+// admin has no leader yet) is not waited for, and not warned about.
+func (s *Shell) warnUnreachable(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, reachTimeout)
+	defer cancel()
+	_, err := s.Caller.Call(ctx, "ping", nil)
+	if errors.Is(err, admin.ErrUnreachable) || grpcstatus.Code(err) == codes.Unimplemented {
+		fmt.Fprintf(s.Err, "Warning: %s\nAdmin commands will fail until this is fixed (check -host and -port); exit or Ctrl-D to leave.\n", admin.Message(err))
+	}
+}
+
 // RunCommand runs one command given as words (already split, as by the
 // operating system's shell) and returns its exit code.
 func (s *Shell) RunCommand(ctx context.Context, words []string) int {

@@ -169,6 +169,20 @@ func TestWaitNothingToDo(t *testing.T) {
 	}
 }
 
+// TestWaitServiceAlreadyRunning: plan start-service of a running replica
+// creates no plan; with -wait it prints the reply once and exits 0.
+func TestWaitServiceAlreadyRunning(t *testing.T) {
+	fake := &fakeAdmin{answer: func(int, string, map[string]string) (*cairnpb.AdminReply, error) {
+		return &cairnpb.AdminReply{Text: "rg1-rn1 is already running; nothing to do",
+			Json: []byte(`{"service": "rg1-rn1", "state": "RUNNING", "nothing_to_do": true}`)}, nil
+	}}
+	sh, out, errw := newShell(fake)
+	if code := sh.RunCommand(context.Background(), []string{"plan", "start-service", "-service", "rg1-rn1", "-wait"}); code != ExitOK ||
+		out.String() != "rg1-rn1 is already running; nothing to do\n" || errw.Len() != 0 || len(fake.calls) != 1 {
+		t.Errorf("exit %d after %v, stdout %q, stderr %q; want 0 after one call", code, fake.calls, out, errw)
+	}
+}
+
 func TestWaitJSON(t *testing.T) {
 	sh, out, errw := newShell(planAdmin(nil, "RUNNING", "CANCELED"))
 	sh.JSON = true

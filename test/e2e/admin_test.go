@@ -203,7 +203,7 @@ func TestWhitePaperDeploymentSurvivesAdminLeaderKill(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("deploy script (after deploy-topology): exit %d\n%s\n%s\nlast verify:\n%s", code, out, errOut, lastOut)
 	}
-	for _, want := range []string{"numPartitions=100", "shard=[rg1] num partitions=50", "shard=[rg2] num partitions=50", "no violations"} {
+	for _, want := range []string{"numPartitions=100", "shard=[rg1] num partitions=50", "shard=[rg2] num partitions=50", "0 violations"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("script output lacks %q:\n%s", want, out)
 		}

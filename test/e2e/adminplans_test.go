@@ -136,7 +136,7 @@ func TestAdminStopServiceKeepsMajority(t *testing.T) {
 	}
 
 	// Stopping a second replica of rg1 would leave one of three.
-	planAdmin(t, nodes[0], 2, []string{
+	planAdmin(t, nodes[0], 1, []string{
 		"stopping " + stopY + " would leave shard rg1 with 1 of its 3 replicas running, fewer than the 2 it needs",
 		stopX + " (stopped by plan stop-service)", "plan start-service -service " + stopX, "add -force"},
 		"plan", "stop-service", "-service", stopY)
@@ -171,7 +171,7 @@ func TestAdminPlanQueueAndInterrupt(t *testing.T) {
 	nodes := deployWhitePaper(t)
 	nodes[2].kill()
 	// With sn3 down, a replica of rg1 on another node may not stop.
-	planAdmin(t, nodes[0], 2, []string{"rg1-rn3 (its node sn3 does not answer)", "start sn3 with cairn sn start", "-force"},
+	planAdmin(t, nodes[0], 1, []string{"rg1-rn3 (its node sn3 does not answer)", "start sn3 with cairn sn start", "-force"},
 		"plan", "stop-service", "-service", "rg1-rn1")
 
 	first := startPlanJSON(t, nodes[0], "plan", "start-service", "-service", "rg1-rn3") // retries: sn3 is down

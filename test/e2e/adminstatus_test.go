@@ -94,7 +94,7 @@ func TestAdminHealthReports(t *testing.T) {
 	for _, sn := range nodes[1:] {
 		sn.start(t)
 	}
-	awaitAdmin(t, sn1, []string{"no violations"}, "verify", "configuration")
+	awaitAdmin(t, sn1, []string{"0 violations"}, "verify", "configuration")
 
 	// Three admins, then one node down: its admin is UNREACHABLE, every
 	// shard writable-degraded, and ping exits 1.
@@ -163,7 +163,7 @@ func TestAdminTopologyOverDeployedStore(t *testing.T) {
 	checkAdmin(t, sn1, 0, []string{"sequence=1"}, "show", "topology")
 
 	checkAdmin(t, sn1, 2, []string{"-partitions 50: " + fixed}, "topology", "create", "-name", "P50", "-pool", "MyPool", "-partitions", "50")
-	checkAdmin(t, sn1, 1, []string{"no topology candidate P50"}, "topology", "view", "-name", "P50")
+	checkAdmin(t, sn1, 2, []string{"no topology candidate P50"}, "topology", "view", "-name", "P50")
 	checkAdmin(t, sn1, 1, []string{"topology Early has 60 partitions and cannot be deployed: " + fixed}, "topology", "preview", "-name", "Early")
 	checkAdmin(t, sn1, 1, []string{"topology Early has 60 partitions and cannot be deployed: " + fixed}, "plan", "deploy-topology", "-name", "Early", "-wait")
 	out := checkAdmin(t, sn1, 0, nil, "show", "plans")

@@ -133,11 +133,11 @@ func TestBadInputOverWire(t *testing.T) {
 		{"key_too_large", func(ctx context.Context) error {
 			return put(ctx, c, key([]string{"big"}, strings.Repeat("k", int(maxKey))), []byte("v"), 0)
 		}, want{code: codes.InvalidArgument, kind: "limit_exceeded", limit: "max-key-bytes", max: maxKey, seen: maxKey + 3,
-			contains: []string{"max-key-bytes", strconv.FormatInt(maxKey, 10), strconv.FormatInt(maxKey+3, 10)}}},
+			contains: []string{"key is " + commas(maxKey+3) + " bytes; the store's limit is " + commas(maxKey) + " (--max-key-bytes)"}}},
 		{"value_too_large", func(ctx context.Context) error {
 			return put(ctx, c, okKey, make([]byte, maxValue+1), 0)
 		}, want{code: codes.InvalidArgument, kind: "limit_exceeded", limit: "max-value-bytes", max: maxValue, seen: maxValue + 1,
-			contains: []string{"max-value-bytes", strconv.FormatInt(maxValue, 10), strconv.FormatInt(maxValue+1, 10)}}},
+			contains: []string{"value is " + commas(maxValue+1) + " bytes; the store's limit is " + commas(maxValue) + " (--max-value-bytes)"}}},
 		{"too_many_components", func(ctx context.Context) error {
 			minor := make([]string, 64)
 			for i := range minor {
@@ -297,4 +297,14 @@ func TestBadInputOverWire(t *testing.T) {
 			t.Errorf("%v exists: the rejected execute wrote it", k)
 		}
 	}
+}
+
+// commas writes n (not negative) with a comma between groups of three
+// digits, as limit messages do: 4,194,304.
+func commas(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }

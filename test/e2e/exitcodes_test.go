@@ -1,6 +1,9 @@
 package e2e
 
 import (
+	"encoding/json"
+	"net"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -22,6 +25,12 @@ func TestExitCodes(t *testing.T) {
 	fresh := sns[0].addr()
 	dead := "127.0.0.1:" + strconv.Itoa(freePort(t))
 	deadPort := strings.TrimPrefix(dead, "127.0.0.1:")
+	bigFile := filepath.Join(t.TempDir(), "big")
+	if err := os.WriteFile(bigFile, make([]byte, 4<<20+1), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	snRoot := t.TempDir()
+	mustCairn(t, "sn", "init", "--root", snRoot, "--port", "5000", "--capacity", "2")
 	bench := func(hosts string, props ...string) []string {
 		args := []string{"bench", "run", "-p", "cairn.hosts=" + hosts, "-p", "recordcount=10", "-p", "operationcount=10"}
 		for _, p := range props {
@@ -44,6 +53,14 @@ func TestExitCodes(t *testing.T) {
 		{"cluster status without a cluster", []string{"cluster", "status", "--root", t.TempDir()}, 1, "cairn cluster start", ""},
 
 		{"unknown subcommand", []string{"frobnicate"}, 2, `unknown command "frobnicate"`, ""},
+		{"kv typo suggests", []string{"kv", "--hosts", l.addr, "gte", "/e/-/k"}, 2, "did you mean get?", ""},
+		{"sn typo suggests", []string{"sn", "strat"}, 2, "did you mean start?", ""},
+		{"cluster typo suggests", []string{"cluster", "stpo"}, 2, "did you mean stop?", ""},
+		{"version", []string{"version"}, 0, "", ""},
+		{"kv value over the limit", []string{"kv", "--hosts", l.addr, "put", "/e/-/big", "--file", bigFile}, 2,
+			"cairn kv: value is 4,194,305 bytes; the store's limit is 4,194,304 (--max-value-bytes)", "keys:"},
+		{"sn init conflict", []string{"sn", "init", "--root", snRoot, "--port", "5000", "--capacity", "4"}, 2,
+			"capacity: 2 in the file, 4 given", "node:"},
 		{"kv unknown flag", []string{"kv", "--colour", "get", "/a"}, 2, "unknown flag", ""},
 		{"kv malformed key", []string{"kv", "--hosts", l.addr, "get", "nokey"}, 2, "cairn kv: ", ""},
 		{"kv wrong store", []string{"kv", "--hosts", l.addr, "--store", "wrong", "get", "/e/-/k"}, 2, "check --store", ""},
@@ -75,5 +92,48 @@ func TestExitCodes(t *testing.T) {
 					strings.Join(tc.args, " "), code, tc.code, tc.want, tc.not, out, errOut)
 			}
 		})
+	}
+}
+
+// TestKVJSONAlwaysPrints: with --json, a missing key and a conditional put
+// that is not done still print one JSON document on stdout, and exit 1.
+func TestKVJSONAlwaysPrints(t *testing.T) {
+	l := startLite(t, t.TempDir())
+	mustCairn(t, "kv", "--hosts", l.addr, "put", "/j/-/k", "v")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"get", "/j/-/missing"}, `{"key":"/j/-/missing","found":false}`},
+		{[]string{"put", "/j/-/k", "w", "--if-absent"}, `{"key":"/j/-/k","done":false}`},
+	} {
+		args := append([]string{"kv", "--hosts", l.addr, "--json"}, tc.args...)
+		code, out, errOut := runCairn(t, args...)
+		var doc map[string]any
+		if code != 1 || strings.TrimSpace(out) != tc.want || json.Unmarshal([]byte(out), &doc) != nil {
+			t.Errorf("cairn %s: exit %d, stdout %q (stderr %q); want exit 1 and %s",
+				strings.Join(args, " "), code, out, errOut, tc.want)
+		}
+	}
+}
+
+// TestLiteBindFailureLeavesRootUnused: a lite whose port is taken exits
+// before it creates its store, so a retry with another store name and port
+// works.
+func TestLiteBindFailureLeavesRootUnused(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	root := t.TempDir()
+	port := strings.TrimPrefix(busy.Addr().String(), "127.0.0.1:")
+	code, errOut := runFailing(t, "lite on a busy port", "lite", "--root", root, "--port", port)
+	if code != 1 || !strings.Contains(errOut, "address already in use") {
+		t.Fatalf("lite on a busy port: exit %d, stderr %q; want 1 and address already in use", code, errOut)
+	}
+	l := startLiteOpts(t, root, liteOpts{store: "other"})
+	if l.store != "other" {
+		t.Errorf("retry serves store %q, want other", l.store)
 	}
 }
