@@ -80,7 +80,7 @@ func (f *fakeKV) StoreScan(ctx context.Context, r *cairnpb.StoreScanRequest) (*c
 }
 
 // serveFake serves f on a free 127.0.0.1 port until the test ends.
-func serveFake(t *testing.T, f *fakeKV) (addr string, srv *grpc.Server) {
+func serveFake(t testing.TB, f *fakeKV) (addr string, srv *grpc.Server) {
 	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -105,7 +105,7 @@ func deadAddr(t *testing.T) string {
 	return addr
 }
 
-func openFake(t *testing.T, hosts ...string) *Client {
+func openFake(t testing.TB, hosts ...string) *Client {
 	t.Helper()
 	c, err := Open(context.Background(), Config{Hosts: hosts, Store: "kvstore"})
 	if err != nil {

@@ -174,7 +174,7 @@ func (c *Client) callCluster(ctx context.Context, o options, rt route, fn attemp
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
 	avoid := make(map[topology.NodeID]bool)
-	seen := make(tried)
+	var seen tried // made on the first failure: success allocates nothing for it
 	backoff := initialBackoff
 	var last *Error
 	pause, quick := false, 0
@@ -242,6 +242,9 @@ func (c *Client) callCluster(ctx context.Context, o options, rt route, fn attemp
 		}
 		e := convertError(err, rt.write, sent.Load())
 		last = e
+		if seen == nil {
+			seen = make(tried, len(reps))
+		}
 		seen[id] = e
 		quick++
 		switch classify(e, rt.write) {

@@ -100,7 +100,7 @@ func TestClassify(t *testing.T) {
 // not the leader answers writes and ABSOLUTE reads with not_leader, naming
 // the leader as a real node would.
 type fakeCluster struct {
-	t     *testing.T
+	t     testing.TB
 	topo  atomic.Pointer[topology.Topology]
 	kvs   map[topology.NodeID]*fakeKV // the live nodes
 	addrs map[topology.NodeID]string
@@ -111,7 +111,7 @@ type fakeCluster struct {
 
 // newFakeCluster starts n fake nodes holding shards shards; the nodes in
 // down get the address given there instead of a fake.
-func newFakeCluster(t *testing.T, n, shards int, down map[topology.NodeID]string) *fakeCluster {
+func newFakeCluster(t testing.TB, n, shards int, down map[topology.NodeID]string) *fakeCluster {
 	fc := &fakeCluster{t: t, kvs: map[topology.NodeID]*fakeKV{}, addrs: map[topology.NodeID]string{},
 		lead: map[topology.ShardID]topology.NodeID{}, hint: map[topology.ShardID]topology.NodeID{}}
 	var nodes []topology.Node
@@ -605,5 +605,37 @@ func TestRouteStoppedReplicaTriesAnother(t *testing.T) {
 	}
 	if n := fc.kvs[1].calls.Load(); n != 1 {
 		t.Errorf("%d requests to the stopped replica, want 1", n)
+	}
+}
+
+// BenchmarkCallCluster measures callCluster's own work on the success path
+// (routing, pool lookup, header): the attempt answers at once, with no RPC.
+func BenchmarkCallCluster(b *testing.B) {
+	fc := newFakeCluster(b, 3, 1, nil)
+	c := fc.open(1)
+	ctx := context.Background()
+	o := c.cfg.resolve(nil)
+	rt := writeRoute([]string{"a"})
+	ok := func(context.Context, cairnpb.KVClient, *cairnpb.RequestHeader) error { return nil }
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := c.callCluster(ctx, o, rt, ok); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkGetCluster is a Get against a three-node fake cluster over
+// loopback gRPC.
+func BenchmarkGetCluster(b *testing.B) {
+	fc := newFakeCluster(b, 3, 1, nil)
+	c := fc.open(1)
+	ctx := context.Background()
+	k := MustParseKey("/a")
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, err := c.Get(ctx, k); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -4,13 +4,17 @@ import (
 	"context"
 	"errors"
 	"net"
+	"strings"
 	"sync/atomic"
 	"testing"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/connectivity"
+	"google.golang.org/grpc/status"
 
 	"github.com/cairndb/cairn/api/cairnpb"
+	"github.com/cairndb/cairn/internal/admin/controlpb"
 	"github.com/cairndb/cairn/internal/grpcconn"
 	"github.com/cairndb/cairn/internal/topology"
 )
@@ -81,5 +85,40 @@ func TestForwardAdminCachesConns(t *testing.T) {
 	}
 	if _, err := sn.adminConns.Get(ln.Addr().String()); !errors.Is(err, grpcconn.ErrClosed) {
 		t.Fatalf("Get after Close: %v, want grpcconn.ErrClosed", err)
+	}
+}
+
+// TestDropAdminRefusesBadRequests: DropAdmin for another store or another
+// node changes nothing.
+func TestDropAdminRefusesBadRequests(t *testing.T) {
+	sns, _ := startCluster(t, 1, 1, 1)
+	sn := sns[0]
+	sn.ctlMu.Lock()
+	sn.member.Store, sn.member.Admin = "kvstore", true // as if it joined and hosts an admin
+	sn.ctlMu.Unlock()
+	for _, tc := range []struct {
+		name string
+		req  *controlpb.DropAdminRequest
+		want string
+	}{
+		{"another store", &controlpb.DropAdminRequest{Store: "other", SnId: uint64(sn.ID())}, `not "other"`},
+		{"another node", &controlpb.DropAdminRequest{Store: "kvstore", SnId: uint64(sn.ID()) + 1}, "not sn"},
+		{"no node", &controlpb.DropAdminRequest{Store: "kvstore"}, "not sn0"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sn.ctlMu.Lock()
+			before := sn.member.clone()
+			sn.ctlMu.Unlock()
+			_, err := dialControl(t, sn.Addr()).DropAdmin(context.Background(), tc.req)
+			if status.Code(err) != codes.FailedPrecondition || !strings.Contains(status.Convert(err).Message(), tc.want) {
+				t.Fatalf("got %v, want FailedPrecondition with %q", err, tc.want)
+			}
+			sn.ctlMu.Lock()
+			after := sn.member.clone()
+			sn.ctlMu.Unlock()
+			if !after.Admin || after.AdminFounder != before.AdminFounder {
+				t.Errorf("a refused DropAdmin changed membership: %+v -> %+v", before, after)
+			}
+		})
 	}
 }

@@ -170,11 +170,12 @@ func writeShardFiles(dir string, meta shardBackup, topo []byte, data func(io.Wri
 	base := shardFileBase(dir, meta.Shard)
 	tmp, err := writeTemp(base+".data", func(f *os.File) error {
 		h := crc32.New(castagnoli)
-		cw := &countWriter{w: io.MultiWriter(f, h)}
+		what := "the data received for " + base + ".data"
+		cw := &countWriter{w: io.MultiWriter(f, h), limit: meta.Bytes, what: what}
 		if err := data(cw); err != nil {
 			return err
 		}
-		return meta.check("the data received for "+base+".data", cw.n, h.Sum32())
+		return meta.check(what, cw.n, h.Sum32())
 	})
 	if err != nil {
 		return err
@@ -247,13 +248,20 @@ func syncDir(dir string) error {
 	return d.Sync()
 }
 
-// countWriter counts the bytes written through it.
+// countWriter counts the bytes written through it, and refuses (with
+// ErrCorruptSnapshot, naming what) a write that would take it past limit,
+// so oversize data fails before it fills the disk.
 type countWriter struct {
-	w io.Writer
-	n uint64
+	w     io.Writer
+	n     uint64
+	limit uint64
+	what  string
 }
 
 func (c *countWriter) Write(p []byte) (int, error) {
+	if c.n+uint64(len(p)) > c.limit {
+		return 0, fmt.Errorf("%w: %s: more than the %d bytes expected", ErrCorruptSnapshot, c.what, c.limit)
+	}
 	n, err := c.w.Write(p)
 	c.n += uint64(n)
 	return n, err

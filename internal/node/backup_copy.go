@@ -38,9 +38,8 @@ func (c controlRPC) FetchSnapshot(r *controlpb.FetchSnapshotRequest, stream cont
 	if !snapshotNameRE.MatchString(r.GetName()) {
 		return status.Errorf(codes.InvalidArgument, "snapshot name %q is not valid", r.GetName())
 	}
-	t := c.n.topology()
-	if t == nil || t.Store != r.GetStore() {
-		return status.Errorf(codes.FailedPrecondition, "this node holds no topology of store %q", r.GetStore())
+	if _, err := c.n.storeTopology(r.GetStore()); err != nil {
+		return err
 	}
 	dir := filepath.Join(c.n.cfg.Root, snapshotsDir, r.GetName())
 	base := shardFileBase(dir, r.GetShard())
@@ -127,13 +126,22 @@ func (c controlRPC) CopySnapshot(ctx context.Context, r *controlpb.CopySnapshotR
 // hostsReplica returns the node's topology if it is of store and places a
 // replica of shard here (running or stopped by plan stop-service).
 func (n *SN) hostsReplica(store string, shard uint64) (*topology.Topology, error) {
-	t := n.topology()
-	if t == nil || t.Store != store {
-		return nil, status.Errorf(codes.FailedPrecondition, "this node holds no topology of store %q", store)
+	t, err := n.storeTopology(store)
+	if err != nil {
+		return nil, err
 	}
 	s, ok := t.Shard(topology.ShardID(shard))
 	if !ok || !slices.Contains(s.Replicas, n.id()) {
 		return nil, status.Errorf(codes.FailedPrecondition, "%s hosts no replica of shard %d", topology.NodeName(n.id()), shard)
+	}
+	return t, nil
+}
+
+// storeTopology returns the node's topology if it is of store.
+func (n *SN) storeTopology(store string) (*topology.Topology, error) {
+	t := n.topology()
+	if t == nil || t.Store != store {
+		return nil, status.Errorf(codes.FailedPrecondition, "this node holds no topology of store %q", store)
 	}
 	return t, nil
 }
@@ -158,6 +166,15 @@ func checkHeader(h *controlpb.SnapshotHeader, r *controlpb.CopySnapshotRequest, 
 			r.GetName(), r.GetShard(), meta.TopologySeq, t.Seq)
 	case meta.CRC32C == "":
 		return meta, status.Errorf(codes.FailedPrecondition, "snapshot %s of shard %d on %s has no checksum to verify a copy with", r.GetName(), r.GetShard(), r.GetFrom())
+	}
+	// topology.json replaces this node's copy: it must be the same topology.
+	var ht topology.Topology
+	if err := json.Unmarshal(h.GetTopologyJson(), &ht); err != nil {
+		return meta, status.Errorf(codes.DataLoss, "%s sent a topology.json that does not parse: %v", r.GetFrom(), err)
+	}
+	if ht.Store != t.Store || ht.Seq != t.Seq {
+		return meta, status.Errorf(codes.FailedPrecondition, "%s sent a topology.json of store %q topology #%d; this node runs %q #%d",
+			r.GetFrom(), ht.Store, ht.Seq, t.Store, t.Seq)
 	}
 	return meta, nil
 }

@@ -254,6 +254,11 @@ func TestCopySnapshotRefusesWrongHeader(t *testing.T) {
 		{"data first", chunks, codes.DataLoss, "data before the snapshot's header"},
 		{"short data", []*controlpb.SnapshotChunk{header("s1", same), chunks[0]}, codes.DataLoss, "expected " + strconv.Itoa(len(data))},
 		{"other data", []*controlpb.SnapshotChunk{header("s1", same), chunks[1], chunks[0]}, codes.DataLoss, "crc32c"},
+		{"long data", []*controlpb.SnapshotChunk{header("s1", same), chunks[0], chunks[1], chunks[1]}, codes.DataLoss, "more than the " + strconv.Itoa(len(data)) + " bytes expected"},
+		{"another topology.json", []*controlpb.SnapshotChunk{{Header: &controlpb.SnapshotHeader{Name: "s1", ShardJson: header("s1", same).Header.ShardJson, TopologyJson: []byte(`{"store":"x","seq":1}`)}}},
+			codes.FailedPrecondition, `topology.json of store "x"`},
+		{"a topology.json that does not parse", []*controlpb.SnapshotChunk{{Header: &controlpb.SnapshotHeader{Name: "s1", ShardJson: header("s1", same).Header.ShardJson, TopologyJson: []byte("{")}}},
+			codes.DataLoss, "topology.json that does not parse"},
 		{"a second header", []*controlpb.SnapshotChunk{header("s1", same), chunks[0], header("s1", same)}, codes.Internal, "second header"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -278,4 +283,42 @@ func TestCopySnapshotRefusesWrongHeader(t *testing.T) {
 			t.Errorf("copied data differs (%d bytes, want %d)", len(got), len(data))
 		}
 	})
+}
+
+// TestFetchSnapshotRefusesBadRequests: the holder side refuses a bad name
+// (no path may leave ROOT/snapshots), another store and a shard it has no
+// file of, and sends nothing.
+func TestFetchSnapshotRefusesBadRequests(t *testing.T) {
+	sns, _ := startCluster(t, 1, 1, 1)
+	// A file a traversing name would reach from ROOT/snapshots/NAME.
+	if err := os.WriteFile(filepath.Join(sns[0].cfg.Root, "shard-1.json"), []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		req  *controlpb.FetchSnapshotRequest
+		code codes.Code
+		want string
+	}{
+		{"a traversing name", &controlpb.FetchSnapshotRequest{Store: "kvstore", Name: "..", Shard: 1}, codes.InvalidArgument, "not valid"},
+		{"a path", &controlpb.FetchSnapshotRequest{Store: "kvstore", Name: "../x", Shard: 1}, codes.InvalidArgument, "not valid"},
+		{"an absolute path", &controlpb.FetchSnapshotRequest{Store: "kvstore", Name: "/etc", Shard: 1}, codes.InvalidArgument, "not valid"},
+		{"no name", &controlpb.FetchSnapshotRequest{Store: "kvstore", Shard: 1}, codes.InvalidArgument, "not valid"},
+		{"another store", &controlpb.FetchSnapshotRequest{Store: "other", Name: "s1", Shard: 1}, codes.FailedPrecondition, `no topology of store "other"`},
+		{"no such snapshot", &controlpb.FetchSnapshotRequest{Store: "kvstore", Name: "s1", Shard: 1}, codes.NotFound, "has no snapshot s1 of shard 1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			stream, err := dialControl(t, sns[0].Addr()).FetchSnapshot(context.Background(), tc.req)
+			if err == nil {
+				var m *controlpb.SnapshotChunk
+				m, err = stream.Recv()
+				if err == nil {
+					t.Fatalf("got a chunk %v, want %v", m, tc.code)
+				}
+			}
+			if status.Code(err) != tc.code || !strings.Contains(status.Convert(err).Message(), tc.want) {
+				t.Fatalf("got %v, want %v with %q", err, tc.code, tc.want)
+			}
+		})
+	}
 }
