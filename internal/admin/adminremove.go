@@ -43,6 +43,17 @@ func adminRunning(id, self uint64, infos map[uint64]*controlpb.NodeInfo) bool {
 	return id == self || infos[id].GetAdmin()
 }
 
+// runningAdmins counts the voters whose admin runs (adminRunning).
+func runningAdmins(voters []uint64, self uint64, infos map[uint64]*controlpb.NodeInfo) int {
+	up := 0
+	for _, id := range voters {
+		if adminRunning(id, self, infos) {
+			up++
+		}
+	}
+	return up
+}
+
 // adminDown says why the admin on id does not run and what brings it back.
 func adminDown(id uint64, infos map[uint64]*controlpb.NodeInfo) downReplica {
 	d := downReplica{Name: "admin on " + snName(id), Reason: "its node " + snName(id) + " does not answer",
@@ -101,31 +112,16 @@ func checkAdminRemoval(target, self uint64, voters []uint64, infos map[uint64]*c
 // to elect a leader; which are down, and what to do (alt: removals that
 // would pass instead).
 func adminMajorityError(target string, rest []string, running, need int, down []downReplica, alt []string) error {
-	var names, fixes []string
-	for _, d := range down {
-		names = append(names, d.Name+" ("+d.Reason+")")
-		if !slices.Contains(fixes, d.Fix) {
-			fixes = append(fixes, d.Fix)
-		}
-	}
+	names, fixes := downText(down)
 	var b strings.Builder
 	fmt.Fprintf(&b, "removing the admin on %s would leave %d admins (%s) of which %d runs, fewer than the %d they need to elect a leader: the store could then not be administered",
 		target, len(rest), strings.Join(rest, ", "), running, need)
-	fmt.Fprintf(&b, "; down: %s. Bring %s back first (%s)", strings.Join(names, ", "), itOrThem(len(down)), strings.Join(fixes, "; "))
+	fmt.Fprintf(&b, "; down: %s. Bring %s back first (%s)", names, itOrThem(len(down)), fixes)
 	if len(alt) > 0 {
 		fmt.Fprintf(&b, ", or remove the down admin instead (%s)", strings.Join(alt, "; "))
 	}
 	fmt.Fprintf(&b, ", or add -force to remove the admin on %s anyway; the admin then runs no command until a majority of the admins left is up", target)
 	return failed("%s", b.String())
-}
-
-// adminNames formats storage node ids as "sn1, sn2".
-func adminNames(ids []uint64) string {
-	var out []string
-	for _, id := range ids {
-		out = append(out, snName(id))
-	}
-	return strings.Join(out, ", ")
 }
 
 // removalKind says what plan remove-admin -admin id removes: a member of
@@ -140,7 +136,7 @@ func removalKind(id uint64, members, voters, cleanup []uint64, infos map[uint64]
 	if slices.Contains(cleanup, id) || infos[id].GetAdmin() {
 		return false, nil
 	}
-	return false, notFound("there is no admin on %s; the admins are on %s (show admins lists them)", snName(id), adminNames(voters))
+	return false, notFound("there is no admin on %s; the admins are on %s (show admins lists them)", snName(id), snNames(voters))
 }
 
 func (s *Service) planRemoveAdmin(ctx context.Context, a map[string]string) (*cairnpb.AdminReply, error) {
@@ -238,7 +234,7 @@ func (s *Service) successor(ctx context.Context, m *Meta, target uint64) uint64 
 // taskRemoveAdminMember removes the admin from the admin group. Without
 // -force it checks again, when it runs, that the admins left keep a
 // majority of running ones: the plan may have waited since it was created.
-func (s *Service) taskRemoveAdminMember(ctx context.Context, p *Plan, t *Task) error {
+func (s *Service) taskRemoveAdminMember(ctx context.Context, t *Task) error {
 	id := argID(t, "sn")
 	if !slices.Contains(s.adminMembers(), id) {
 		return nil
@@ -312,7 +308,7 @@ func (s *Service) taskRecordAdminRemoval(ctx context.Context, p *Plan, t *Task) 
 			return nil
 		}
 		m.Admins = slices.DeleteFunc(m.Admins, func(x uint64) bool { return x == id })
-		text := fmt.Sprintf("admin on %s removed (%d admins: %s)", snName(id), len(s.cfg.Replica.Voters()), adminNames(s.cfg.Replica.Voters()))
+		text := fmt.Sprintf("admin on %s removed (%d admins: %s)", snName(id), len(s.cfg.Replica.Voters()), snNames(s.cfg.Replica.Voters()))
 		if !slices.ContainsFunc(p.Tasks, func(t *Task) bool { return t.Kind == "remove-admin-member" }) {
 			text = fmt.Sprintf("admin replica on %s stopped and deleted (an earlier plan removed it from the admin group)", snName(id))
 		}

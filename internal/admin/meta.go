@@ -203,6 +203,15 @@ func (m *Meta) peers() map[uint64]string {
 // snName formats a storage node id the Oracle way: sn3.
 func snName(id uint64) string { return "sn" + strconv.FormatUint(id, 10) }
 
+// snNames formats storage node ids as "sn1, sn2".
+func snNames(ids []uint64) string {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = snName(id)
+	}
+	return strings.Join(out, ", ")
+}
+
 // zoneName formats a zone id: zn1.
 func zoneName(id int) string { return "zn" + strconv.Itoa(id) }
 

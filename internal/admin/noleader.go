@@ -139,7 +139,7 @@ func (s *Service) silentAdmins(ctx context.Context, m *Meta) []uint64 {
 	infos := s.describeSNs(ctx, sns)
 	var out []uint64
 	for _, id := range s.cfg.Replica.Voters() {
-		if id != s.cfg.Node && !infos[id].GetAdmin() {
+		if !adminRunning(id, s.cfg.Node, infos) {
 			out = append(out, id)
 		}
 	}
@@ -155,7 +155,7 @@ func noLeaderNote(self, lead uint64, silent []uint64) string {
 	case lead != 0 && lead != self:
 		why = fmt.Sprintf("the admin leader (admin on %s) does not answer", snName(lead))
 	case len(silent) > 0:
-		why = fmt.Sprintf("no admin leader (%s on %s %s not answer)", plural(len(silent), "the admin", "admins"), adminNames(silent), doOrDoes(len(silent)))
+		why = fmt.Sprintf("no admin leader (%s on %s %s not answer)", plural(len(silent), "the admin", "admins"), snNames(silent), doOrDoes(len(silent)))
 	}
 	return fmt.Sprintf("Note: %s: showing this admin's copy of the metadata (admin on %s), which may be stale", why, snName(self))
 }
@@ -197,7 +197,7 @@ func noLeaderText(self, lead uint64, n int, silent []uint64) string {
 		fmt.Fprintf(&b, "admin: the admin leader (admin on %s) does not answer", snName(lead))
 	case len(silent) > 0:
 		fmt.Fprintf(&b, "admin: no admin leader is elected: %s on %s %s not answer, and %d of the %d admins must be up to elect one",
-			plural(len(silent), "the admin", "the admins"), adminNames(silent), doOrDoes(len(silent)), n/2+1, n)
+			plural(len(silent), "the admin", "the admins"), snNames(silent), doOrDoes(len(silent)), n/2+1, n)
 	default:
 		fmt.Fprintf(&b, "admin: no admin leader is elected yet, though every admin this one knows of answers (an election is under way); retry in a few seconds")
 	}

@@ -134,13 +134,7 @@ func shardState(info *controlpb.NodeInfo, shard uint64) *controlpb.ShardState {
 func (s *Service) adminStatus(infos map[uint64]*controlpb.NodeInfo) string {
 	lead, _ := s.cfg.Replica.Leader()
 	voters := s.cfg.Replica.Voters()
-	up := 0
-	for _, id := range voters {
-		if st := adminState(id, lead, s.cfg.Node, infos); st != "UNREACHABLE" && st != "NOT RUNNING" {
-			up++
-		}
-	}
-	return adminHealth(lead, s.cfg.Node, up, len(voters), infos)
+	return adminHealth(lead, s.cfg.Node, runningAdmins(voters, s.cfg.Node, infos), len(voters), infos)
 }
 
 // adminHealth judges an admin group of n voters with up answering, led by

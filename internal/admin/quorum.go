@@ -34,13 +34,12 @@ func replicaDown(m *Meta, shard, sn uint64, infos map[uint64]*controlpb.NodeInfo
 		d.Fix = "start " + snName(sn) + " with cairn sn start --root DIR"
 		return d, true
 	}
-	i := slices.IndexFunc(info.GetShards(), func(st *controlpb.ShardState) bool { return st.GetShard() == shard })
-	switch {
-	case i < 0:
+	switch st := shardState(info, shard); {
+	case st == nil:
 		d.Reason = snName(sn) + " does not report it"
 		d.Fix = "check verify configuration"
 		return d, true
-	case !info.GetShards()[i].GetRunning():
+	case !st.GetRunning():
 		d.Reason = "not running on " + snName(sn)
 		return d, true
 	}
@@ -96,22 +95,25 @@ func majorityError(target, shard string, running, replicas, need int, down []dow
 	fmt.Fprintf(&b, "stopping %s would leave shard %s with %d of its %d replicas running, fewer than the %d it needs to elect a leader and take writes",
 		target, shard, running, replicas, need)
 	if len(down) > 0 {
-		var names, fixes []string
-		for _, d := range down {
-			names = append(names, d.Name+" ("+d.Reason+")")
-			if !slices.Contains(fixes, d.Fix) {
-				fixes = append(fixes, d.Fix)
-			}
-		}
-		them := "them"
-		if len(down) == 1 {
-			them = "it"
-		}
+		names, fixes := downText(down)
 		fmt.Fprintf(&b, "; already down: %s. Bring %s back first (%s), or add -force to stop %s anyway",
-			strings.Join(names, ", "), them, strings.Join(fixes, "; "), target)
+			names, itOrThem(len(down)), fixes, target)
 	} else {
 		fmt.Fprintf(&b, ". Add -force to stop %s anyway", target)
 	}
 	fmt.Fprintf(&b, "; %s then takes no writes until a majority of its replicas runs again", shard)
 	return failed("%s", b.String())
+}
+
+// downText lists down for an error: "rg1-rn2 (why), ..." and the distinct
+// fixes, "fix; fix".
+func downText(down []downReplica) (names, fixes string) {
+	var n, f []string
+	for _, d := range down {
+		n = append(n, d.Name+" ("+d.Reason+")")
+		if !slices.Contains(f, d.Fix) {
+			f = append(f, d.Fix)
+		}
+	}
+	return strings.Join(n, ", "), strings.Join(f, "; ")
 }

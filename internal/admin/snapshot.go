@@ -80,7 +80,7 @@ func createdText(m *Meta, snap Snapshot) string {
 	for _, p := range snap.Shards {
 		fmt.Fprintf(&b, "\n  rg%d: index %d, %d bytes, crc32c %s, taken on %s in %s", p.Shard, p.Index, p.Bytes, p.CRC32C, snName(p.SN), p.Path)
 		if len(p.Copies) > 0 {
-			fmt.Fprintf(&b, ", copied to %s", copyNodes(p.Copies))
+			fmt.Fprintf(&b, ", copied to %s", snNames(holderIDs(&p)[1:])) // the copies: holderIDs lists the leader first
 		}
 		for _, c := range p.Missing {
 			fmt.Fprintf(&b, "; not copied to %s: %s", snName(c.SN), c.Error)
@@ -99,7 +99,7 @@ func restoreAdvice(m *Meta, snap Snapshot) string {
 		if _, ok := lacking[mc.sn]; !ok {
 			order = append(order, mc.sn)
 		}
-		lacking[mc.sn] = append(lacking[mc.sn], fmt.Sprintf("rg%d (on %s)", mc.part.Shard, strings.Join(holders(mc.part), ", ")))
+		lacking[mc.sn] = append(lacking[mc.sn], fmt.Sprintf("rg%d (on %s)", mc.part.Shard, snNames(holderIDs(mc.part))))
 	}
 	if len(order) == 0 {
 		return fmt.Sprintf("Every node holds the shards it hosts in ROOT/snapshots/%s: cairn sn restore needs no --from.", snap.Name)
@@ -164,32 +164,22 @@ func holderIDs(p *SnapshotShard) []uint64 {
 	return ids
 }
 
-func holders(p *SnapshotShard) []string {
-	var names []string
-	for _, id := range holderIDs(p) {
-		names = append(names, snName(id))
-	}
-	return names
-}
-
-func copyNodes(cs []SnapshotCopy) string {
-	names := make([]string, len(cs))
-	for i, c := range cs {
-		names[i] = snName(c.SN)
-	}
-	return strings.Join(names, ", ")
-}
-
 // missingNote is the event log's note on missing copies.
 func missingNote(m *Meta, snap Snapshot) string {
-	var parts []string
-	for _, mc := range missingCopies(m, snap) {
-		parts = append(parts, fmt.Sprintf("rg%d on %s", mc.part.Shard, snName(mc.sn)))
-	}
-	if len(parts) == 0 {
+	missing := missingList(missingCopies(m, snap))
+	if missing == "" {
 		return ""
 	}
-	return "; copies missing: " + strings.Join(parts, ", ")
+	return "; copies missing: " + missing
+}
+
+// missingList names missing copies: "rg1 on sn2, rg2 on sn3".
+func missingList(missing []missingCopy) string {
+	parts := make([]string, len(missing))
+	for i, mc := range missing {
+		parts[i] = fmt.Sprintf("%s on %s", topology.ShardName(topologyShard(mc.part.Shard)), snName(mc.sn))
+	}
+	return strings.Join(parts, ", ")
 }
 
 func plural(n int, one, many string) string {
@@ -327,15 +317,11 @@ func (s *Service) snapshotList(ctx context.Context, _ map[string]string) (*cairn
 // copiesSummary says, for snapshot list, whether every replica's node
 // holds its shards' files.
 func copiesSummary(m *Meta, snap Snapshot) string {
-	missing := missingCopies(m, snap)
-	if len(missing) == 0 {
+	missing := missingList(missingCopies(m, snap))
+	if missing == "" {
 		return "copies on every replica's node"
 	}
-	var parts []string
-	for _, mc := range missing {
-		parts = append(parts, fmt.Sprintf("%s on %s", topology.ShardName(topologyShard(mc.part.Shard)), snName(mc.sn)))
-	}
-	return "missing copies: " + strings.Join(parts, ", ") + " (restore there needs --from)"
+	return "missing copies: " + missing + " (restore there needs --from)"
 }
 
 // snapshotRemove deletes the snapshot's files on every node it reaches and

@@ -34,7 +34,7 @@ func (s *Service) do(ctx context.Context, p *Plan, t *Task) error {
 	case "transfer-admin-leader":
 		return s.taskTransferAdminLeader(ctx, t)
 	case "remove-admin-member":
-		return s.taskRemoveAdminMember(ctx, p, t)
+		return s.taskRemoveAdminMember(ctx, t)
 	case "drop-admin":
 		return s.taskDropAdmin(ctx, p, t)
 	case "record-admin-removal":

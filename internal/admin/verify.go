@@ -92,12 +92,7 @@ func countOf(n int, what string) string {
 // (noleader.go), that the store cannot be administered.
 func (s *Service) verifyNoLeader(infos map[uint64]*controlpb.NodeInfo, v *verification) {
 	voters := s.cfg.Replica.Voters()
-	up := 0
-	for _, id := range voters {
-		if adminRunning(id, s.cfg.Node, infos) {
-			up++
-		}
-	}
+	up := runningAdmins(voters, s.cfg.Node, infos)
 	v.violate("no-admin-leader", "admin", "no admin leader: %d of the %d admins run, and %d must to elect one; until then no plan runs and the metadata cannot change (start the admins' nodes with cairn sn start --root DIR)",
 		up, len(voters), len(voters)/2+1)
 }
