@@ -1,7 +1,9 @@
 package storage
 
 import (
+	"flag"
 	"testing"
+	"time"
 
 	"github.com/cairndb/cairn/api/cairnpb"
 	"github.com/cairndb/cairn/internal/keys"
@@ -9,6 +11,19 @@ import (
 )
 
 const testOrigin = 0xC0FFEE
+
+var seedFlag = flag.Uint64("seed", 0, "seed for randomized tests (0: from the clock)")
+
+// testSeed returns the seed of a randomized test and logs how to rerun it.
+func testSeed(t testing.TB) uint64 {
+	t.Helper()
+	seed := *seedFlag
+	if seed == 0 {
+		seed = uint64(time.Now().UnixNano())
+	}
+	t.Logf("seed %d (rerun: go test ./internal/storage/ -run '^%s$' -count=1 -seed=%d)", seed, t.Name(), seed)
+	return seed
+}
 
 // testEngine opens an engine in a temp dir, closed at cleanup.
 func testEngine(t testing.TB) *Engine {
