@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"google.golang.org/protobuf/proto"
 	"log/slog"
-	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -28,7 +28,8 @@ type Config struct {
 	// Logger for state changes. Default slog.Default().
 	Logger *slog.Logger
 	// Fatal is called once if a commit fails; it must not return normally
-	// in production (default: log and os.Exit(70)).
+	// in production (default: the engine's Fatal, which records the fault
+	// in its state file, then logs and exits 70).
 	Fatal func(error)
 }
 
@@ -77,11 +78,7 @@ func OpenLocal(e *storage.Engine, meta storage.StoreMeta, cfg Config) (*Local, e
 		cfg.Logger = slog.Default()
 	}
 	if cfg.Fatal == nil {
-		log := cfg.Logger
-		cfg.Fatal = func(err error) {
-			log.Error("fatal: commit failed; exiting without retrying", "err", err)
-			os.Exit(70)
-		}
+		cfg.Fatal = func(err error) { e.Fatal(fmt.Errorf("commit failed: %w", err)) }
 	}
 	idx, err := e.AppliedIndex()
 	if err != nil {
@@ -123,7 +120,7 @@ func (l *Local) Propose(ctx context.Context, cmd *commandpb.Command, mode storag
 	if l.failed.Load() {
 		return storage.Result{}, ErrClosed
 	}
-	if err := prepare(l.e, cmd); err != nil {
+	if err := prepare(l.e, cmd, 1); err != nil {
 		return storage.Result{}, err
 	}
 	p := &proposal{ctx: ctx, cmd: cmd, sync: mode, done: make(chan outcome, 1)}
@@ -155,11 +152,16 @@ func (l *Local) ProposeWith(ctx context.Context, cmd *commandpb.Command, w Write
 // Spans returns nil: a lite store's one shard owns every partition.
 func (l *Local) Spans() []storage.Span { return nil }
 
-// prepare checks and stamps a command before it is queued: a write that
-// adds data is refused on a full disk, and the proposer's clock is set.
-func prepare(e *storage.Engine, cmd *commandpb.Command) error {
-	if addsData(cmd) && e.LowDisk() {
-		return storage.ErrDiskFull
+// prepare checks and stamps a command before it is queued: the engine must
+// admit copies times its size (a replicated write is filed in the Raft log
+// and then applied: two copies), and the proposer's clock is set.
+func prepare(e *storage.Engine, cmd *commandpb.Command, copies int64) error {
+	kind := storage.Reclaims
+	if addsData(cmd) {
+		kind = storage.AddsData
+	}
+	if err := e.Admit(copies*int64(proto.Size(cmd)), kind); err != nil {
+		return err
 	}
 	if cmd.NowMs == 0 {
 		cmd.NowMs = time.Now().UnixMilli()

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -90,7 +89,7 @@ type RaftConfig struct {
 	SweepBatch    int           // default 1000
 	Sender        Sender
 	Logger        *slog.Logger
-	Fatal         func(error) // default: log and exit 70
+	Fatal         func(error) // default: the engine's Fatal (records the fault, logs, exits 70)
 }
 
 func (c *RaftConfig) setDefaults() {
@@ -117,13 +116,6 @@ func (c *RaftConfig) setDefaults() {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
-	}
-	if c.Fatal == nil {
-		log := c.Logger
-		c.Fatal = func(err error) {
-			log.Error("fatal: persisting the Raft log failed; exiting without retrying", "err", err)
-			os.Exit(70)
-		}
 	}
 }
 
@@ -169,6 +161,7 @@ type Raft struct {
 	ticks     int
 	// impossibleLogged is when impossibleAck last logged (loop goroutine only).
 	impossibleLogged time.Time
+	spaceLogged      time.Time // admitAppend last logged (loop goroutine only)
 	lastTerm         uint64 // the term of the last applied entry
 	snapCache        *raftpb.Snapshot
 }
@@ -182,6 +175,9 @@ type noticeSeen struct {
 // OpenRaft starts a replica of cfg.Shard over the engine.
 func OpenRaft(e *storage.Engine, meta storage.StoreMeta, cfg RaftConfig) (*Raft, error) {
 	cfg.setDefaults()
+	if cfg.Fatal == nil {
+		cfg.Fatal = func(err error) { e.Fatal(fmt.Errorf("persisting the Raft log failed: %w", err)) }
+	}
 	if cfg.Sender == nil || cfg.Node == 0 || len(cfg.Voters) == 0 {
 		return nil, fmt.Errorf("replica: shard %d: Sender, Node and Voters are required", cfg.Shard)
 	}
@@ -342,7 +338,7 @@ func (r *Raft) ProposeWith(ctx context.Context, cmd *commandpb.Command, w WriteO
 	if leader := r.leader.Load(); leader != r.cfg.Node {
 		return storage.Result{}, &NotLeaderError{Leader: leader}
 	}
-	if err := prepare(r.e, cmd); err != nil {
+	if err := prepare(r.e, cmd, 2); err != nil {
 		return storage.Result{}, err
 	}
 	p := &raftProposal{ctx: ctx, cmd: cmd, master: w.Master, replica: w.Replica, ack: w.Ack, done: make(chan outcome, 1)}

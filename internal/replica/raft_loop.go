@@ -30,6 +30,9 @@ func (r *Raft) loop() {
 			r.shutdown()
 			return
 		case <-t.C:
+			if r.e.ReadOnly() {
+				continue // started on a full disk: silent until writable
+			}
 			r.tick()
 		case m := <-r.inbox:
 			r.step(m)
@@ -76,8 +79,8 @@ func (r *Raft) drain() {
 }
 
 func (r *Raft) step(m *raftpb.Message) {
-	if r.impossibleAck(m) {
-		return
+	if r.e.ReadOnly() || r.impossibleAck(m) || !r.admitAppend(m) {
+		return // a read-only engine cannot even record a vote
 	}
 	if err := r.rn.Step(m); err != nil && !errors.Is(err, raft.ErrStepPeerNotFound) {
 		r.log.Debug("step", "type", m.GetType(), "err", err)
@@ -109,7 +112,12 @@ func (r *Raft) impossibleAck(m *raftpb.Message) bool {
 func (r *Raft) tick() {
 	r.ticks++
 	if r.ticks%20 == 0 && r.rn.BasicStatus().RaftState == raft.StateLeader {
-		r.preferLeader() // before Tick: Tick's quorum check clears RecentActive
+		// before Tick: Tick's quorum check clears RecentActive
+		if r.e.LowDisk() {
+			r.leaveFullDisk()
+		} else {
+			r.preferLeader()
+		}
 	}
 	r.rn.Tick()
 	st := r.rn.BasicStatus()

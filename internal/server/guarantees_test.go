@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
@@ -12,14 +13,17 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
 )
 
 func putReq(key []string, minor []string, value string) *cairnpb.PutRequest {
 	return &cairnpb.PutRequest{Op: &cairnpb.PutOp{Key: &cairnpb.Key{Major: key, Minor: minor}, Value: []byte(value)}}
 }
 
-// Guarantee E2 (docs/guarantees.md): below the free-space threshold every
-// put is refused with disk_full and writes nothing; deletes still work.
+// Guarantee E2 (docs/guarantees.md): a store started with less free space
+// than it needs to open for writing serves reads only: puts and deletes are
+// refused with disk_full and write nothing. (Deletes below the margin, with
+// room to write, are TestDiskFull* in test/e2e, on a real small disk.)
 func TestDiskFullRefusesPuts(t *testing.T) {
 	root := t.TempDir()
 	n := startLite(t, root)
@@ -53,9 +57,11 @@ func TestDiskFullRefusesPuts(t *testing.T) {
 	if err != nil || string(got.GetRecord().GetValue()) != "before" {
 		t.Fatalf("after a refused put: %v, %v; want the old value", got, err)
 	}
-	del, err := kv.Delete(ctx, &cairnpb.DeleteRequest{Op: &cairnpb.DeleteOp{Key: &cairnpb.Key{Major: []string{"d"}}}})
-	if err != nil || !del.GetResult().GetSuccess() {
-		t.Fatalf("delete on a full disk: %v, %v", del, err)
+	// So far below the margin that it cannot even open for writing, the
+	// store serves reads only, and says so.
+	_, err = kv.Delete(ctx, &cairnpb.DeleteRequest{Op: &cairnpb.DeleteOp{Key: &cairnpb.Key{Major: []string{"d"}}}})
+	if cerr := checkStatus(err, codes.ResourceExhausted, "disk_full"); cerr != nil || !strings.Contains(status.Convert(err).Message(), "read-only") {
+		t.Fatalf("delete on a disk too full to open for writing: %v (%v)", cerr, status.Convert(err).Message())
 	}
 }
 

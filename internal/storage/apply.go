@@ -52,18 +52,21 @@ type Batch struct {
 	origin     uint64
 	appliedKey []byte // where Commit records the last applied index
 	last       uint64 // the last index applied in this batch; 0 if none
+	locked     bool   // holds the engine's swap lock (read-only engine)
 }
 
 // NewBatch starts a batch for the single-shard (lite) store whose versions
 // carry origin.
 func (e *Engine) NewBatch(origin uint64) *Batch {
-	return &Batch{e: e, b: e.db.NewIndexedBatch(), origin: origin, appliedKey: metaAppliedKey}
+	db, l := e.acquire()
+	return &Batch{e: e, b: db.NewIndexedBatch(), origin: origin, appliedKey: metaAppliedKey, locked: l}
 }
 
 // NewShardBatch starts a batch for one replicated shard: its applied index is
 // kept per shard, and its versions carry the shard's origin.
 func (e *Engine) NewShardBatch(shard, origin uint64) *Batch {
-	return &Batch{e: e, b: e.db.NewIndexedBatch(), origin: origin, appliedKey: shardKey(shard, shardApplied)}
+	db, l := e.acquire()
+	return &Batch{e: e, b: db.NewIndexedBatch(), origin: origin, appliedKey: shardKey(shard, shardApplied), locked: l}
 }
 
 // Skip records index as applied without a command (a Raft entry that carries
@@ -71,7 +74,11 @@ func (e *Engine) NewShardBatch(shard, origin uint64) *Batch {
 func (b *Batch) Skip(index uint64) { b.last = index }
 
 // Close releases the batch; call it after Commit or to discard.
-func (b *Batch) Close() { _ = b.b.Close() }
+func (b *Batch) Close() {
+	_ = b.b.Close()
+	b.e.release(b.locked)
+	b.locked = false
+}
 
 // Commit writes the batch, and the applied index if a command was applied,
 // atomically with mode.

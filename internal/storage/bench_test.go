@@ -66,10 +66,10 @@ func benchEngine(b *testing.B, flushed bool) (*Engine, *applier) {
 		bt.Close()
 	}
 	if flushed {
-		if err := e.db.Flush(); err != nil {
+		if err := e.db.Load().Flush(); err != nil {
 			b.Fatal(err)
 		}
-		if err := e.db.Compact(b.Context(), []byte{keys.RecordSpace}, []byte{keys.RecordSpace + 1}, false); err != nil {
+		if err := e.db.Load().Compact(b.Context(), []byte{keys.RecordSpace}, []byte{keys.RecordSpace + 1}, false); err != nil {
 			b.Fatal(err)
 		}
 	}

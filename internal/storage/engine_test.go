@@ -145,7 +145,7 @@ func TestScanPaging(t *testing.T) {
 func TestCorruptRecordIsReported(t *testing.T) {
 	e := testEngine(t)
 	k := keys.New([]string{"c"})
-	if err := e.db.Set(keys.Encode(k), []byte{0x09, 1, 2}, nil); err != nil {
+	if err := e.db.Load().Set(keys.Encode(k), []byte{0x09, 1, 2}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := e.Get(k, 1); !errors.Is(err, ErrCorrupt) {

@@ -52,7 +52,9 @@ func (e *Engine) Init(name string, partitions uint32) (StoreMeta, error) {
 	}
 	m := StoreMeta{Name: name, Partitions: partitions, Origin: binary.BigEndian.Uint64(b[:]), Format: metaFormat}
 	js, _ := json.Marshal(m)
-	if err := e.db.Set(metaStoreKey, js, pebble.Sync); err != nil {
+	db, l := e.acquire()
+	defer e.release(l)
+	if err := db.Set(metaStoreKey, js, pebble.Sync); err != nil {
 		return StoreMeta{}, fmt.Errorf("storage: write store meta: %w", err)
 	}
 	return m, nil
@@ -60,11 +62,13 @@ func (e *Engine) Init(name string, partitions uint32) (StoreMeta, error) {
 
 // StoreMeta reads the store identity; ok is false on an empty engine.
 func (e *Engine) StoreMeta() (m StoreMeta, ok bool, err error) {
-	v, closer, err := e.db.Get(metaStoreKey)
+	db, l := e.acquire()
+	defer e.release(l)
+	v, closer, err := db.Get(metaStoreKey)
 	if errors.Is(err, pebble.ErrNotFound) {
 		return StoreMeta{}, false, nil
 	} else if err != nil {
-		return StoreMeta{}, false, fmt.Errorf("storage: read store meta: %w", err)
+		return StoreMeta{}, false, fmt.Errorf("storage: read store meta: %w", e.readErr(err))
 	}
 	defer closer.Close()
 	if err := json.Unmarshal(v, &m); err != nil || m.Partitions == 0 || m.Format != metaFormat {
@@ -75,15 +79,11 @@ func (e *Engine) StoreMeta() (m StoreMeta, ok bool, err error) {
 
 // AppliedIndex returns the index of the last committed command (0 if none).
 func (e *Engine) AppliedIndex() (uint64, error) {
-	v, closer, err := e.db.Get(metaAppliedKey)
-	if errors.Is(err, pebble.ErrNotFound) {
-		return 0, nil
-	} else if err != nil {
-		return 0, fmt.Errorf("storage: read applied index: %w", err)
+	db, l := e.acquire()
+	defer e.release(l)
+	v, _, err := getUint64(db, metaAppliedKey)
+	if err != nil {
+		return 0, fmt.Errorf("storage: read applied index: %w", e.readErr(err))
 	}
-	defer closer.Close()
-	if len(v) != 8 {
-		return 0, fmt.Errorf("%w: applied index of %d bytes", ErrCorrupt, len(v))
-	}
-	return binary.BigEndian.Uint64(v), nil
+	return v, nil
 }

@@ -80,11 +80,13 @@ func (b *Batch) SetApplied(index uint64) { b.last = index }
 
 // ShardState reads one of a shard's states; ok is false if never written.
 func (e *Engine) ShardState(shard uint64, kind byte) (v []byte, ok bool, err error) {
-	raw, closer, err := e.db.Get(shardKey(shard, kind))
+	db, l := e.acquire()
+	defer e.release(l)
+	raw, closer, err := db.Get(shardKey(shard, kind))
 	if errors.Is(err, pebble.ErrNotFound) {
 		return nil, false, nil
 	} else if err != nil {
-		return nil, false, fmt.Errorf("storage: shard %d state %c: %w", shard, kind, err)
+		return nil, false, fmt.Errorf("storage: shard %d state %c: %w", shard, kind, e.readErr(err))
 	}
 	defer closer.Close()
 	return append([]byte(nil), raw...), true, nil
@@ -105,34 +107,38 @@ func (e *Engine) ShardApplied(shard uint64) (uint64, error) {
 // LogEntries calls fn for the entries lo <= index < hi in order, stopping
 // early when fn returns false.
 func (e *Engine) LogEntries(shard, lo, hi uint64, fn func(index uint64, data []byte) bool) error {
-	it, err := e.db.NewIter(&pebble.IterOptions{LowerBound: logKey(shard, lo), UpperBound: logKey(shard, hi)})
+	db, l := e.acquire()
+	defer e.release(l)
+	it, err := db.NewIter(&pebble.IterOptions{LowerBound: logKey(shard, lo), UpperBound: logKey(shard, hi)})
 	if err != nil {
-		return err
+		return e.readErr(err)
 	}
 	defer it.Close()
 	for ok := it.First(); ok; ok = it.Next() {
 		k := it.Key()
 		v, err := it.ValueAndErr()
 		if err != nil {
-			return err
+			return e.readErr(err)
 		}
 		if !fn(binary.BigEndian.Uint64(k[9:]), v) {
 			break
 		}
 	}
-	return it.Error()
+	return e.readErr(it.Error())
 }
 
 // LastLogIndex returns the shard's highest log index; ok is false if the log
 // is empty.
 func (e *Engine) LastLogIndex(shard uint64) (uint64, bool, error) {
-	it, err := e.db.NewIter(&pebble.IterOptions{LowerBound: logKey(shard, 0), UpperBound: logKey(shard+1, 0)})
+	db, l := e.acquire()
+	defer e.release(l)
+	it, err := db.NewIter(&pebble.IterOptions{LowerBound: logKey(shard, 0), UpperBound: logKey(shard+1, 0)})
 	if err != nil {
-		return 0, false, err
+		return 0, false, e.readErr(err)
 	}
 	defer it.Close()
 	if !it.Last() {
-		return 0, false, it.Error()
+		return 0, false, e.readErr(it.Error())
 	}
 	return binary.BigEndian.Uint64(it.Key()[9:]), true, nil
 }

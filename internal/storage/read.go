@@ -20,11 +20,13 @@ var ErrTooLarge = errors.New("storage: result too large")
 
 // Get returns the live record for k at nowMs.
 func (e *Engine) Get(k keys.Key, nowMs int64) (Record, bool, error) {
-	raw, closer, err := e.db.Get(keys.Encode(k))
+	db, l := e.acquire()
+	defer e.release(l)
+	raw, closer, err := db.Get(keys.Encode(k))
 	if errors.Is(err, pebble.ErrNotFound) {
 		return Record{}, false, nil
 	} else if err != nil {
-		return Record{}, false, fmt.Errorf("storage: get: %w", err)
+		return Record{}, false, fmt.Errorf("storage: get: %w", e.readErr(err))
 	}
 	defer closer.Close()
 	v, err := decodeRecord(raw)
@@ -67,7 +69,10 @@ type Scan struct {
 
 // MultiGet reads records under one complete major path, in key order.
 func (e *Engine) MultiGet(s Scan, nowMs int64) ([]Record, []byte, error) {
-	return scan(e.db, s, nowMs, multiGetSpan(s.Parent), multiGetMatcher(s))
+	db, l := e.acquire()
+	defer e.release(l)
+	recs, resume, err := scan(db, s, nowMs, multiGetSpan(s.Parent), multiGetMatcher(s))
+	return recs, resume, e.readErr(err)
 }
 
 // StoreScan reads records across the whole store or under a partial major
@@ -85,6 +90,8 @@ func (e *Engine) StoreScan(s Scan, nowMs int64) ([]Record, []byte, error) {
 			return nil, nil, ErrBadResume
 		}
 	}
+	db, l := e.acquire()
+	defer e.release(l)
 	var out []Record
 	for i := first; i < len(spans); i++ {
 		page := s
@@ -94,9 +101,9 @@ func (e *Engine) StoreScan(s Scan, nowMs int64) ([]Record, []byte, error) {
 		if page.Limit > 0 {
 			page.Limit -= len(out)
 		}
-		recs, resume, err := scan(e.db, page, nowMs, span{spans[i].Start, spans[i].End}, storeMatcher(s))
+		recs, resume, err := scan(db, page, nowMs, span{spans[i].Start, spans[i].End}, storeMatcher(s))
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, e.readErr(err)
 		}
 		out = append(out, recs...)
 		if resume != nil {

@@ -54,9 +54,12 @@ func inSpans(spans []Span, k []byte) bool {
 // ExportSpans returns the snapshot data of every record (and expiry-index
 // entry) in spans, read from one consistent view of the engine.
 func (e *Engine) ExportSpans(spans []Span) ([]byte, error) {
-	snap := e.db.NewSnapshot()
+	db, l := e.acquire()
+	defer e.release(l)
+	snap := db.NewSnapshot()
 	defer snap.Close()
-	return exportSpans(snap, spans)
+	data, err := exportSpans(snap, spans)
+	return data, e.readErr(err)
 }
 
 // ExportShard is ExportSpans for a replicated shard that also returns the
@@ -64,7 +67,9 @@ func (e *Engine) ExportSpans(spans []Span) ([]byte, error) {
 // shard's state after applying the command at that index, however far the
 // shard has moved on meanwhile.
 func (e *Engine) ExportShard(shard uint64, spans []Span) (data []byte, applied uint64, err error) {
-	snap := e.db.NewSnapshot()
+	db, l := e.acquire()
+	defer e.release(l)
+	snap := db.NewSnapshot()
 	defer snap.Close()
 	v, closer, err := snap.Get(shardKey(shard, shardApplied))
 	switch {
@@ -80,7 +85,7 @@ func (e *Engine) ExportShard(shard uint64, spans []Span) (data []byte, applied u
 		closer.Close()
 	}
 	data, err = exportSpans(snap, spans)
-	return data, applied, err
+	return data, applied, e.readErr(err)
 }
 
 func exportSpans(r pebble.Reader, spans []Span) ([]byte, error) {
@@ -156,7 +161,7 @@ func (b *Batch) ImportSpans(spans []Span, data []byte) error {
 		}
 	}
 	var stale [][]byte
-	if err := each(b.e.db, []byte{expirySpace}, []byte{expirySpace + 1}, func(k, _ []byte) {
+	if err := each(b.b, []byte{expirySpace}, []byte{expirySpace + 1}, func(k, _ []byte) {
 		if len(k) > 9 && inSpans(spans, k[9:]) {
 			stale = append(stale, bytes.Clone(k))
 		}

@@ -2,62 +2,274 @@ package storage
 
 import (
 	"errors"
-	"log/slog"
-	"sync/atomic"
-	"syscall"
+	"fmt"
+	"sync"
 	"time"
+
+	"github.com/cockroachdb/pebble/v2"
 )
 
-// ErrDiskFull is returned for writes refused because free disk space is below
-// Config.MinFreeBytes. Nothing was written; retry after freeing space.
-var ErrDiskFull = errors.New("storage: disk full: free space is below the configured minimum")
+// ErrDiskFull is returned (wrapped in a *DiskFullError) for a write refused
+// because the disk has no room for it beyond the free-space margin.
+// Nothing was written; retry after space is freed.
+var ErrDiskFull = errors.New("storage: disk full")
 
-// spaceWatcher polls free space so the write path checks a flag, not statfs.
-type spaceWatcher struct {
-	done chan struct{}
-	exit chan struct{}
+// DiskFullError says how much room a refused write needed and what there was.
+type DiskFullError struct {
+	Avail, Need int64 // bytes free now, and bytes the write needed to leave free
+	ReadOnly    bool  // the engine started on a full disk and serves reads only
 }
 
-const spacePollInterval = 500 * time.Millisecond
+func (e *DiskFullError) Error() string {
+	if e.ReadOnly {
+		return fmt.Sprintf("%v: the store started on a full disk and is read-only until space is freed (%d bytes free, %d needed to open for writing)", ErrDiskFull, e.Avail, e.Need)
+	}
+	return fmt.Sprintf("%v: %d bytes free, and this write needs %d free beyond the margin (free space or raise the disk)", ErrDiskFull, e.Avail, e.Need)
+}
 
-func startSpaceWatcher(dir string, min int64, low *atomic.Bool, log *slog.Logger) *spaceWatcher {
-	w := &spaceWatcher{done: make(chan struct{}), exit: make(chan struct{})}
-	check := func() {
-		free, err := freeBytes(dir)
-		if err != nil {
-			return
+func (e *DiskFullError) Unwrap() error { return ErrDiskFull }
+
+// WriteKind is how much of the free-space margin a write may use.
+type WriteKind int
+
+const (
+	// AddsData (puts, appends of a follower's Raft log) must leave the
+	// whole margin free, plus room to flush what is unflushed and for the
+	// outputs of running compactions.
+	AddsData WriteKind = iota
+	// Reclaims (deletes, TTL expiry, Raft's votes and empty entries) may
+	// use the lower three quarters of the margin: they free space later,
+	// or are tiny and needed to keep a shard alive.
+	Reclaims
+)
+
+// space keeps the engine's free-space account. Writes reserve room before
+// they are admitted, so no acknowledged write is the one that fills the
+// disk:
+//
+//	avail = free at the last statfs - bytes admitted since
+//	need  = 2 x the write (its WAL record now, its sstable at the flush)
+//	floor = margin + unflushed + compaction inputs   (AddsData)
+//	      = margin / 4                                (Reclaims)
+//	admitted iff avail - need >= floor
+//
+// statfs runs every pollInterval and after each flush and compaction.
+// When the margin left is under twice the unflushed bytes, a flush is
+// asked for, so the WAL's bytes are freed before they are needed.
+type space struct {
+	e   *Engine
+	min int64
+
+	mu         sync.Mutex
+	free       int64 // -1: the FS cannot tell (MemFS): admit everything
+	since      int64
+	unflushed  int64
+	flushing   int64
+	compacting map[int]int64
+	compactSum int64
+	refused    bool // the last AddsData write was refused (for logging)
+	flushAsked bool
+
+	wakeup chan struct{}
+	flush  chan struct{}
+}
+
+const pollInterval = 250 * time.Millisecond
+
+func newSpace(e *Engine, min int64) *space {
+	s := &space{e: e, min: min, free: -1, compacting: make(map[int]int64),
+		wakeup: make(chan struct{}, 1), flush: make(chan struct{}, 1)}
+	s.poll()
+	return s
+}
+
+// statfs returns the bytes available to the process, ok false where the
+// file system cannot tell.
+func (s *space) statfs() (int64, bool) {
+	u, err := s.e.cfg.FS.GetDiskUsage(s.e.cfg.Dir)
+	if err != nil {
+		return 0, false
+	}
+	return int64(u.AvailBytes), true
+}
+
+func (s *space) poll() {
+	free, ok := s.statfs()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !ok {
+		s.free = -1
+		return
+	}
+	s.free, s.since = free, 0
+	if s.refused && free-s.floor(AddsData) > 1<<20 {
+		s.refused = false
+		s.e.log.Info("free disk space is above the margin again: writes are admitted", "free_bytes", free, "min_free_bytes", s.min)
+	}
+}
+
+func (s *space) floor(k WriteKind) int64 {
+	if k == Reclaims {
+		return s.min / 4
+	}
+	return s.min + s.unflushed + s.compactSum
+}
+
+// admit reserves room for a write of n bytes.
+func (s *space) admit(n int64, k WriteKind) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.free < 0 {
+		return nil
+	}
+	avail, need := s.free-s.since, 2*n
+	if floor := s.floor(k); avail-need < floor {
+		if k == AddsData && !s.refused {
+			s.refused = true
+			s.e.log.Warn("free disk space is below the margin: puts are refused until space is freed",
+				"free_bytes", avail, "min_free_bytes", s.min, "unflushed_bytes", s.unflushed, "compaction_bytes", s.compactSum)
 		}
-		isLow := free < min
-		if low.Swap(isLow) != isLow {
-			log.Warn("free disk space crossed the write threshold", "free_bytes", free, "min_free_bytes", min, "writes_refused", isLow)
+		s.askFlush()
+		return &DiskFullError{Avail: avail, Need: need + floor}
+	}
+	s.since += n
+	s.unflushed += n
+	if avail-need-s.min < 2*s.unflushed {
+		s.askFlush()
+	}
+	return nil
+}
+
+// low reports whether a 64 KiB put would be refused now.
+func (s *space) low() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.free >= 0 && s.free-s.since-(128<<10) < s.floor(AddsData)
+}
+
+func (s *space) askFlush() {
+	if s.flushAsked || s.unflushed == 0 {
+		return
+	}
+	s.flushAsked = true
+	select {
+	case s.flush <- struct{}{}:
+	default:
+	}
+}
+
+func (s *space) wake() {
+	select {
+	case s.wakeup <- struct{}{}:
+	default:
+	}
+}
+
+func (s *space) flushBegin() {
+	s.mu.Lock()
+	s.flushing = s.unflushed
+	s.mu.Unlock()
+}
+
+func (s *space) flushEnd() {
+	s.mu.Lock()
+	s.unflushed = max(0, s.unflushed-s.flushing)
+	s.flushing, s.flushAsked = 0, false
+	s.mu.Unlock()
+	s.wake()
+}
+
+func (s *space) compactionBegin(info pebble.CompactionInfo) {
+	var in int64
+	for _, l := range info.Input {
+		for _, t := range l.Tables {
+			in += int64(t.Size)
 		}
 	}
-	check()
-	go func() {
-		defer close(w.exit)
-		t := time.NewTicker(spacePollInterval)
-		defer t.Stop()
-		for {
-			select {
-			case <-w.done:
-				return
-			case <-t.C:
-				check()
+	s.mu.Lock()
+	s.compacting[info.JobID] = in
+	s.compactSum += in
+	s.mu.Unlock()
+}
+
+func (s *space) compactionEnd(info pebble.CompactionInfo) {
+	s.mu.Lock()
+	s.compactSum -= s.compacting[info.JobID]
+	delete(s.compacting, info.JobID)
+	s.mu.Unlock()
+	s.wake()
+}
+
+// spaceLoop polls free space, flushes when asked, and reopens a read-only
+// engine for writing once the disk has room.
+func (e *Engine) spaceLoop() {
+	defer e.bg.Done()
+	t := time.NewTicker(pollInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-e.stop:
+			return
+		case <-t.C:
+		case <-e.space.wakeup:
+		case <-e.space.flush:
+			if !e.ro.Load() {
+				if _, err := e.db.Load().AsyncFlush(); err != nil {
+					e.log.Warn("flush for space failed", "err", err)
+				}
+			}
+			continue
+		}
+		e.space.poll()
+		if e.ro.Load() {
+			if _, _, full := e.tooFullToOpen(); !full {
+				if err := e.reopen(); err != nil {
+					e.log.Warn("reopening the engine for writing failed; still read-only", "err", err)
+				}
 			}
 		}
-	}()
-	return w
-}
-
-func (w *spaceWatcher) stop() {
-	close(w.done)
-	<-w.exit
-}
-
-func freeBytes(dir string) (int64, error) {
-	var st syscall.Statfs_t
-	if err := syscall.Statfs(dir, &st); err != nil {
-		return 0, err
 	}
-	return int64(st.Bavail) * int64(st.Bsize), nil
+}
+
+// Admit reserves room for a write of about n bytes of kind k, or refuses
+// it: ErrDiskFull (a *DiskFullError) when the disk has no room, ErrCorrupt
+// once corruption was found. Call it before a write is queued.
+func (e *Engine) Admit(n int64, k WriteKind) error {
+	if c := e.corrupt.Load(); c != nil {
+		return fmt.Errorf("%w; this store refuses writes until it is repaired", corruptErr(c))
+	}
+	if e.ro.Load() {
+		need, avail, _ := e.tooFullToOpen()
+		return &DiskFullError{Avail: avail, Need: need, ReadOnly: true}
+	}
+	return e.space.admit(n, k)
+}
+
+// LowDisk reports whether puts are being refused for lack of space (or the
+// engine is read-only).
+func (e *Engine) LowDisk() bool { return e.ro.Load() || e.space.low() }
+
+// reopen replaces the read-only Pebble with a writable one, once space
+// returned. Readers wait for the swap (acquire); writes were refused.
+func (e *Engine) reopen() error {
+	e.swapMu.Lock()
+	defer e.swapMu.Unlock()
+	ro := e.db.Load()
+	e.stateMu.Lock()
+	st := e.state
+	e.stateMu.Unlock()
+	if err := ro.Close(); err != nil {
+		return err
+	}
+	if err := e.openWritable(st, true); err != nil {
+		back, rerr := pebble.Open(e.cfg.Dir, e.options(true))
+		if rerr != nil {
+			e.Fatal(fmt.Errorf("storage: reopening %s read-only after a failed writable open (%v): %w", e.cfg.Dir, err, rerr))
+		}
+		e.db.Store(back)
+		return err
+	}
+	e.ro.Store(false)
+	e.log.Info("the disk has room again: the engine is writable", "dir", e.cfg.Dir)
+	return nil
 }

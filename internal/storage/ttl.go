@@ -32,9 +32,11 @@ func (e *Engine) ExpiredBefore(nowMs int64, limit int) ([]*commandpb.ExpiredReco
 // ExpiredIn is ExpiredBefore restricted to records in spans (nil: all).
 func (e *Engine) ExpiredIn(spans []Span, nowMs int64, limit int) ([]*commandpb.ExpiredRecord, error) {
 	upper := binary.BigEndian.AppendUint64([]byte{expirySpace}, uint64(nowMs)+1)
-	it, err := e.db.NewIter(&pebble.IterOptions{LowerBound: []byte{expirySpace}, UpperBound: upper})
+	db, l := e.acquire()
+	defer e.release(l)
+	it, err := db.NewIter(&pebble.IterOptions{LowerBound: []byte{expirySpace}, UpperBound: upper})
 	if err != nil {
-		return nil, err
+		return nil, e.readErr(err)
 	}
 	defer it.Close()
 	var out []*commandpb.ExpiredRecord

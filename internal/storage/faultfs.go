@@ -1,0 +1,123 @@
+package storage
+
+import (
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"syscall"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"golang.org/x/sys/unix"
+)
+
+// IOError is a failed write, fsync or file creation in the engine's
+// directory, naming the operation, the file and the errno. The engine's FS
+// wraps every such failure in one, so a fatal error's message says which
+// file failed and how.
+type IOError struct {
+	Op   string // "write", "fsync", "create", "rename", "close", "preallocate"
+	Path string
+	Err  error
+}
+
+func (e *IOError) Error() string {
+	if n := Errno(e.Err); n != "" {
+		return fmt.Sprintf("%s %s: %v (%s)", e.Op, e.Path, e.Err, n)
+	}
+	return fmt.Sprintf("%s %s: %v", e.Op, e.Path, e.Err)
+}
+
+func (e *IOError) Unwrap() error { return e.Err }
+
+// Errno names the errno in err ("EIO", "ENOSPC"), or "" if it holds none.
+func Errno(err error) string {
+	var n syscall.Errno
+	if errors.As(err, &n) {
+		return unix.ErrnoName(n)
+	}
+	return ""
+}
+
+// ioFS annotates the write-side errors of an FS with IOError and remembers
+// the last one, which the engine records as its fault when a failure turns
+// fatal. Reads and lookups pass through untouched (Pebble tests their
+// errors for "not exist").
+type ioFS struct {
+	vfs.FS
+	last atomic.Pointer[IOError]
+}
+
+func (fs *ioFS) fail(op, path string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var already *IOError
+	if errors.As(err, &already) {
+		return err
+	}
+	e := &IOError{Op: op, Path: path, Err: err}
+	fs.last.Store(e)
+	return e
+}
+
+func (fs *ioFS) file(name string, f vfs.File, err error, op string) (vfs.File, error) {
+	if err != nil {
+		return nil, fs.fail(op, name, err)
+	}
+	return &ioFile{File: f, fs: fs, name: name}, nil
+}
+
+func (fs *ioFS) Create(name string, c vfs.DiskWriteCategory) (vfs.File, error) {
+	f, err := fs.FS.Create(name, c)
+	return fs.file(name, f, err, "create")
+}
+
+func (fs *ioFS) ReuseForWrite(oldname, newname string, c vfs.DiskWriteCategory) (vfs.File, error) {
+	f, err := fs.FS.ReuseForWrite(oldname, newname, c)
+	return fs.file(newname, f, err, "reuse")
+}
+
+func (fs *ioFS) OpenReadWrite(name string, c vfs.DiskWriteCategory, opts ...vfs.OpenOption) (vfs.File, error) {
+	f, err := fs.FS.OpenReadWrite(name, c, opts...)
+	if err != nil {
+		return nil, err // may be "not exist", which callers test
+	}
+	return &ioFile{File: f, fs: fs, name: name}, nil
+}
+
+func (fs *ioFS) Rename(oldname, newname string) error {
+	return fs.fail("rename", newname, fs.FS.Rename(oldname, newname))
+}
+
+func (fs *ioFS) Unwrap() vfs.FS { return fs.FS }
+
+type ioFile struct {
+	vfs.File
+	fs   *ioFS
+	name string
+}
+
+func (f *ioFile) Write(p []byte) (int, error) {
+	n, err := f.File.Write(p)
+	return n, f.fs.fail("write", f.name, err)
+}
+
+func (f *ioFile) WriteAt(p []byte, off int64) (int, error) {
+	n, err := f.File.WriteAt(p, off)
+	return n, f.fs.fail("write", f.name, err)
+}
+
+func (f *ioFile) Preallocate(off, n int64) error {
+	return f.fs.fail("preallocate", f.name, f.File.Preallocate(off, n))
+}
+
+func (f *ioFile) Sync() error { return f.fs.fail("fsync", f.name, f.File.Sync()) }
+
+func (f *ioFile) SyncData() error { return f.fs.fail("fsync", f.name, f.File.SyncData()) }
+
+func (f *ioFile) SyncTo(length int64) (bool, error) {
+	full, err := f.File.SyncTo(length)
+	return full, f.fs.fail("fsync", f.name, err)
+}
+
+func (f *ioFile) Close() error { return f.fs.fail("close", f.name, f.File.Close()) }

@@ -1,0 +1,329 @@
+package storage
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	crerrors "github.com/cockroachdb/errors"
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// ErrFaulted is returned (wrapped, with the Fault) by Open when the engine's
+// last run stopped on a fatal I/O error and Config.ClearFault is not set:
+// the files may lack writes the engine had acknowledged to its peers. A
+// replicated node rebuilds from its peers instead of using them.
+var ErrFaulted = errors.New("storage: the last run stopped on a storage fault")
+
+// FaultError is the error Open returns for a recorded fault.
+type FaultError struct{ Fault Fault }
+
+func (e *FaultError) Error() string {
+	return fmt.Sprintf("%v: %s", ErrFaulted, e.Fault.String())
+}
+
+func (e *FaultError) Unwrap() error { return ErrFaulted }
+
+// refuse builds the error of an engine that cannot be proven whole.
+func (e *Engine) refuse(format string, args ...any) error {
+	return fmt.Errorf("%w: %s: %s; nothing was changed or deleted", ErrCorrupt, e.cfg.Dir, fmt.Sprintf(format, args...))
+}
+
+// open proves the files whole with Pebble read-only, then reopens Pebble
+// read-write, or keeps it read-only on a full disk (see the design in
+// docs/design/20261125_storage_faults.md).
+func (e *Engine) open() error {
+	desc, err := pebble.Peek(e.cfg.Dir, e.fs)
+	if err != nil {
+		return fmt.Errorf("storage: %s: %w", e.cfg.Dir, err)
+	}
+	st, hasState, err := e.readState()
+	if err != nil {
+		return err
+	}
+	if !desc.Exists {
+		if err := e.checkEmpty(st, hasState); err != nil {
+			return err
+		}
+		return e.openWritable(engineState{}, false)
+	}
+	ro, err := pebble.Open(e.cfg.Dir, e.options(true))
+	if err != nil {
+		return e.openError(err, desc.ManifestFilename)
+	}
+	if err := e.prove(ro, desc.ManifestFilename, st, hasState); err != nil {
+		_ = ro.Close()
+		return err
+	}
+	st.Corrupt = nil // proven good again (prove re-checked it)
+	if e.cfg.ClearFault && st.Fault != nil {
+		e.log.Warn("the last run stopped on a storage fault; the files proved whole, so the engine opens (only unsynced writes can be missing)",
+			"fault", st.Fault.String())
+		st.Fault = nil
+	}
+	if need, avail, full := e.tooFullToOpen(); full {
+		e.log.Warn("the disk is too full to open the engine for writing: serving reads only until space is freed",
+			"dir", e.cfg.Dir, "free_bytes", avail, "needed_bytes", need)
+		e.state = st
+		e.db.Store(ro)
+		e.ro.Store(true)
+		return nil
+	}
+	if err := ro.Close(); err != nil {
+		return fmt.Errorf("storage: %s: %w", e.cfg.Dir, err)
+	}
+	return e.openWritable(st, true)
+}
+
+// openWritable records the open in the state file, then opens Pebble
+// read-write.
+func (e *Engine) openWritable(st engineState, existed bool) error {
+	if !existed {
+		st = engineState{}
+	}
+	st.Clean, st.BootID = false, e.cfg.BootID()
+	e.stateMu.Lock()
+	e.state = st
+	err := e.writeStateLocked()
+	e.stateMu.Unlock()
+	if err != nil {
+		return fmt.Errorf("storage: recording the open in %s: %w", e.statePath(), err)
+	}
+	db, err := pebble.Open(e.cfg.Dir, e.options(false))
+	if errors.Is(err, syscall.EWOULDBLOCK) {
+		return fmt.Errorf("storage: %s is locked by another process (is another cairn running on this root?): %w", e.cfg.Dir, err)
+	} else if err != nil {
+		return fmt.Errorf("storage: open %s: %w", e.cfg.Dir, err)
+	}
+	if _, ok, err := getUint64(db, metaStateFileKey); err == nil && !ok {
+		var one [8]byte
+		one[7] = 1
+		err = db.Set(metaStateFileKey, one[:], pebble.Sync)
+	}
+	if err != nil {
+		_ = db.Close()
+		return fmt.Errorf("storage: open %s: %w", e.cfg.Dir, err)
+	}
+	e.db.Store(db)
+	return nil
+}
+
+// checkEmpty refuses to create a store where one was: Pebble files without
+// a MANIFEST marker, or a state file that names applied indexes.
+func (e *Engine) checkEmpty(st engineState, hasState bool) error {
+	names, err := e.fs.List(e.cfg.Dir)
+	if err != nil {
+		return fmt.Errorf("storage: %s: %w", e.cfg.Dir, err)
+	}
+	for _, n := range names {
+		if strings.HasSuffix(n, ".sst") || strings.HasPrefix(n, "MANIFEST-") || strings.HasSuffix(n, ".log") {
+			return e.refuse("it holds Pebble files (%s) but no current MANIFEST marker, so they cannot be read", n)
+		}
+	}
+	if hasState && st.Checkpoint != nil && len(st.Checkpoint.Applied) > 0 {
+		return e.refuse("%s records a store (%s at %s) but its data files are gone",
+			stateFileName, st.Checkpoint, st.Checkpoint.Time.Format(time.RFC3339))
+	}
+	return nil
+}
+
+// openError explains a failed read-only open: a lock, or corruption that
+// Pebble found (named by scanning the logs ourselves when Pebble does not).
+func (e *Engine) openError(err error, manifest string) error {
+	if errors.Is(err, syscall.EWOULDBLOCK) {
+		return fmt.Errorf("storage: %s is locked by another process (is another cairn running on this root?): %w", e.cfg.Dir, err)
+	}
+	if !pebble.IsCorruptionError(err) && !strings.Contains(err.Error(), "pebble/record") {
+		return fmt.Errorf("storage: open %s: %w", e.cfg.Dir, err)
+	}
+	if rep := e.scanLogs(manifest, true); rep.damage != "" {
+		return e.refuse("%s", rep.damage)
+	}
+	return e.refuse("Pebble cannot read it: %v", pebbleDetail(err))
+}
+
+// prove runs the checks an open needs with Pebble read-only.
+func (e *Engine) prove(ro *pebble.DB, manifest string, st engineState, hasState bool) error {
+	rep := e.scanLogs(manifest, st.BootID == "" || st.BootID != e.cfg.BootID())
+	if rep.damage != "" {
+		return e.refuse("%s", rep.damage)
+	}
+	if err := e.checkTables(ro); err != nil {
+		return err
+	}
+	if _, marked, err := getUint64(ro, metaStateFileKey); err != nil {
+		return e.refuse("reading its meta: %v", err)
+	} else if marked && !hasState {
+		return e.refuse("%s is missing, so its last checkpoint cannot be checked", stateFileName)
+	}
+	applied, err := appliedIndexes(ro)
+	if err != nil {
+		return e.refuse("reading its applied indexes: %v", err)
+	}
+	if st.Checkpoint != nil {
+		if behind := st.Checkpoint.behind(applied); len(behind) > 0 {
+			slices.Sort(behind)
+			cause := "a MANIFEST or WAL lost records"
+			if len(rep.ends) > 0 {
+				cause = strings.Join(rep.ends, "; ")
+			}
+			return e.refuse("it is behind its checkpoint of %s (%s): %s; %s",
+				st.Checkpoint.Time.Format(time.RFC3339), stateFileName, strings.Join(behind, "; "), cause)
+		}
+	}
+	if st.Corrupt != nil {
+		if err := e.recheck(ro, st.Corrupt); err != nil {
+			return err
+		}
+	}
+	if st.Fault != nil && !e.cfg.ClearFault {
+		return &FaultError{Fault: *st.Fault}
+	}
+	return nil
+}
+
+// logReport is what scanning the MANIFEST and the WALs found: the first
+// damage (a bad chunk with good records after it), and bad chunks at the
+// ends of logs, which read as torn writes but would explain lost records.
+type logReport struct {
+	damage string
+	ends   []string
+}
+
+// scanLogs scans the MANIFEST and every WAL. rebooted tolerates damage in
+// the newest WAL, where power loss can leave unsynced holes (see the
+// design).
+func (e *Engine) scanLogs(manifest string, rebooted bool) logReport {
+	var rep logReport
+	if manifest != "" {
+		name := e.fs.PathBase(manifest)
+		res, f := e.scanFile(name, 0)
+		if f != "" {
+			rep.damage = f
+			return rep
+		}
+		rep.noteEnd(name, res)
+	}
+	wals := e.wals()
+	for i, w := range wals {
+		res, f := e.scanFile(w.name, w.num)
+		switch {
+		case f == "":
+			rep.noteEnd(w.name, res)
+		case i == len(wals)-1 && rebooted:
+			e.log.Warn("the newest WAL has a hole after a reboot: the writes after it were never synced and are dropped (WRITE_NO_SYNC allows this)",
+				"file", e.fs.PathJoin(e.cfg.Dir, w.name), "finding", f)
+		default:
+			rep.damage = f
+			return rep
+		}
+	}
+	return rep
+}
+
+// noteEnd records a log that ends in a chunk with a bad checksum.
+func (r *logReport) noteEnd(name string, res logEnd) {
+	if res.Stop >= 0 && res.Why == "checksum mismatch" {
+		r.ends = append(r.ends, fmt.Sprintf("%s ends in a record with a bad checksum at offset %d, so nothing after offset %d can be read", name, res.Stop, res.End))
+	}
+}
+
+type walName struct {
+	name string
+	num  uint32
+}
+
+// wals lists the WAL files in number order.
+func (e *Engine) wals() []walName {
+	names, _ := e.fs.List(e.cfg.Dir)
+	var out []walName
+	for _, n := range names {
+		if !strings.HasSuffix(n, ".log") {
+			continue
+		}
+		num, err := strconv.ParseUint(strings.TrimSuffix(n, ".log"), 10, 32)
+		if err == nil {
+			out = append(out, walName{n, uint32(num)})
+		}
+	}
+	slices.SortFunc(out, func(a, b walName) int { return int(a.num) - int(b.num) })
+	return out
+}
+
+// scanFile scans one record log; the string describes damage, or is "".
+func (e *Engine) scanFile(name string, logNum uint32) (logEnd, string) {
+	path := e.fs.PathJoin(e.cfg.Dir, name)
+	f, err := e.fs.Open(path)
+	if err != nil {
+		return logEnd{}, fmt.Sprintf("%s cannot be opened: %v", name, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return logEnd{}, fmt.Sprintf("%s: %v", name, err)
+	}
+	res, err := scanLog(f, fi.Size(), logNum)
+	switch {
+	case err != nil:
+		return res, fmt.Sprintf("%s cannot be read: %v", name, err)
+	case res.damaged():
+		return res, fmt.Sprintf("%s is corrupt at offset %d: %s, and %d record(s) follow from offset %d (a crash leaves a torn end, never good records after a bad one)",
+			name, res.Stop, res.Why, res.ResumeRecords, res.Resume)
+	}
+	return res, ""
+}
+
+// checkTables checks that every sstable the MANIFEST names is there with
+// its recorded size.
+func (e *Engine) checkTables(ro *pebble.DB) error {
+	levels, err := ro.SSTables()
+	if err != nil {
+		return e.refuse("listing its sstables: %v", err)
+	}
+	for level, tables := range levels {
+		for _, t := range tables {
+			name := fmt.Sprintf("%06d.sst", uint64(t.BackingSSTNum))
+			fi, err := e.fs.Stat(e.fs.PathJoin(e.cfg.Dir, name))
+			switch {
+			case err != nil:
+				return e.refuse("sstable %s of level %d, named by the MANIFEST, is missing: %v", name, level, err)
+			case !t.Virtual && uint64(fi.Size()) != t.Size:
+				return e.refuse("sstable %s of level %d is %d bytes, but the MANIFEST says %d", name, level, fi.Size(), t.Size)
+			}
+		}
+	}
+	return nil
+}
+
+// tooFullToOpen reports whether free space is below what a writable open
+// needs: the WAL bytes the open flushes, 4 MiB for a new MANIFEST, WAL and
+// OPTIONS, and the part of the margin deletes may use. With that much, the
+// engine opens writable, refusing puts but taking deletes, which free
+// space; with less it serves reads only.
+func (e *Engine) tooFullToOpen() (need, avail int64, full bool) {
+	avail, ok := e.space.statfs()
+	if !ok {
+		return 0, 0, false
+	}
+	need = e.cfg.MinFreeBytes/4 + 4<<20
+	for _, w := range e.wals() {
+		if fi, err := e.fs.Stat(e.fs.PathJoin(e.cfg.Dir, w.name)); err == nil {
+			need += fi.Size()
+		}
+	}
+	return need, avail, avail < need
+}
+
+// pebbleDetail renders a Pebble error with its details (the WAL number and
+// offset of a replay failure, for instance).
+func pebbleDetail(err error) string {
+	msg := err.Error()
+	if d := crerrors.GetAllDetails(err); len(d) > 0 {
+		msg += " (" + strings.Join(d, "; ") + ")"
+	}
+	return msg
+}
