@@ -162,7 +162,7 @@ type Raft struct {
 	// impossibleLogged is when impossibleAck last logged (loop goroutine only).
 	impossibleLogged time.Time
 	spaceLogged      time.Time // admitAppend last logged (loop goroutine only)
-	lastTerm         uint64 // the term of the last applied entry
+	lastTerm         uint64    // the term of the last applied entry
 	snapCache        *raftpb.Snapshot
 }
 
