@@ -6,6 +6,7 @@ import (
 	"net"
 	"strconv"
 	"time"
+	"unicode/utf8"
 )
 
 // Config configures a Client. Hosts and Store are required; every other
@@ -90,6 +91,8 @@ func (c Config) Validate() error {
 	}
 	if c.Store == "" {
 		errs = append(errs, errors.New("Store is empty"))
+	} else if !utf8.ValidString(c.Store) {
+		errs = append(errs, fmt.Errorf("Store %q is not valid UTF-8", c.Store))
 	}
 	if c.Timeout < 0 {
 		errs = append(errs, fmt.Errorf("Timeout %v is negative", c.Timeout))

@@ -9,6 +9,7 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/cairndb/cairn/api/cairnpb"
+	"github.com/cairndb/cairn/internal/keys"
 )
 
 // Op is one write in an Execute batch. Build it with OpPut, OpPutIfAbsent,
@@ -98,6 +99,15 @@ func (o Op) toPB(def options) *cairnpb.Operation {
 // op marked AbortIfUnsuccessful is not done, nothing is written and Execute
 // returns nil results and an *ExecutionError naming the op.
 func (c *Client) Execute(ctx context.Context, ops []Op, opts ...Option) ([]Result, error) {
+	for i, op := range ops {
+		if err := keys.Key(op.key).CheckUTF8(); err != nil {
+			field := "put.key"
+			if op.delete {
+				field = "delete.key"
+			}
+			return nil, invalidKey(fmt.Sprintf("execute: op %d: %s", i, field), err)
+		}
+	}
 	for i, op := range ops {
 		if !slices.Equal(op.key.Major, ops[0].key.Major) {
 			return nil, &Error{Code: codes.InvalidArgument, Kind: KindMultipleMajorPaths, Action: ActionFixInput,

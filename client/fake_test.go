@@ -5,10 +5,12 @@ import (
 	"errors"
 	"net"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -397,5 +399,69 @@ func TestExecute(t *testing.T) {
 	_, err = c.Execute(ctx, []Op{OpPut(a, nil), OpPut(MustParseKey("/n/-/a"), nil)})
 	if !isKind(err, KindMultipleMajorPaths) || !errors.Is(err, ErrInvalidArgument) || f.calls.Load() != 0 {
 		t.Errorf("Execute across major paths = %v after %d RPCs; want multiple_major_paths before sending", err, f.calls.Load())
+	}
+}
+
+// TestInvalidUTF8RefusedBeforeSending checks that every operation refuses
+// a key or key range with invalid UTF-8 before sending, with the error the
+// server gives for it: InvalidArgument, kind invalid_key, FIX_INPUT, naming
+// the field; never MaybeApplied.
+func TestInvalidUTF8RefusedBeforeSending(t *testing.T) {
+	f := &fakeKV{store: "kvstore"}
+	addr, _ := serveFake(t, f)
+	c := openFake(t, addr)
+	ctx := context.Background()
+	const bad = "a\xffb"
+	okKey := Key{Major: []string{"m"}, Minor: []string{"x"}}
+	badMajor := Key{Major: []string{"m", bad}}
+	badMinor := Key{Major: []string{"m"}, Minor: []string{"x", bad}}
+	firstErr := func(seq func(func(Record, error) bool)) error {
+		var err error
+		seq(func(_ Record, e error) bool { err = e; return e == nil })
+		return err
+	}
+	for _, tc := range []struct {
+		name string
+		call func() error
+		says string
+	}{
+		{"Get", func() error { _, _, err := c.Get(ctx, badMajor); return err }, "key: invalid key: major component 1"},
+		{"Put", func() error { _, err := c.Put(ctx, badMinor, nil); return err }, "put.key: invalid key: minor component 1"},
+		{"PutIfAbsent", func() error { _, err := c.PutIfAbsent(ctx, badMajor, nil); return err }, "put.key: "},
+		{"PutIfPresent", func() error { _, err := c.PutIfPresent(ctx, badMajor, nil); return err }, "put.key: "},
+		{"PutIfVersion", func() error { _, err := c.PutIfVersion(ctx, badMajor, nil, Version{1}); return err }, "put.key: "},
+		{"Delete", func() error { _, err := c.Delete(ctx, badMinor); return err }, "delete.key: invalid key: minor component 1"},
+		{"DeleteIfVersion", func() error { _, err := c.DeleteIfVersion(ctx, badMajor, Version{1}); return err }, "delete.key: "},
+		{"Execute", func() error {
+			_, err := c.Execute(ctx, []Op{OpPut(okKey, nil), OpDelete(badMinor)})
+			return err
+		}, "execute: op 1: delete.key: invalid key: minor component 1"},
+		{"MultiGet parent", func() error { _, err := c.MultiGet(ctx, badMajor, nil, 0); return err }, "parent: invalid key: major component 1"},
+		{"MultiGet range", func() error { _, err := c.MultiGet(ctx, okKey, Prefix(bad), 0); return err }, "key range prefix is not valid UTF-8"},
+		{"MultiGetKeys", func() error { _, err := c.MultiGetKeys(ctx, okKey, From(bad, true), 0); return err }, "key range start"},
+		{"MultiDelete parent", func() error { _, err := c.MultiDelete(ctx, badMinor, nil, 0); return err }, "parent: "},
+		{"MultiDelete range", func() error { _, err := c.MultiDelete(ctx, okKey, To(bad, true), 0); return err }, "key range end"},
+		{"MultiGetIterator", func() error { return firstErr(c.MultiGetIterator(ctx, Forward, 10, badMajor, nil, 0)) }, "parent: "},
+		{"StoreIterator parent", func() error {
+			return firstErr(c.StoreIterator(ctx, 10, &Key{Major: []string{bad}}, nil, 0))
+		}, "parent: invalid key: major component 0"},
+		{"StoreIterator range", func() error {
+			// An unset bound is sent all the same, so it is checked too.
+			return firstErr(c.StoreIterator(ctx, 10, nil, &KeyRange{Start: bad}, 0))
+		}, "key range start"},
+	} {
+		err := tc.call()
+		var e *Error
+		if !errors.As(err, &e) || e.Code != codes.InvalidArgument || e.Kind != KindInvalidKey || e.Action != ActionFixInput ||
+			e.MaybeApplied || !errors.Is(err, ErrInvalidArgument) {
+			t.Errorf("%s: %v; want an invalid_key InvalidArgument FIX_INPUT error", tc.name, err)
+			continue
+		}
+		if !strings.Contains(e.Msg, tc.says) || !utf8.ValidString(e.Msg) {
+			t.Errorf("%s: message %q does not say %q (or is not valid UTF-8)", tc.name, e.Msg, tc.says)
+		}
+	}
+	if n := f.calls.Load(); n != 0 {
+		t.Errorf("%d requests reached the server; want none", n)
 	}
 }

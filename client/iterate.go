@@ -54,6 +54,10 @@ func (c *Client) StoreKeysIterator(ctx context.Context, batchSize int, parent *K
 }
 
 func (c *Client) multiGetPages(ctx context.Context, dir Direction, batchSize int, parent Key, r *KeyRange, d Depth, keysOnly bool, opts []Option, yield func(Record, error) bool) {
+	if err := checkScan(&parent, r); err != nil {
+		yield(Record{}, err)
+		return
+	}
 	o := c.cfg.resolve(opts)
 	req := &cairnpb.MultiGetRequest{
 		Parent: parent.toPB(), Range: r.toPB(), Depth: cairnpb.Depth(d),
@@ -69,6 +73,10 @@ func (c *Client) multiGetPages(ctx context.Context, dir Direction, batchSize int
 }
 
 func (c *Client) storeScanPages(ctx context.Context, batchSize int, parent *Key, r *KeyRange, d Depth, keysOnly bool, opts []Option, yield func(Record, error) bool) {
+	if err := checkScan(parent, r); err != nil {
+		yield(Record{}, err)
+		return
+	}
 	o := c.cfg.resolve(opts)
 	req := &cairnpb.StoreScanRequest{
 		Range: r.toPB(), Depth: cairnpb.Depth(d), KeysOnly: keysOnly,

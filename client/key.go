@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"google.golang.org/grpc/codes"
 
@@ -50,6 +51,48 @@ func (k Key) String() string { return keys.Key(k).String() }
 // Equal reports whether k and o have the same components.
 func (k Key) Equal(o Key) bool {
 	return slices.Equal(k.Major, o.Major) && slices.Equal(k.Minor, o.Minor)
+}
+
+// checkKey refuses, before sending, a key whose components are not all
+// valid UTF-8, with the error the server would give: kind "invalid_key",
+// Code InvalidArgument, ActionFixInput, naming field and the component.
+// (The protobuf runtime no longer refuses such strings; see kv.proto.)
+func checkKey(field string, k Key) error {
+	if err := keys.Key(k).CheckUTF8(); err != nil {
+		return invalidKey(field, err)
+	}
+	return nil
+}
+
+// checkRange is checkKey for a key range's start, end and prefix (set or
+// not: all three are sent). It checks UTF-8 only; the server checks the
+// rest.
+func checkRange(r *KeyRange) error {
+	if r == nil {
+		return nil
+	}
+	for _, f := range []struct{ name, v string }{{"start", r.Start}, {"end", r.End}, {"prefix", r.Prefix}} {
+		if !utf8.ValidString(f.v) {
+			return &Error{Code: codes.InvalidArgument, Kind: KindInvalidKey, Action: ActionFixInput,
+				Msg: "range: key range " + f.name + " is not valid UTF-8 (" + strconv.Quote(f.v) + ")"}
+		}
+	}
+	return nil
+}
+
+// checkScan checks a multi-key operation's parent (nil: none) and range.
+func checkScan(parent *Key, r *KeyRange) error {
+	if parent != nil {
+		if err := checkKey("parent", *parent); err != nil {
+			return err
+		}
+	}
+	return checkRange(r)
+}
+
+func invalidKey(field string, err error) *Error {
+	return &Error{Code: codes.InvalidArgument, Kind: KindInvalidKey, Action: ActionFixInput,
+		Msg: field + ": " + strings.TrimPrefix(err.Error(), "keys: ")}
 }
 
 func (k Key) toPB() *cairnpb.Key {

@@ -40,6 +40,7 @@ func TestConfigValidate(t *testing.T) {
 		{"no host name", Config{Hosts: []string{":5000"}, Store: "s"}, false},
 		{"ipv6", Config{Hosts: []string{"[::1]:5000"}, Store: "s"}, true},
 		{"no store", Config{Hosts: []string{"h:1"}}, false},
+		{"store not UTF-8", Config{Hosts: []string{"h:1"}, Store: "s\xff"}, false},
 		{"negative timeout", Config{Hosts: []string{"h:1"}, Store: "s", Timeout: -1}, false},
 		{"negative conns", Config{Hosts: []string{"h:1"}, Store: "s", Conns: -1}, false},
 		{"negative connect timeout", Config{Hosts: []string{"h:1"}, Store: "s", ConnectTimeout: -1}, false},

@@ -10,6 +10,9 @@ import (
 // Get reads the record under k. found is false, with no error, if there is
 // none (or it has expired).
 func (c *Client) Get(ctx context.Context, k Key, opts ...Option) (rec Record, found bool, err error) {
+	if err := checkKey("key", k); err != nil {
+		return Record{}, false, err
+	}
 	o := c.cfg.resolve(opts)
 	req := &cairnpb.GetRequest{Key: k.toPB(), Consistency: o.consistency.toPB()}
 	err = c.call(ctx, o, readRoute(k.Major, o.consistency), func(ctx context.Context, kv cairnpb.KVClient, h *cairnpb.RequestHeader) error {
@@ -49,6 +52,9 @@ func (c *Client) MultiGetKeys(ctx context.Context, parent Key, r *KeyRange, d De
 // multiGet asks for everything at once (batch size 0). Should the server
 // still answer in pages, it follows the resume token.
 func (c *Client) multiGet(ctx context.Context, parent Key, r *KeyRange, d Depth, keysOnly bool, opts []Option) ([]Record, error) {
+	if err := checkScan(&parent, r); err != nil {
+		return nil, err
+	}
 	o := c.cfg.resolve(opts)
 	req := &cairnpb.MultiGetRequest{
 		Parent: parent.toPB(), Range: r.toPB(), Depth: cairnpb.Depth(d),
@@ -104,6 +110,9 @@ func (c *Client) storeScanPage(ctx context.Context, o options, req *cairnpb.Stor
 // atomically, and returns how many it deleted. parent must have a complete
 // major path.
 func (c *Client) MultiDelete(ctx context.Context, parent Key, r *KeyRange, d Depth, opts ...Option) (int, error) {
+	if err := checkScan(&parent, r); err != nil {
+		return 0, err
+	}
 	o := c.cfg.resolve(opts)
 	req := &cairnpb.MultiDeleteRequest{
 		Parent: parent.toPB(), Range: r.toPB(), Depth: cairnpb.Depth(d),

@@ -103,6 +103,9 @@ func (c *Client) DeleteIfVersion(ctx context.Context, k Key, match Version, opts
 }
 
 func (c *Client) put(ctx context.Context, k Key, v []byte, cond cairnpb.Condition, match Version, opts []Option) (Result, error) {
+	if err := checkKey("put.key", k); err != nil {
+		return Result{}, err
+	}
 	o := c.cfg.resolve(opts)
 	req := &cairnpb.PutRequest{
 		Op: &cairnpb.PutOp{
@@ -124,6 +127,9 @@ func (c *Client) put(ctx context.Context, k Key, v []byte, cond cairnpb.Conditio
 }
 
 func (c *Client) delete(ctx context.Context, k Key, cond cairnpb.Condition, match Version, opts []Option) (Result, error) {
+	if err := checkKey("delete.key", k); err != nil {
+		return Result{}, err
+	}
 	o := c.cfg.resolve(opts)
 	req := &cairnpb.DeleteRequest{
 		Op: &cairnpb.DeleteOp{

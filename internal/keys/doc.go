@@ -12,8 +12,16 @@
 // the major path from the minor path. Inside a component '%' and '/' are
 // written %25 and %2F, and a component that is exactly "-" is written %2D.
 // Bytes below 0x20 and 0x7F are written %XX too, so a printed key is one line
-// of plain text. Parse accepts %XX for any byte. Print then Parse returns an
-// equal key, and Parse then Print returns the input when it is canonical.
+// of plain text, and so is every byte that is not part of valid UTF-8, so
+// even an invalid key (which Parse refuses) prints as valid UTF-8. Parse
+// accepts %XX for any byte. Print then Parse returns an equal key, and Parse
+// then Print returns the input when it is canonical.
+//
+// # Validity
+//
+// Every component is valid UTF-8 (Key.CheckUTF8, part of Limits.CheckKey),
+// and so are a Range's start, end and prefix (Range.Validate). The server
+// checks both before a key is used, so every stored key is valid UTF-8.
 //
 // # Storage key
 //

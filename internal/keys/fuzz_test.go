@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"testing"
+	"unicode/utf8"
 )
 
 func FuzzParse(f *testing.F) {
@@ -77,6 +78,16 @@ func FuzzDecode(f *testing.F) {
 		}
 		if !k2.Equal(k) {
 			t.Fatalf("Decode(Encode(%#v)) = %#v", k, k2)
+		}
+		// Decoded components may hold any bytes; the printed key is still
+		// valid UTF-8 (it goes into error messages), and Parse reads it
+		// back exactly when every component is valid UTF-8.
+		s := k.String()
+		if !utf8.ValidString(s) {
+			t.Fatalf("%#v.String() = %q, which is not valid UTF-8", k, s)
+		}
+		if k3, err := Parse(s); (err == nil) != (k.CheckUTF8() == nil) || (err == nil && !k3.Equal(k)) {
+			t.Fatalf("Parse(%q) = %#v, %v; CheckUTF8: %v", s, k3, err, k.CheckUTF8())
 		}
 	})
 }

@@ -58,9 +58,21 @@ func escapeComponent(b *strings.Builder, c string) {
 		b.WriteString("%2D")
 		return
 	}
-	for i := 0; i < len(c); i++ {
+	for i := 0; i < len(c); {
 		ch := c[i]
-		if ch == '%' || ch == '/' || ch < 0x20 || ch == 0x7F {
+		size := 1
+		if ch >= utf8.RuneSelf {
+			// A byte that does not start a valid UTF-8 sequence is escaped,
+			// so even an invalid key prints as valid UTF-8 (it goes into
+			// error messages, which travel in protobuf strings).
+			if _, size = utf8.DecodeRuneInString(c[i:]); size > 1 {
+				b.WriteString(c[i : i+size])
+				i += size
+				continue
+			}
+		}
+		i += size
+		if ch == '%' || ch == '/' || ch < 0x20 || ch == 0x7F || ch >= utf8.RuneSelf {
 			b.WriteByte('%')
 			b.WriteByte(hexDigits[ch>>4])
 			b.WriteByte(hexDigits[ch&15])
@@ -68,6 +80,23 @@ func escapeComponent(b *strings.Builder, c string) {
 		}
 		b.WriteByte(ch)
 	}
+}
+
+// CheckUTF8 reports the first component that is not valid UTF-8, naming
+// it by path and index from 0: "minor component 2 is not valid UTF-8". The
+// error wraps ErrInvalid.
+func (k Key) CheckUTF8() error {
+	for _, p := range []struct {
+		name  string
+		comps []string
+	}{{"major", k.Major}, {"minor", k.Minor}} {
+		for i, c := range p.comps {
+			if !utf8.ValidString(c) {
+				return fmt.Errorf("%w: %s component %d is not valid UTF-8 (%q)", ErrInvalid, p.name, i, c)
+			}
+		}
+	}
+	return nil
 }
 
 // Parse reads a key in its string form. It requires a leading '/', at least

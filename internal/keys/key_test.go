@@ -4,6 +4,7 @@ import (
 	"errors"
 	"slices"
 	"testing"
+	"unicode/utf8"
 )
 
 // canonical lists keys whose string form Parse accepts and String reprints
@@ -113,6 +114,32 @@ func TestStringParseRoundTrip(t *testing.T) {
 			if s[i] < 0x20 || s[i] == 0x7F {
 				t.Errorf("%q has unescaped byte %#x", s, s[i])
 			}
+		}
+	}
+}
+
+// TestStringInvalidUTF8 checks that a key with bytes that are not UTF-8
+// prints as valid UTF-8, those bytes escaped and valid runes kept, and that
+// Parse refuses the printed form as it refuses the key.
+func TestStringInvalidUTF8(t *testing.T) {
+	for _, tc := range []struct {
+		k    Key
+		want string
+	}{
+		{New([]string{"a\xffb"}), "/a%FFb"},
+		{New([]string{"é\xc3"}, "\xed\xa0\x80", "日本"), "/é%C3/-/%ED%A0%80/日本"},
+		{New([]string{"\xe6\x97"}), "/%E6%97"}, // a truncated 日
+		{New([]string{"\ufffd"}), "/\ufffd"},   // U+FFFD itself is valid
+	} {
+		got := tc.k.String()
+		if got != tc.want || !utf8.ValidString(got) {
+			t.Errorf("%#v.String() = %q, want %q", tc.k, got, tc.want)
+		}
+		if tc.k.CheckUTF8() == nil {
+			continue
+		}
+		if k, err := Parse(got); !errors.Is(err, ErrMalformed) {
+			t.Errorf("Parse(%q) = %#v, %v; want ErrMalformed", got, k, err)
 		}
 	}
 }

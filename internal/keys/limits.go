@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 )
 
 // ErrLimit is returned (wrapped in a *LimitError) when a key or value is over
@@ -115,14 +114,7 @@ func (l Limits) checkPath(k Key) error {
 	if size > l.MaxKeyBytes {
 		return &LimitError{Limit: "max-key-bytes", Max: l.MaxKeyBytes, Seen: size}
 	}
-	for _, p := range [][]string{k.Major, k.Minor} {
-		for _, c := range p {
-			if !utf8.ValidString(c) {
-				return fmt.Errorf("%w: component %q is not valid UTF-8", ErrInvalid, c)
-			}
-		}
-	}
-	return nil
+	return k.CheckUTF8()
 }
 
 // CheckValue validates a value's size.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 var small = Limits{MaxKeyBytes: 10, MaxValueBytes: 5, MaxComponents: 3}
@@ -99,6 +100,37 @@ func TestCheckKeyInvalid(t *testing.T) {
 	} {
 		if err := small.CheckKey(k); !errors.Is(err, ErrInvalid) {
 			t.Errorf("CheckKey(%#v) = %v, want ErrInvalid", k, err)
+		}
+	}
+}
+
+// TestCheckUTF8 checks that the error names the component that is not
+// valid UTF-8 and prints it as valid UTF-8.
+func TestCheckUTF8(t *testing.T) {
+	for _, tc := range []struct {
+		k    Key
+		want string // "" for a valid key
+	}{
+		{New([]string{"a", "日本"}, "é"), ""},
+		{Key{}, ""},
+		{New([]string{"\xff"}), `major component 0 is not valid UTF-8 ("\xff")`},
+		{New([]string{"a", "b\xc3"}, "\xff"), `major component 1 is not valid UTF-8 ("b\xc3")`},
+		{New([]string{"a"}, "b", "\xed\xa0\x80"), `minor component 1 is not valid UTF-8 ("\xed\xa0\x80")`},
+	} {
+		err := tc.k.CheckUTF8()
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%#v.CheckUTF8() = %v, want nil", tc.k, err)
+		case tc.want == "":
+		case !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tc.want):
+			t.Errorf("%#v.CheckUTF8() = %v, want ErrInvalid mentioning %s", tc.k, err, tc.want)
+		case !utf8.ValidString(err.Error()):
+			t.Errorf("%#v.CheckUTF8() = %q, which is not valid UTF-8", tc.k, err)
+		}
+		if tc.want != "" {
+			if err := small.CheckKey(tc.k); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("CheckKey(%#v) = %v, want ErrInvalid mentioning %s", tc.k, err, tc.want)
+			}
 		}
 	}
 }

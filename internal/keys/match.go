@@ -3,6 +3,7 @@ package keys
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // Depth chooses which records under a parent an operation touches.
@@ -50,11 +51,17 @@ type Range struct {
 	HasPrefix      bool
 }
 
-// Validate reports a range whose start is after its end, or that mixes a
-// prefix with bounds.
+// Validate reports a range whose start is after its end, that mixes a
+// prefix with bounds, or whose start, end or prefix (set or not) is not
+// valid UTF-8. The error wraps ErrInvalid.
 func (r *Range) Validate() error {
 	if r == nil {
 		return nil
+	}
+	for _, f := range []struct{ name, v string }{{"start", r.Start}, {"end", r.End}, {"prefix", r.Prefix}} {
+		if !utf8.ValidString(f.v) {
+			return fmt.Errorf("%w: key range %s is not valid UTF-8 (%q)", ErrInvalid, f.name, f.v)
+		}
 	}
 	if r.HasPrefix && (r.HasStart || r.HasEnd) {
 		return fmt.Errorf("%w: a key range has either a prefix or start/end bounds, not both", ErrInvalid)

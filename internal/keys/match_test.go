@@ -125,6 +125,11 @@ func TestRangeValidate(t *testing.T) {
 		{"start after end", Range{Start: "b", HasStart: true, End: "a", HasEnd: true}, `"b"`},
 		{"start after end, inclusive", Range{Start: "b", HasStart: true, StartInclusive: true, End: "a", HasEnd: true, EndInclusive: true}, "after"},
 		{"start extends end", Range{Start: "ab", HasStart: true, End: "a", HasEnd: true}, "after"},
+		{"start not UTF-8", Range{Start: "a\xff", HasStart: true}, `start is not valid UTF-8 ("a\xff")`},
+		{"end not UTF-8", Range{End: "\xc3", HasEnd: true}, "end is not valid UTF-8"},
+		{"prefix not UTF-8", Range{Prefix: "\xed\xa0\x80", HasPrefix: true}, "prefix is not valid UTF-8"},
+		// Unset strings still travel on the wire, so they count here.
+		{"unset start not UTF-8", Range{Start: "\xff"}, "start is not valid UTF-8"},
 	} {
 		err := tc.r.Validate()
 		if !errors.Is(err, ErrInvalid) {

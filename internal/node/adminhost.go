@@ -2,10 +2,14 @@ package node
 
 import (
 	"context"
+	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/cairndb/cairn/api/cairnpb"
 	"github.com/cairndb/cairn/internal/admin"
@@ -85,7 +89,54 @@ type adminRPC struct {
 	n *SN
 }
 
+// Command checks the request's strings, runs or forwards it (command), and
+// makes sure the reply's text is valid UTF-8: admin.proto no longer has the
+// protobuf runtime check strings either way (see there), and a shell built
+// from a proto3 copy of it would fail to read a reply that is not.
 func (a adminRPC) Command(ctx context.Context, req *cairnpb.AdminRequest) (*cairnpb.AdminReply, error) {
+	if err := checkAdminUTF8(req); err != nil {
+		return nil, err
+	}
+	r, err := a.command(ctx, req)
+	if r != nil && !utf8.ValidString(r.GetText()) {
+		r.Text = strings.ToValidUTF8(r.GetText(), "\uFFFD")
+	}
+	return r, err
+}
+
+// checkAdminUTF8 refuses a command name, option name or option value that
+// is not valid UTF-8 with INVALID_ARGUMENT naming it, and an ErrorDetail of
+// kind invalid_argument and action FIX_INPUT as the KV service gives.
+func checkAdminUTF8(req *cairnpb.AdminRequest) error {
+	var msg string
+	if !utf8.ValidString(req.GetCommand()) {
+		msg = fmt.Sprintf("admin: the command name %q is not valid UTF-8", req.GetCommand())
+	}
+	args := req.GetArgs()
+	names := slices.Sorted(maps.Keys(args))
+	for _, k := range names {
+		if msg != "" {
+			break
+		}
+		switch {
+		case !utf8.ValidString(k):
+			msg = fmt.Sprintf("admin: the option name %q is not valid UTF-8", k)
+		case !utf8.ValidString(args[k]):
+			msg = fmt.Sprintf("admin: the value of option -%s is not valid UTF-8 (%q)", k, args[k])
+		}
+	}
+	if msg == "" {
+		return nil
+	}
+	st, err := status.New(codes.InvalidArgument, msg).WithDetails(&cairnpb.ErrorDetail{
+		Kind: "invalid_argument", Action: cairnpb.ErrorDetail_FIX_INPUT})
+	if err != nil {
+		return status.Error(codes.InvalidArgument, msg)
+	}
+	return st.Err()
+}
+
+func (a adminRPC) command(ctx context.Context, req *cairnpb.AdminRequest) (*cairnpb.AdminReply, error) {
 	a.n.ctlMu.Lock()
 	m := a.n.member.clone()
 	a.n.ctlMu.Unlock()

@@ -122,3 +122,49 @@ func TestDropAdminRefusesBadRequests(t *testing.T) {
 		})
 	}
 }
+
+// TestAdminRefusesInvalidUTF8: a command name, option name or option value
+// that is not valid UTF-8 reaches the node (admin.proto does not have the
+// protobuf runtime refuse it) and is refused with INVALID_ARGUMENT naming
+// it and an ErrorDetail with action FIX_INPUT; the node then still answers.
+func TestAdminRefusesInvalidUTF8(t *testing.T) {
+	sns, _ := startCluster(t, 1, 1, 1)
+	cc, err := grpcconn.New(sns[0].Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cc.Close() })
+	adm := cairnpb.NewAdminClient(cc)
+	ctx := context.Background()
+	const bad = "a\xffb"
+	for _, tc := range []struct {
+		name string
+		req  *cairnpb.AdminRequest
+		says string
+	}{
+		{"command", &cairnpb.AdminRequest{Command: "show " + bad}, "command name"},
+		{"option name", &cairnpb.AdminRequest{Command: "show topology", Args: map[string]string{bad: "x"}}, "option name"},
+		{"option value", &cairnpb.AdminRequest{Command: "configure", Args: map[string]string{"name": bad}}, "option -name"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := adm.Command(ctx, tc.req)
+			st := status.Convert(err)
+			if st.Code() != codes.InvalidArgument || !strings.Contains(st.Message(), tc.says) {
+				t.Fatalf("got %v, want InvalidArgument saying %q", err, tc.says)
+			}
+			var d *cairnpb.ErrorDetail
+			for _, x := range st.Details() {
+				if ed, ok := x.(*cairnpb.ErrorDetail); ok {
+					d = ed
+				}
+			}
+			if d.GetKind() != "invalid_argument" || d.GetAction() != cairnpb.ErrorDetail_FIX_INPUT {
+				t.Errorf("ErrorDetail %v, want kind invalid_argument, action FIX_INPUT", d)
+			}
+		})
+	}
+	// Still serving: this node has a topology and no admin, and says so.
+	if _, err := adm.Command(ctx, &cairnpb.AdminRequest{Command: "show topology"}); status.Code(err) != codes.FailedPrecondition {
+		t.Fatalf("a valid command after the bad ones: %v, want FailedPrecondition (no admin here)", err)
+	}
+}

@@ -6,7 +6,13 @@
 //
 // Validation happens here, before a command exists: a command that reaches
 // the replica is well formed (storage.Apply still rejects malformed commands
-// deterministically, as a second line of defence).
+// deterministically, as a second line of defence). That includes UTF-8:
+// the protobuf runtime does not check strings (api/cairnpb/kv.proto sets
+// utf8_validation = NONE), so every string a client sends is checked here
+// (validate.go lists them) and refused with INVALID_ARGUMENT naming the
+// field. Every string the server sends back is valid UTF-8: record keys were
+// checked before they were written, and status messages quote client
+// strings with %q.
 //
 // # Concurrency
 //

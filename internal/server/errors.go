@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/cairndb/cairn/api/cairnpb"
 	"github.com/cairndb/cairn/internal/keys"
@@ -111,9 +112,14 @@ func toStatusWith(err error, leaderAddr func(uint64) string) error {
 		d.LeaderNode = nl.Leader
 		d.LeaderAddr = leaderAddr(nl.Leader)
 	}
-	st, derr := status.New(m.code, err.Error()).WithDetails(d)
+	// The status travels as a google.rpc.Status, a proto3 message whose
+	// marshal fails on invalid UTF-8, and grpc-go then silently drops the
+	// details. Messages quote client strings with %q, so this is a second
+	// line of defence.
+	msg := strings.ToValidUTF8(err.Error(), "\uFFFD")
+	st, derr := status.New(m.code, msg).WithDetails(d)
 	if derr != nil {
-		return status.Error(m.code, err.Error())
+		return status.Error(m.code, msg)
 	}
 	return st.Err()
 }

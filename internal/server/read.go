@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/cairndb/cairn/api/cairnpb"
@@ -18,6 +19,9 @@ const (
 
 // Get reads one record.
 func (s *Server) Get(ctx context.Context, req *cairnpb.GetRequest) (*cairnpb.GetResponse, error) {
+	if err := checkHeader(req.GetHeader()); err != nil {
+		return nil, s.status(err)
+	}
 	if err := s.checkKey("key", req.GetKey()); err != nil {
 		return nil, s.status(err)
 	}
@@ -70,6 +74,9 @@ func (s *Server) scan(ctx context.Context, sh Shard, h *cairnpb.RequestHeader, c
 }
 
 func (s *Server) multiGetScan(req *cairnpb.MultiGetRequest) (storage.Scan, error) {
+	if err := checkHeader(req.GetHeader()); err != nil {
+		return storage.Scan{}, err
+	}
 	if err := s.checkKey("parent", req.GetParent()); err != nil {
 		return storage.Scan{}, err
 	}
@@ -121,12 +128,15 @@ func (s *Server) StoreScan(ctx context.Context, req *cairnpb.StoreScanRequest) (
 }
 
 func (s *Server) storeScan(req *cairnpb.StoreScanRequest) (storage.Scan, error) {
+	if err := checkHeader(req.GetHeader()); err != nil {
+		return storage.Scan{}, err
+	}
 	parent := keyOf(req.GetParent())
+	if err := s.limits.CheckParent(parent); err != nil {
+		return storage.Scan{}, fmt.Errorf("parent: %w", err)
+	}
 	if len(parent.Minor) > 0 {
 		return storage.Scan{}, badInput("invalid_key", "parent: a store scan's parent is a major path without a minor path, got %s", parent)
-	}
-	if err := s.limits.CheckParent(parent); err != nil {
-		return storage.Scan{}, err
 	}
 	depth, err := checkDepth(req.GetDepth())
 	if err != nil {
@@ -161,6 +171,12 @@ func (s *Server) readBegin(ctx context.Context, sh Shard, h *cairnpb.RequestHead
 	return ctx, cancel, sh.ReadReady(ctx, cons)
 }
 
+// recordPB is a record as it goes back to the client. Its key's components
+// are valid UTF-8, as every string the server sends must be (the runtime no
+// longer checks, see kv.proto, and a client built from a proto3 copy of
+// kv.proto would fail to unmarshal the response): every stored key passed
+// keys.Limits.CheckKey, UTF-8 included, before its write was proposed, and
+// storage.Apply refuses a put whose key is not valid UTF-8 all the same.
 func recordPB(r storage.Record) *cairnpb.Record {
 	return &cairnpb.Record{Key: keyPB(r.Key), Value: r.Value, Version: r.Version, ExpirationMs: r.ExpiresMs}
 }

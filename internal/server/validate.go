@@ -1,8 +1,10 @@
 package server
 
 import (
+	"fmt"
 	"slices"
 	"time"
+	"unicode/utf8"
 
 	"github.com/cairndb/cairn/api/cairnpb"
 	"github.com/cairndb/cairn/internal/keys"
@@ -21,12 +23,35 @@ func checkEnum(field string, v protoreflect.Enum) error {
 	return nil
 }
 
+// Every string a client sends is checked for valid UTF-8 here, since the
+// protobuf runtime no longer does (kv.proto sets utf8_validation = NONE so
+// that such a request reaches a handler instead of failing to unmarshal):
+//
+//	header.store                          checkHeader, first in every handler
+//	key, put.key, delete.key, parent      checkKey; storeScan's CheckParent (keys.Key.CheckUTF8)
+//	range.start, range.end, range.prefix  checkRange (keys.Range.Validate)
+//
+// Key material fails with kind invalid_key, other strings with
+// invalid_argument; the message names the field. TestInvalidUTF8OverWire
+// sends invalid UTF-8 in each of them and checks that its list of string
+// fields is every string field of every request.
+
+// checkHeader validates the request header before anything else reads it.
+func checkHeader(h *cairnpb.RequestHeader) error {
+	if !utf8.ValidString(h.GetStore()) {
+		return badInput("invalid_argument", "header.store is not valid UTF-8 (%q)", h.GetStore())
+	}
+	return nil
+}
+
+// checkKey validates a record key (limits, UTF-8) and names field in the
+// error.
 func (s *Server) checkKey(field string, k *cairnpb.Key) error {
 	if k == nil {
 		return badInput("invalid_key", "%s: missing key", field)
 	}
 	if err := s.limits.CheckKey(keyOf(k)); err != nil {
-		return err
+		return fmt.Errorf("%s: %w", field, err)
 	}
 	return nil
 }
@@ -90,12 +115,12 @@ func (s *Server) checkOps(ops []*cairnpb.Operation) error {
 		switch o := op.GetOp().(type) {
 		case *cairnpb.Operation_Put:
 			if err := s.checkPut(o.Put); err != nil {
-				return err
+				return fmt.Errorf("execute: operation %d: %w", i, err)
 			}
 			k = o.Put.GetKey()
 		case *cairnpb.Operation_Delete:
 			if err := s.checkDelete(o.Delete); err != nil {
-				return err
+				return fmt.Errorf("execute: operation %d: %w", i, err)
 			}
 			k = o.Delete.GetKey()
 		default:
@@ -178,7 +203,7 @@ func checkDepth(d cairnpb.Depth) (keys.Depth, error) {
 func checkRange(r *cairnpb.KeyRange) (*keys.Range, error) {
 	kr := storage.RangeFromPB(r)
 	if err := kr.Validate(); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("range: %w", err)
 	}
 	return kr, nil
 }

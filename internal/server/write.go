@@ -10,6 +10,9 @@ import (
 
 // Put handles put and its conditional forms.
 func (s *Server) Put(ctx context.Context, req *cairnpb.PutRequest) (*cairnpb.WriteResponse, error) {
+	if err := checkHeader(req.GetHeader()); err != nil {
+		return nil, s.status(err)
+	}
 	if err := s.checkPut(req.GetOp()); err != nil {
 		return nil, s.status(err)
 	}
@@ -19,6 +22,9 @@ func (s *Server) Put(ctx context.Context, req *cairnpb.PutRequest) (*cairnpb.Wri
 
 // Delete handles delete and deleteIfVersion.
 func (s *Server) Delete(ctx context.Context, req *cairnpb.DeleteRequest) (*cairnpb.WriteResponse, error) {
+	if err := checkHeader(req.GetHeader()); err != nil {
+		return nil, s.status(err)
+	}
 	if err := s.checkDelete(req.GetOp()); err != nil {
 		return nil, s.status(err)
 	}
@@ -36,6 +42,9 @@ func (s *Server) writeOne(ctx context.Context, h *cairnpb.RequestHeader, d *cair
 
 // Execute applies a list of operations on one major path atomically.
 func (s *Server) Execute(ctx context.Context, req *cairnpb.ExecuteRequest) (*cairnpb.ExecuteResponse, error) {
+	if err := checkHeader(req.GetHeader()); err != nil {
+		return nil, s.status(err)
+	}
 	if err := s.checkOps(req.GetOps()); err != nil {
 		return nil, s.status(err)
 	}
@@ -51,6 +60,9 @@ func (s *Server) Execute(ctx context.Context, req *cairnpb.ExecuteRequest) (*cai
 
 // MultiDelete deletes the records under a parent key.
 func (s *Server) MultiDelete(ctx context.Context, req *cairnpb.MultiDeleteRequest) (*cairnpb.MultiDeleteResponse, error) {
+	if err := checkHeader(req.GetHeader()); err != nil {
+		return nil, s.status(err)
+	}
 	if err := s.checkKey("parent", req.GetParent()); err != nil {
 		return nil, s.status(err)
 	}

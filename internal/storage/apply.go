@@ -178,6 +178,12 @@ func checkOps(ops []*cairnpb.Operation) error {
 		if k == nil || len(k.GetMajor()) == 0 {
 			return fmt.Errorf("%w: operation %d has no key or an empty major path", ErrBadCommand, i)
 		}
+		// The server refused such a key already; here it keeps every
+		// stored key valid UTF-8 whoever proposed the command, so reads
+		// never send invalid UTF-8 back (kv.proto lets it through).
+		if err := keyFromPB(k).CheckUTF8(); err != nil {
+			return fmt.Errorf("%w: operation %d: %v", ErrBadCommand, i, err)
+		}
 		if i == 0 {
 			first = k.GetMajor()
 		} else if !slices.Equal(first, k.GetMajor()) {

@@ -68,9 +68,11 @@ func TestApplyRejectsBadCommands(t *testing.T) {
 	e := testEngine(t)
 	a := &applier{t: t, e: e}
 	for name, body := range map[string]any{
-		"no ops":       []*cairnpb.Operation{},
-		"two majors":   []*cairnpb.Operation{putOp("/a/-/x", "1", 0, nil), putOp("/b/-/x", "1", 0, nil)},
-		"empty op":     []*cairnpb.Operation{{}},
+		"no ops":     []*cairnpb.Operation{},
+		"two majors": []*cairnpb.Operation{putOp("/a/-/x", "1", 0, nil), putOp("/b/-/x", "1", 0, nil)},
+		"empty op":   []*cairnpb.Operation{{}},
+		"key not UTF-8": []*cairnpb.Operation{{Op: &cairnpb.Operation_Put{Put: &cairnpb.PutOp{
+			Key: &cairnpb.Key{Major: []string{"a"}, Minor: []string{"\xff"}}, Value: []byte("v")}}}},
 		"empty parent": &commandpb.MultiDelete{},
 	} {
 		if r := a.apply(1, body, NoSync); !errors.Is(r.Err, ErrBadCommand) {

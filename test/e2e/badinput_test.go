@@ -130,6 +130,13 @@ func TestBadInputOverWire(t *testing.T) {
 			_, err := c.Put(ctx, &cairnpb.PutRequest{Op: &cairnpb.PutOp{Value: []byte("v")}})
 			return err
 		}, want{code: codes.InvalidArgument, kind: "invalid_key", contains: []string{"put.key"}}},
+		{"key_not_utf8", func(ctx context.Context) error {
+			return put(ctx, c, key([]string{"bad", "k\xff"}, "m"), []byte("v"), 0)
+		}, want{code: codes.InvalidArgument, kind: "invalid_key", contains: []string{"put.key", "major component 1 is not valid UTF-8"}}},
+		{"store_not_utf8", func(ctx context.Context) error {
+			_, err := c.Get(ctx, &cairnpb.GetRequest{Header: &cairnpb.RequestHeader{Store: "kv\xffstore"}, Key: okKey})
+			return err
+		}, want{code: codes.InvalidArgument, kind: "invalid_argument", contains: []string{"header.store"}}},
 		{"key_too_large", func(ctx context.Context) error {
 			return put(ctx, c, key([]string{"big"}, strings.Repeat("k", int(maxKey))), []byte("v"), 0)
 		}, want{code: codes.InvalidArgument, kind: "limit_exceeded", limit: "max-key-bytes", max: maxKey, seen: maxKey + 3,
