@@ -3,12 +3,14 @@ package storage
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/cairndb/cairn/internal/storage/files"
 	crerrors "github.com/cockroachdb/errors"
 	"github.com/cockroachdb/pebble/v2"
 )
@@ -30,8 +32,12 @@ func (e *FaultError) Unwrap() error { return ErrFaulted }
 
 // refuse builds the error of an engine that cannot be proven whole.
 func (e *Engine) refuse(format string, args ...any) error {
-	return fmt.Errorf("%w: %s: %s; nothing was changed or deleted", ErrCorrupt, e.cfg.Dir, fmt.Sprintf(format, args...))
+	msg := pebbleFileRE.ReplaceAllString(fmt.Sprintf(format, args...), "$1.sst")
+	return fmt.Errorf("%w: %s: %s; nothing was changed or deleted", ErrCorrupt, e.cfg.Dir, msg)
 }
+
+// pebbleFileRE finds Pebble's "file 000012" (an sstable) in its messages.
+var pebbleFileRE = regexp.MustCompile(`\bfile (\d{6})\b`)
 
 // open proves the files whole with Pebble read-only, then reopens Pebble
 // read-write, or keeps it read-only on a full disk (see the design in
@@ -50,6 +56,9 @@ func (e *Engine) open() error {
 			return err
 		}
 		return e.openWritable(engineState{}, false)
+	}
+	if err := e.checkOptions(desc.OptionsFilename); err != nil {
+		return err
 	}
 	ro, err := pebble.Open(e.cfg.Dir, e.options(true))
 	if err != nil {
@@ -112,6 +121,24 @@ func (e *Engine) openWritable(st engineState, existed bool) error {
 	return nil
 }
 
+// checkOptions checks the OPTIONS file as Pebble will, naming it if it
+// does not parse or does not fit.
+func (e *Engine) checkOptions(path string) error {
+	if path == "" {
+		return nil
+	}
+	data, err := files.ReadFile(e.fs, path)
+	if err != nil {
+		return e.refuse("%s cannot be read: %v", e.fs.PathBase(path), err)
+	}
+	opts := e.options(true)
+	opts.EnsureDefaults()
+	if err := opts.CheckCompatibility(e.cfg.Dir, string(data)); err != nil {
+		return e.refuse("%s is damaged: %v", e.fs.PathBase(path), err)
+	}
+	return nil
+}
+
 // checkEmpty refuses to create a store where one was: Pebble files without
 // a MANIFEST marker, or a state file that names applied indexes.
 func (e *Engine) checkEmpty(st engineState, hasState bool) error {
@@ -137,11 +164,24 @@ func (e *Engine) openError(err error, manifest string) error {
 	if errors.Is(err, syscall.EWOULDBLOCK) {
 		return fmt.Errorf("storage: %s is locked by another process (is another cairn running on this root?): %w", e.cfg.Dir, err)
 	}
-	if !pebble.IsCorruptionError(err) && !strings.Contains(err.Error(), "pebble/record") {
+	missing := files.IsNotExist(err)
+	if !missing && !pebble.IsCorruptionError(err) && !strings.Contains(err.Error(), "pebble/record") {
 		return fmt.Errorf("storage: open %s: %w", e.cfg.Dir, err)
 	}
-	if rep := e.scanLogs(manifest, true); rep.damage != "" {
+	rep := e.scanLogs(manifest, true)
+	switch {
+	case rep.damage != "":
 		return e.refuse("%s", rep.damage)
+	case missing:
+		what := "a file the MANIFEST names"
+		if m := fileNumRE.FindStringSubmatch(err.Error()); m != nil {
+			what = fmt.Sprintf("sstable %s.sst, which the MANIFEST names,", m[1])
+		}
+		cause := ""
+		if len(rep.ends) > 0 {
+			cause = " (" + strings.Join(rep.ends, "; ") + ")"
+		}
+		return e.refuse("%s is missing%s: %v", what, cause, pebbleDetail(err))
 	}
 	return e.refuse("Pebble cannot read it: %v", pebbleDetail(err))
 }
@@ -206,14 +246,14 @@ func (e *Engine) scanLogs(manifest string, rebooted bool) logReport {
 			rep.damage = f
 			return rep
 		}
-		rep.noteEnd(name, res)
+		rep.noteEnd(name, res, true)
 	}
 	wals := e.wals()
 	for i, w := range wals {
 		res, f := e.scanFile(w.name, w.num)
 		switch {
 		case f == "":
-			rep.noteEnd(w.name, res)
+			rep.noteEnd(w.name, res, false)
 		case i == len(wals)-1 && rebooted:
 			e.log.Warn("the newest WAL has a hole after a reboot: the writes after it were never synced and are dropped (WRITE_NO_SYNC allows this)",
 				"file", e.fs.PathJoin(e.cfg.Dir, w.name), "finding", f)
@@ -225,10 +265,14 @@ func (e *Engine) scanLogs(manifest string, rebooted bool) logReport {
 	return rep
 }
 
-// noteEnd records a log that ends in a chunk with a bad checksum.
-func (r *logReport) noteEnd(name string, res logEnd) {
-	if res.Stop >= 0 && res.Why == "checksum mismatch" {
-		r.ends = append(r.ends, fmt.Sprintf("%s ends in a record with a bad checksum at offset %d, so nothing after offset %d can be read", name, res.Stop, res.End))
+// noteEnd records a log that ends in a bad chunk: any bad end of the
+// MANIFEST (which is synced after every edit), and a WAL's bad checksum
+// or header (not its usual ends: a recycled file's older data, zeros, a
+// write cut short).
+func (r *logReport) noteEnd(name string, res logEnd, manifest bool) {
+	usual := strings.Contains(res.Why, "older log") || res.Why == "zeroed chunk" || strings.HasPrefix(res.Why, "truncated") || res.Why == "log ends inside a record"
+	if res.Stop >= 0 && (manifest || !usual) {
+		r.ends = append(r.ends, fmt.Sprintf("%s ends in a bad record at offset %d (%s), so nothing after offset %d can be read", name, res.Stop, res.Why, res.End))
 	}
 }
 
@@ -317,6 +361,8 @@ func (e *Engine) tooFullToOpen() (need, avail int64, full bool) {
 	}
 	return need, avail, avail < need
 }
+
+var fileNumRE = regexp.MustCompile(`\b(\d{6})\b`)
 
 // pebbleDetail renders a Pebble error with its details (the WAL number and
 // offset of a replay failure, for instance).

@@ -140,11 +140,12 @@ func (s *space) admit(n int64, k WriteKind) error {
 	return nil
 }
 
-// low reports whether a 64 KiB put would be refused now.
+// low reports whether puts are refused: the last one was (until a poll
+// finds a MiB of room again), or a 64 KiB put would be now.
 func (s *space) low() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.free >= 0 && s.free-s.since-(128<<10) < s.floor(AddsData)
+	return s.free >= 0 && (s.refused || s.free-s.since-(128<<10) < s.floor(AddsData))
 }
 
 func (s *space) askFlush() {
