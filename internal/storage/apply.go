@@ -83,6 +83,7 @@ func (b *Batch) Close() {
 // Commit writes the batch, and the applied index if a command was applied,
 // atomically with mode.
 func (b *Batch) Commit(mode SyncMode) error {
+	defer b.e.fatalOnPanic()
 	if b.last > 0 {
 		var idx [8]byte
 		binary.BigEndian.PutUint64(idx[:], b.last)

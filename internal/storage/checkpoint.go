@@ -42,6 +42,7 @@ func (e *Engine) Checkpoint() error { return e.checkpoint(false) }
 // shard dropped meanwhile (DropShard) is never put back; stateMu only
 // around the file (a fatal error during the sync records itself under it).
 func (e *Engine) checkpoint(clean bool) error {
+	defer e.fatalOnPanic()
 	e.dropMu.Lock()
 	defer e.dropMu.Unlock()
 	db := e.db.Load()

@@ -81,6 +81,13 @@ func tableIn(msg string) string {
 // calls it for a failed WAL or MANIFEST write or sync.
 func (e *Engine) Fatal(err error) {
 	e.fatalMu.Lock() // the first fatal error is the one recorded; others wait
+	f := e.recordFault(err)
+	e.cfg.Fatal(errors.New(f.Error))
+}
+
+// recordFault writes err as the engine's fault into the state file (the
+// first one recorded stays) and returns the fault recorded.
+func (e *Engine) recordFault(err error) Fault {
 	f := Fault{Time: time.Now().UTC(), Error: err.Error()}
 	var io *IOError
 	if !errors.As(err, &io) {
@@ -93,12 +100,30 @@ func (e *Engine) Fatal(err error) {
 		}
 	}
 	e.stateMu.Lock()
+	defer e.stateMu.Unlock()
+	if e.state.Fault != nil {
+		return *e.state.Fault
+	}
 	e.state.Fault = &f
 	if werr := e.writeStateLocked(); werr != nil {
 		e.log.Error("recording the storage fault in the state file failed", "err", werr)
 	}
-	e.stateMu.Unlock()
-	e.cfg.Fatal(errors.New(f.Error))
+	return f
+}
+
+// fatalOnPanic turns a panic inside Pebble's write path (it panics when it
+// cannot create the next WAL, say) into Fatal, so the fault is recorded
+// and named like any failed write. Deferred by the engine's write calls.
+func (e *Engine) fatalOnPanic() {
+	r := recover()
+	if r == nil {
+		return
+	}
+	err, ok := r.(error)
+	if !ok {
+		err = fmt.Errorf("%v", r)
+	}
+	e.Fatal(fmt.Errorf("storage: write failed: %w", err))
 }
 
 // recheck verifies, at open, a file that an earlier run found corrupt: the

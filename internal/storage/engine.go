@@ -146,6 +146,10 @@ func Open(cfg Config) (*Engine, error) {
 	}
 	e := &Engine{cfg: cfg, log: cfg.Logger, stop: make(chan struct{})}
 	e.io = &ioFS{FS: cfg.FS}
+	e.io.fatal = func(err *IOError) {
+		e.log.Error("a write Pebble cannot survive failed; recording the fault", "err", err)
+		e.recordFault(err)
+	}
 	e.fs = &walFS{FS: e.io}
 	e.cache = pebble.NewCache(cfg.CacheBytes)
 	e.space = newSpace(e, cfg.MinFreeBytes)

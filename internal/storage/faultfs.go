@@ -3,6 +3,7 @@ package storage
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"syscall"
 
@@ -45,6 +46,18 @@ func Errno(err error) string {
 type ioFS struct {
 	vfs.FS
 	last atomic.Pointer[IOError]
+	// fatal is called, before the error is returned, for a failure that
+	// Pebble cannot survive (a WAL's or the MANIFEST's): Pebble may then
+	// call Fatalf, or panic (it does when it cannot create the next WAL),
+	// so the fault must be recorded first.
+	fatal func(*IOError)
+}
+
+// fatalFile reports whether a failed write to name is one Pebble cannot
+// survive.
+func fatalFile(name string) bool {
+	base := name[strings.LastIndexByte(name, '/')+1:]
+	return strings.HasSuffix(base, ".log") || strings.HasPrefix(base, "MANIFEST-") || strings.HasPrefix(base, "marker.")
 }
 
 func (fs *ioFS) fail(op, path string, err error) error {
@@ -57,6 +70,9 @@ func (fs *ioFS) fail(op, path string, err error) error {
 	}
 	e := &IOError{Op: op, Path: path, Err: err}
 	fs.last.Store(e)
+	if fs.fatal != nil && fatalFile(path) {
+		fs.fatal(e)
+	}
 	return e
 }
 
