@@ -8,9 +8,9 @@ import (
 	"sync/atomic"
 	"syscall"
 
+	"github.com/cairndb/cairn/internal/storage/files"
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
-	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
 // Config configures an Engine.
@@ -26,6 +26,9 @@ type Config struct {
 	MinFreeBytes int64
 	// Logger receives Pebble's log lines (info as debug). Default slog.Default().
 	Logger *slog.Logger
+	// FS is the file system the engine's files go through. Default
+	// files.Default (the operating system's).
+	FS files.FS
 }
 
 // DefaultConfig returns the defaults for dir.
@@ -66,10 +69,13 @@ func Open(cfg Config) (*Engine, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
+	if cfg.FS == nil {
+		cfg.FS = files.Default
+	}
+	if err := cfg.FS.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("storage: %w", err)
 	}
-	e := &Engine{cfg: cfg, fs: &walFS{FS: vfs.Default}, log: cfg.Logger}
+	e := &Engine{cfg: cfg, fs: &walFS{FS: cfg.FS}, log: cfg.Logger}
 	cache := pebble.NewCache(cfg.CacheBytes)
 	defer cache.Unref()
 	opts := &pebble.Options{

@@ -4,10 +4,11 @@
 // Every file Cairn keeps outside Pebble (node.json, config.json,
 // membership.json, topology.json, snapshot metadata, the engine state file)
 // is read and written here, through an FS: Pebble's vfs.FS, re-exported so
-// that other packages need not import Pebble. The real binary uses Default
-// (the operating system's files); tests use vfs.NewMem, vfs.NewCrashableMem
-// (whose CrashClone is a power loss) or errorfs; and WithFaults injects
-// errors into the real binary for fault tests (CAIRN_FAULTS, below).
+// that other packages need not import Pebble (only internal/storage may).
+// The real binary uses Default (the operating system's files); tests use
+// NewMem, NewCrashableMem (whose CrashClone is a power loss) or errorfs;
+// and WithFaults injects errors into the real binary for fault tests
+// (CAIRN_FAULTS, below).
 //
 // # Checked files
 //
