@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/cairndb/cairn/internal/node"
+	"github.com/cairndb/cairn/internal/storage/files"
 	"github.com/spf13/cobra"
 )
 
@@ -35,7 +36,7 @@ traffic between nodes, and the admin.`,
 			if err := c.Validate(); err != nil {
 				return usageErr("%v", err)
 			}
-			out, existed, err := node.WriteInit(root, c)
+			out, existed, err := node.WriteInit(files.Default, root, c)
 			switch {
 			case errors.Is(err, node.ErrInitConflict):
 				return usageErr("%v", err)
@@ -74,7 +75,7 @@ stops it cleanly.`,
 		Example: `  cairn sn start --root /var/cairn/sn1`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ic, err := node.LoadInit(cfg.Root)
+			ic, err := node.LoadInit(files.Default, cfg.Root)
 			if errors.Is(err, os.ErrNotExist) {
 				return usageErr("%s has no %s: run cairn sn init --root %s --host H --port P --capacity N first", cfg.Root, node.InitFile, cfg.Root)
 			} else if err != nil {
@@ -113,7 +114,7 @@ checks each file's length and checksum and refuses a corrupt one.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			rc.Out = cmd.OutOrStdout()
-			if ic, err := node.LoadInit(rc.Root); err == nil && len(ic.StorageDirs) > 0 {
+			if ic, err := node.LoadInit(files.Default, rc.Root); err == nil && len(ic.StorageDirs) > 0 {
 				rc.DataDir = ic.StorageDirs[0]
 			}
 			return node.Restore(rc)
