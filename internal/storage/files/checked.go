@@ -40,7 +40,7 @@ func WriteJSON(fs FS, path string, v any) error {
 	if err != nil {
 		return fmt.Errorf("encoding %s: %w", path, err)
 	}
-	return WriteAtomic(fs, path, b)
+	return writeAtomic(fs, path, b)
 }
 
 // encodeChecked returns the bytes of the checked file holding v.

@@ -1,6 +1,7 @@
 package files
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -40,7 +41,14 @@ func ReadFile(fs FS, path string) ([]byte, error) {
 // the directory is fsynced (see the package doc). On a failure before the
 // rename the temporary file is removed and path is left as it was; on a
 // failed directory sync the new content is in place but maybe not durable.
+// data is not changed (it is copied: Pebble's MemFS scribbles over written
+// buffers in race builds, to catch reuse).
 func WriteAtomic(fs FS, path string, data []byte) error {
+	return writeAtomic(fs, path, bytes.Clone(data))
+}
+
+// writeAtomic is WriteAtomic of a buffer the caller gives up.
+func writeAtomic(fs FS, path string, data []byte) error {
 	tmp, err := WriteTemp(fs, path, func(w io.Writer) error { _, err := w.Write(data); return err })
 	if err != nil {
 		return err
