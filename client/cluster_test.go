@@ -19,6 +19,7 @@ import (
 	"github.com/cairndb/cairn/api/cairnpb"
 	"github.com/cairndb/cairn/client"
 	"github.com/cairndb/cairn/internal/node"
+	"github.com/cairndb/cairn/internal/storage/files"
 	"github.com/cairndb/cairn/internal/topology"
 )
 
@@ -51,7 +52,7 @@ func startClusterGrace(t *testing.T, n, shards, rf int, grace time.Duration) *te
 	tc := &testCluster{topo: topo}
 	for _, nd := range nodes {
 		root := t.TempDir()
-		if err := topo.Save(filepath.Join(root, topology.FileName)); err != nil {
+		if err := files.WriteJSON(files.Default, filepath.Join(root, topology.FileName), topo); err != nil {
 			t.Fatal(err)
 		}
 		host, port, _ := net.SplitHostPort(nd.Addr)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/cairndb/cairn/client"
+	"github.com/cairndb/cairn/internal/storage/files"
 	"github.com/cairndb/cairn/internal/topology"
 )
 
@@ -102,7 +103,7 @@ func startProcCluster(t *testing.T, n, shards, rf int) map[topology.NodeID]*proc
 	out := make(map[topology.NodeID]*procNode)
 	for _, nd := range nodes {
 		root := t.TempDir()
-		if err := topo.Save(filepath.Join(root, topology.FileName)); err != nil {
+		if err := files.WriteJSON(files.Default, filepath.Join(root, topology.FileName), topo); err != nil {
 			t.Fatal(err)
 		}
 		host, port, _ := net.SplitHostPort(nd.Addr)

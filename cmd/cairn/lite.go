@@ -31,6 +31,9 @@ starting on an existing root with different values is refused.`,
 			if cfg.Logger, err = newLogger(logLevel); err != nil {
 				return err
 			}
+			if cfg.FS, err = nodeFS(cfg.Logger); err != nil {
+				return err
+			}
 			return runLite(cmd.Context(), cfg)
 		},
 	}

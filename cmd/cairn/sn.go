@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"os/signal"
 	"path/filepath"
 	"strconv"
@@ -11,6 +10,7 @@ import (
 	"syscall"
 
 	"github.com/cairndb/cairn/internal/node"
+	"github.com/cairndb/cairn/internal/storage/files"
 	"github.com/cairndb/cairn/internal/topology"
 	"github.com/spf13/cobra"
 )
@@ -47,7 +47,10 @@ cluster command starts these nodes itself.`,
 			if cfg.PeerAddrs, err = parsePeers(peers); err != nil {
 				return usageErr("%v", err)
 			}
-			if err := checkLegacyRoot(cfg.Root); err != nil {
+			if cfg.FS, err = nodeFS(cfg.Logger); err != nil {
+				return err
+			}
+			if err := checkLegacyRoot(cfg.FS, cfg.Root); err != nil {
 				return err
 			}
 			return runSN(cmd.Context(), cfg)
@@ -114,11 +117,11 @@ func parsePeers(specs []string) (map[topology.NodeID]string, error) {
 
 // checkLegacyRoot refuses a root made by cairn sn init, which the bare
 // cairn sn (a cairn cluster node) cannot run, pointing to cairn sn start.
-func checkLegacyRoot(root string) error {
-	if _, err := os.Stat(filepath.Join(root, node.InitFile)); err != nil {
+func checkLegacyRoot(fs files.FS, root string) error {
+	if _, err := fs.Stat(filepath.Join(root, node.InitFile)); err != nil {
 		return nil
 	}
-	if _, err := os.Stat(filepath.Join(root, "topology.json")); err == nil {
+	if _, err := fs.Stat(filepath.Join(root, topology.FileName)); err == nil {
 		return nil
 	}
 	return usageErr("%s was set up by cairn sn init: start it with cairn sn start --root %s", root, root)

@@ -3,12 +3,19 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
+	"log/slog"
 	"path/filepath"
 
 	"github.com/cairndb/cairn/internal/node"
+	"github.com/cairndb/cairn/internal/storage/files"
 	"github.com/spf13/cobra"
 )
+
+// stderrLogger is the logger of a command that runs no node (sn init, sn
+// restore): its lines go to the command's stderr.
+func stderrLogger(cmd *cobra.Command) *slog.Logger {
+	return slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
+}
 
 func newSNInitCmd() *cobra.Command {
 	var root string
@@ -35,7 +42,11 @@ traffic between nodes, and the admin.`,
 			if err := c.Validate(); err != nil {
 				return usageErr("%v", err)
 			}
-			out, existed, err := node.WriteInit(root, c)
+			fs, err := nodeFS(stderrLogger(cmd))
+			if err != nil {
+				return err
+			}
+			out, existed, err := node.WriteInit(fs, root, c)
 			switch {
 			case errors.Is(err, node.ErrInitConflict):
 				return usageErr("%v", err)
@@ -74,8 +85,15 @@ stops it cleanly.`,
 		Example: `  cairn sn start --root /var/cairn/sn1`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ic, err := node.LoadInit(cfg.Root)
-			if errors.Is(err, os.ErrNotExist) {
+			var err error
+			if cfg.Logger, err = newLogger(logLevel); err != nil {
+				return err
+			}
+			if cfg.FS, err = nodeFS(cfg.Logger); err != nil {
+				return err
+			}
+			ic, err := node.LoadInit(cfg.FS, cfg.Root)
+			if files.IsNotExist(err) {
 				return usageErr("%s has no %s: run cairn sn init --root %s --host H --port P --capacity N first", cfg.Root, node.InitFile, cfg.Root)
 			} else if err != nil {
 				return err
@@ -83,9 +101,6 @@ stops it cleanly.`,
 			cfg.Version, cfg.Init, cfg.Host, cfg.Port = version, &ic, ic.Host, ic.Port
 			if len(ic.StorageDirs) > 0 {
 				cfg.DataDir = ic.StorageDirs[0]
-			}
-			if cfg.Logger, err = newLogger(logLevel); err != nil {
-				return err
 			}
 			return runSN(cmd.Context(), cfg)
 		},
@@ -113,7 +128,17 @@ checks each file's length and checksum and refuses a corrupt one.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			rc.Out = cmd.OutOrStdout()
-			if ic, err := node.LoadInit(rc.Root); err == nil && len(ic.StorageDirs) > 0 {
+			var err error
+			if rc.FS, err = nodeFS(stderrLogger(cmd)); err != nil {
+				return err
+			}
+			// A node of cairn cluster has no config.json; a corrupt one
+			// could name another data directory, so it stops the restore.
+			ic, err := node.LoadInit(rc.FS, rc.Root)
+			switch {
+			case err != nil && !files.IsNotExist(err):
+				return err
+			case err == nil && len(ic.StorageDirs) > 0:
 				rc.DataDir = ic.StorageDirs[0]
 			}
 			return node.Restore(rc)

@@ -13,7 +13,9 @@
 //	DIR/cluster.lock     flock'ed by start, stop and kill, so two of them
 //	                     never race on the processes or on cluster.json
 //	DIR/nI/              storage node I's root (I = 1, 2, ...)
-//	DIR/nI/topology.json the store's topology (identical in every node)
+//	DIR/nI/topology.json the store's topology (identical in every node), a
+//	                     checked file (package storage/files), as every
+//	                     node's own files are
 //	DIR/nI/data/         the node's engine
 //	DIR/nI/sn.log        the node's stdout and stderr, appended across
 //	                     restarts; each start first appends a line

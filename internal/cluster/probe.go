@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/cairndb/cairn/api/cairnpb"
 	"github.com/cairndb/cairn/internal/grpcconn"
+	"github.com/cairndb/cairn/internal/storage/files"
 	"github.com/cairndb/cairn/internal/topology"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/status"
@@ -85,13 +87,26 @@ func (p *prober) poll(ctx context.Context, procs map[topology.NodeID]ProcState) 
 func loadTopology(f *File) (*topology.Topology, error) {
 	var errs []error
 	for _, n := range f.Nodes {
-		t, err := topology.Load(filepath.Join(n.Root, topology.FileName))
+		t, err := readTopology(filepath.Join(n.Root, topology.FileName))
 		if err == nil {
 			return t, nil
 		}
 		errs = append(errs, err)
 	}
 	return nil, fmt.Errorf("cluster: no node root holds a readable topology: %w", errors.Join(errs...))
+}
+
+// readTopology reads and validates a node's topology.json (a checked file).
+func readTopology(path string) (*topology.Topology, error) {
+	var raw json.RawMessage
+	if err := files.ReadJSON(files.Default, path, &raw); err != nil {
+		return nil, err
+	}
+	t, err := topology.Decode(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return t, nil
 }
 
 // rpcError shortens a gRPC error for a status line.

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cairndb/cairn/internal/storage/files"
 	"github.com/cairndb/cairn/internal/topology"
 )
 
@@ -192,7 +193,7 @@ func create(dir string, s Spec, snFlags []string) (*File, error) {
 		if err := os.MkdirAll(n.Root, 0o755); err != nil {
 			return nil, fmt.Errorf("cluster: %w", err)
 		}
-		if err := topo.Save(filepath.Join(n.Root, topology.FileName)); err != nil {
+		if err := files.WriteJSON(files.Default, filepath.Join(n.Root, topology.FileName), topo); err != nil {
 			return nil, fmt.Errorf("cluster: node %d: %w", n.ID, err)
 		}
 	}

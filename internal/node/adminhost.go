@@ -40,7 +40,7 @@ const failpointTaskDelay = "CAIRN_FAILPOINT_TASK_DELAY"
 // snapshot. On a restart the replica's stored state wins either way.
 func (n *SN) openAdmin(founder bool) error {
 	sc := storage.DefaultConfig(filepath.Join(n.cfg.Root, "admin"))
-	sc.CacheBytes, sc.MinFreeBytes, sc.Logger = 8<<20, n.cfg.MinFreeBytes, n.cfg.Logger
+	sc.CacheBytes, sc.MinFreeBytes, sc.Logger, sc.FS = 8<<20, n.cfg.MinFreeBytes, n.cfg.Logger, n.cfg.FS
 	e, err := storage.Open(sc)
 	if err != nil {
 		return err
@@ -206,7 +206,7 @@ func (n *SN) bootstrapAdmin(ctx context.Context, req *cairnpb.AdminRequest) (*ca
 		return adminRPC{n: n}.Command(ctx, req)
 	}
 	m := membership{Store: name, SN: 1, Peers: map[topology.NodeID]string{1: n.Addr()}, Admin: true, AdminFounder: true}
-	err := m.save(n.cfg.Root)
+	err := m.save(n.cfg.FS, n.cfg.Root)
 	if err == nil {
 		n.member = m
 		n.selfID.Store(1)
@@ -240,7 +240,7 @@ func (c controlRPC) DropAdmin(_ context.Context, r *controlpb.DropAdminRequest) 
 		if n.member.Admin || n.member.AdminFounder {
 			prev := n.member.clone()
 			n.member.Admin, n.member.AdminFounder = false, false
-			if err := n.member.save(n.cfg.Root); err != nil {
+			if err := n.member.save(n.cfg.FS, n.cfg.Root); err != nil {
 				n.member = prev
 				return err
 			}
@@ -249,6 +249,6 @@ func (c controlRPC) DropAdmin(_ context.Context, r *controlpb.DropAdminRequest) 
 			h.close()
 			n.log.Info("admin replica stopped: removed from the admin group")
 		}
-		return os.RemoveAll(filepath.Join(n.cfg.Root, "admin"))
+		return n.cfg.FS.RemoveAll(filepath.Join(n.cfg.Root, "admin"))
 	})
 }

@@ -2,12 +2,10 @@ package node
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -16,6 +14,7 @@ import (
 	"github.com/cairndb/cairn/internal/admin/controlpb"
 	"github.com/cairndb/cairn/internal/replica"
 	"github.com/cairndb/cairn/internal/storage"
+	"github.com/cairndb/cairn/internal/storage/files"
 	"github.com/cairndb/cairn/internal/topology"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -26,11 +25,11 @@ import (
 // other node hosting a replica of the shard, so that each node holds the
 // files of every shard it hosts:
 //
-//	ROOT/snapshots/NAME/topology.json    the topology it was taken under
-//	ROOT/snapshots/NAME/shard-S.json     what shard-S.data is (below)
+//	ROOT/snapshots/NAME/topology.json    the topology it was taken under (a checked file)
+//	ROOT/snapshots/NAME/shard-S.json     what shard-S.data is (a checked file, below)
 //	ROOT/snapshots/NAME/shard-S.data     the shard's records at index (storage snapshot format)
 //
-// shard-S.json:
+// shard-S.json, a checked file (package storage/files) whose data is:
 //
 //	{
 //	  "store":        "kvstore",    the store's name
@@ -46,8 +45,8 @@ import (
 //
 // Every file is written to a temporary name, synced and renamed; a shard's
 // .json is renamed last, so a .json names complete data. Restore checks the
-// data's length and checksum against the .json and refuses a mismatch
-// (ErrCorruptSnapshot).
+// data's length and checksum against the .json and refuses a mismatch, or
+// a .json that fails its own checksum (ErrCorruptSnapshot).
 //
 // Restore (cairn sn restore) is offline and store-wide: every node of the
 // store is stopped and restores each shard it hosts from the same snapshot,
@@ -57,8 +56,9 @@ const snapshotsDir = "snapshots"
 var snapshotNameRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_.-]{0,63}$`)
 
 // ErrCorruptSnapshot is returned (wrapped) when a snapshot file does not
-// match its shard-S.json: wrong length or checksum, or a .json that does not
-// parse. It is never retried; another copy (restore --from) may be good.
+// match its shard-S.json (wrong length or checksum), or a shard-S.json is
+// corrupt (also files.ErrCorrupt). It is never retried; another copy
+// (restore --from) may be good.
 var ErrCorruptSnapshot = errors.New("node: corrupt snapshot file")
 
 // castagnoli is the CRC-32C table of snapshot checksums.
@@ -96,8 +96,8 @@ func (b shardBackup) check(path string, size uint64, sum uint32) error {
 }
 
 // verifyData reads the data file at path and checks it against b.
-func (b shardBackup) verifyData(path string) error {
-	f, err := os.Open(path)
+func (b shardBackup) verifyData(fs files.FS, path string) error {
+	f, err := fs.Open(path)
 	if err != nil {
 		return err
 	}
@@ -110,18 +110,14 @@ func (b shardBackup) verifyData(path string) error {
 	return b.check(path, uint64(n), h.Sum32())
 }
 
-// readShardBackup reads and parses DIR/shard-S.json.
-func readShardBackup(dir string, shard uint64) (shardBackup, error) {
+// readShardBackup reads and verifies DIR/shard-S.json.
+func readShardBackup(fs files.FS, dir string, shard uint64) (shardBackup, error) {
 	var b shardBackup
-	path := shardFileBase(dir, shard) + ".json"
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		return b, err
+	err := files.ReadJSON(fs, shardFileBase(dir, shard)+".json", &b)
+	if errors.Is(err, files.ErrCorrupt) {
+		return b, fmt.Errorf("%w: %w", ErrCorruptSnapshot, err)
 	}
-	if err := json.Unmarshal(raw, &b); err != nil {
-		return b, fmt.Errorf("%w: %s: %v", ErrCorruptSnapshot, path, err)
-	}
-	return b, nil
+	return b, err
 }
 
 func (c controlRPC) SnapshotShard(ctx context.Context, r *controlpb.SnapshotShardRequest) (*controlpb.SnapshotShardReply, error) {
@@ -147,8 +143,7 @@ func (c controlRPC) SnapshotShard(ctx context.Context, r *controlpb.SnapshotShar
 	meta := shardBackup{Store: t.Store, Shard: r.GetShard(), Index: index, TopologySeq: t.Seq,
 		Bytes: uint64(len(data)), CRC32C: crcHex(crc32.Checksum(data, castagnoli)), Created: time.Now().UTC()}
 	dir := filepath.Join(n.cfg.Root, snapshotsDir, r.GetName())
-	tb, _ := json.MarshalIndent(t, "", "  ")
-	if err := writeShardFiles(dir, meta, tb, func(w io.Writer) error { _, err := w.Write(data); return err }); err != nil {
+	if err := writeShardFiles(n.cfg.FS, dir, meta, t, func(w io.Writer) error { _, err := w.Write(data); return err }); err != nil {
 		return nil, status.Errorf(codes.Internal, "shard %d: %v", r.GetShard(), err)
 	}
 	n.log.Info("shard snapshot written", "shard", r.GetShard(), "index", index, "bytes", len(data), "dir", dir)
@@ -160,18 +155,18 @@ func (c controlRPC) SnapshotShard(ctx context.Context, r *controlpb.SnapshotShar
 // place), then shard-S.json. An older shard-S.json is removed just before
 // the new data goes into place, so no .json ever names data it was not
 // written for, and a write that fails leaves an older copy as it was.
-func writeShardFiles(dir string, meta shardBackup, topo []byte, data func(io.Writer) error) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+func writeShardFiles(fs files.FS, dir string, meta shardBackup, t *topology.Topology, data func(io.Writer) error) error {
+	if err := fs.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	if err := replaceFile(filepath.Join(dir, topology.FileName), writeBytes(topo)); err != nil {
+	if err := files.WriteJSON(fs, filepath.Join(dir, topology.FileName), t); err != nil {
 		return err
 	}
 	base := shardFileBase(dir, meta.Shard)
-	tmp, err := writeTemp(base+".data", func(f *os.File) error {
+	tmp, err := files.WriteTemp(fs, base+".data", func(w io.Writer) error {
 		h := crc32.New(castagnoli)
 		what := "the data received for " + base + ".data"
-		cw := &countWriter{w: io.MultiWriter(f, h), limit: meta.Bytes, what: what}
+		cw := &countWriter{w: io.MultiWriter(w, h), limit: meta.Bytes, what: what}
 		if err := data(cw); err != nil {
 			return err
 		}
@@ -180,72 +175,14 @@ func writeShardFiles(dir string, meta shardBackup, topo []byte, data func(io.Wri
 	if err != nil {
 		return err
 	}
-	if err := os.Remove(base + ".json"); err != nil && !errors.Is(err, os.ErrNotExist) {
-		os.Remove(tmp)
+	if err := fs.Remove(base + ".json"); err != nil && !files.IsNotExist(err) {
+		_ = fs.Remove(tmp)
 		return err
 	}
-	if err := commitTemp(tmp, base+".data"); err != nil {
+	if err := files.CommitTemp(fs, tmp, base+".data"); err != nil {
 		return err
 	}
-	mb, _ := json.MarshalIndent(meta, "", "  ")
-	return replaceFile(base+".json", writeBytes(mb))
-}
-
-// replaceFile creates path atomically: write fills a temporary file in the
-// same directory, which is renamed to path only if write succeeds.
-// Concurrent calls for one path do not share a temporary file; the last
-// rename wins.
-func replaceFile(path string, write func(*os.File) error) error {
-	tmp, err := writeTemp(path, write)
-	if err != nil {
-		return err
-	}
-	return commitTemp(tmp, path)
-}
-
-// writeTemp fills a new temporary file next to path with write and syncs
-// it. It returns the file's name, or removes it if anything failed.
-func writeTemp(path string, write func(*os.File) error) (name string, err error) {
-	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return "", err
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	if err = write(f); err != nil {
-		return "", err
-	}
-	if err = f.Sync(); err != nil {
-		return "", err
-	}
-	return f.Name(), f.Close()
-}
-
-// commitTemp renames tmp to path and syncs the directory; on failure it
-// removes tmp.
-func commitTemp(tmp, path string) error {
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return syncDir(filepath.Dir(path))
-}
-
-func writeBytes(b []byte) func(*os.File) error {
-	return func(f *os.File) error { _, err := f.Write(b); return err }
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
+	return files.WriteJSON(fs, base+".json", meta)
 }
 
 // countWriter counts the bytes written through it, and refuses (with
@@ -271,7 +208,7 @@ func (c controlRPC) RemoveSnapshot(_ context.Context, r *controlpb.RemoveSnapsho
 	if !snapshotNameRE.MatchString(r.GetName()) {
 		return nil, status.Errorf(codes.InvalidArgument, "snapshot name %q is not valid", r.GetName())
 	}
-	if err := os.RemoveAll(filepath.Join(c.n.cfg.Root, snapshotsDir, r.GetName())); err != nil {
+	if err := c.n.cfg.FS.RemoveAll(filepath.Join(c.n.cfg.Root, snapshotsDir, r.GetName())); err != nil {
 		return nil, err
 	}
 	return c.n.describe(), nil
@@ -287,6 +224,9 @@ type RestoreConfig struct {
 	// node's own ROOT/snapshots comes first.
 	From []string
 	Out  io.Writer // progress lines
+	// FS is the file system the node's files and engine go through.
+	// Default files.Default.
+	FS files.FS
 }
 
 // Restore replaces the data of every shard this node hosts with the
@@ -298,18 +238,21 @@ func Restore(cfg RestoreConfig) error {
 	if !snapshotNameRE.MatchString(cfg.Name) {
 		return fmt.Errorf("snapshot: %q is not a snapshot name", cfg.Name)
 	}
-	t, err := topology.Load(filepath.Join(cfg.Root, topology.FileName))
+	cfg.FS = cfg.fs()
+	t, err := loadTopology(cfg.FS, filepath.Join(cfg.Root, topology.FileName))
 	if err != nil {
-		return fmt.Errorf("%w (restore needs the node's topology: is %s a deployed node's root?)", err, cfg.Root)
+		return fmt.Errorf("restore: %w (restore needs the node's topology: is %s a deployed node's root?)", err, cfg.Root)
 	}
-	m, ok, err := loadMembership(cfg.Root)
+	m, ok, err := loadMembership(cfg.FS, cfg.Root)
 	if err != nil || !ok {
 		return fmt.Errorf("restore: %s has no %s: only nodes deployed by the admin can be restored (%v)", cfg.Root, membershipFile, err)
 	}
 	if cfg.DataDir == "" {
 		cfg.DataDir = filepath.Join(cfg.Root, "data")
 	}
-	e, err := storage.Open(storage.DefaultConfig(cfg.DataDir))
+	sc := storage.DefaultConfig(cfg.DataDir)
+	sc.FS = cfg.FS
+	e, err := storage.Open(sc)
 	if err != nil {
 		return fmt.Errorf("restore: opening %s: %w (is the node still running? stop it first)", cfg.DataDir, err)
 	}
@@ -332,6 +275,13 @@ func Restore(cfg RestoreConfig) error {
 	return nil
 }
 
+func (c RestoreConfig) fs() files.FS {
+	if c.FS == nil {
+		return files.Default
+	}
+	return c.FS
+}
+
 // foundBackup is a verified copy of one shard's snapshot.
 type foundBackup struct {
 	dir  string
@@ -340,7 +290,7 @@ type foundBackup struct {
 
 func restoreShard(cfg RestoreConfig, e *storage.Engine, t *topology.Topology, s topology.Shard, f foundBackup) error {
 	path := shardFileBase(f.dir, uint64(s.ID)) + ".data"
-	data, err := os.ReadFile(path)
+	data, err := files.ReadFile(cfg.fs(), path)
 	if err != nil {
 		return err
 	}
@@ -388,15 +338,15 @@ func findShardBackup(cfg RestoreConfig, t *topology.Topology, shard topology.Sha
 	dirs := backupDirs(cfg)
 	var bad errList
 	for _, d := range dirs {
-		meta, err := readShardBackup(d, uint64(shard))
-		if errors.Is(err, os.ErrNotExist) {
+		meta, err := readShardBackup(cfg.fs(), d, uint64(shard))
+		if files.IsNotExist(err) {
 			continue
 		}
 		if err == nil {
 			err = checkBackupOf(d, meta, t)
 		}
 		if err == nil {
-			err = meta.verifyData(shardFileBase(d, uint64(shard)) + ".data")
+			err = meta.verifyData(cfg.fs(), shardFileBase(d, uint64(shard))+".data")
 		}
 		if err != nil {
 			bad = append(bad, err)

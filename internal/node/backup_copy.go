@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 
 	"github.com/cairndb/cairn/internal/admin/controlpb"
+	"github.com/cairndb/cairn/internal/storage/files"
 	"github.com/cairndb/cairn/internal/topology"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -23,6 +23,10 @@ import (
 //	receiver --FetchSnapshot{store, name, shard}--> holder (from)
 //	holder --> receiver: header {name, shard-S.json, topology.json},
 //	                     then shard-S.data in chunks of snapshotChunkBytes
+//
+// The header carries the "data" of the holder's two checked files, which
+// the holder verifies before sending (a corrupt one is DataLoss); the
+// receiver writes its own checked files.
 //
 // The receiver refuses a header of another name, store, shard or topology
 // than its own, writes the data to a temporary file while counting and
@@ -41,19 +45,20 @@ func (c controlRPC) FetchSnapshot(r *controlpb.FetchSnapshotRequest, stream cont
 	if _, err := c.n.storeTopology(r.GetStore()); err != nil {
 		return err
 	}
+	fs := c.n.cfg.FS
 	dir := filepath.Join(c.n.cfg.Root, snapshotsDir, r.GetName())
 	base := shardFileBase(dir, r.GetShard())
-	meta, err := os.ReadFile(base + ".json")
-	if errors.Is(err, os.ErrNotExist) {
+	var meta, topo json.RawMessage
+	err := files.ReadJSON(fs, base+".json", &meta)
+	if files.IsNotExist(err) {
 		return status.Errorf(codes.NotFound, "%s has no snapshot %s of shard %d", topology.NodeName(c.n.id()), r.GetName(), r.GetShard())
 	} else if err != nil {
-		return status.Errorf(codes.Internal, "%v", err)
+		return readError(err)
 	}
-	topo, err := os.ReadFile(filepath.Join(dir, topology.FileName))
-	if err != nil {
-		return status.Errorf(codes.Internal, "%v", err)
+	if err := files.ReadJSON(fs, filepath.Join(dir, topology.FileName), &topo); err != nil {
+		return readError(err)
 	}
-	f, err := os.Open(base + ".data")
+	f, err := fs.Open(base + ".data")
 	if err != nil {
 		return status.Errorf(codes.Internal, "%v", err)
 	}
@@ -63,6 +68,14 @@ func (c controlRPC) FetchSnapshot(r *controlpb.FetchSnapshotRequest, stream cont
 		return err
 	}
 	return sendChunks(f, stream.Send)
+}
+
+// readError is the status of a snapshot file the holder cannot read.
+func readError(err error) error {
+	if errors.Is(err, files.ErrCorrupt) {
+		return status.Errorf(codes.DataLoss, "%v", err)
+	}
+	return status.Errorf(codes.Internal, "%v", err)
 }
 
 // sendChunks sends everything r holds, snapshotChunkBytes at a time. Each
@@ -111,12 +124,12 @@ func (c controlRPC) CopySnapshot(ctx context.Context, r *controlpb.CopySnapshotR
 	if err != nil {
 		return nil, fetchError(r.GetFrom(), err)
 	}
-	meta, err := checkHeader(first.GetHeader(), r, t)
+	meta, topo, err := checkHeader(first.GetHeader(), r, t)
 	if err != nil {
 		return nil, err
 	}
 	dir := filepath.Join(n.cfg.Root, snapshotsDir, r.GetName())
-	if err := writeShardFiles(dir, meta, first.GetHeader().GetTopologyJson(), receiveChunks(stream)); err != nil {
+	if err := writeShardFiles(n.cfg.FS, dir, meta, topo, receiveChunks(stream)); err != nil {
 		return nil, copyError(r.GetFrom(), err)
 	}
 	n.log.Info("shard snapshot copied", "shard", r.GetShard(), "from", r.GetFrom(), "bytes", meta.Bytes, "crc32c", meta.CRC32C, "dir", dir)
@@ -146,37 +159,40 @@ func (n *SN) storeTopology(store string) (*topology.Topology, error) {
 	return t, nil
 }
 
-// checkHeader parses the holder's shard-S.json and refuses a snapshot that
-// is not the one asked for, or not of this node's store and topology, or
-// has no checksum to verify the data with.
-func checkHeader(h *controlpb.SnapshotHeader, r *controlpb.CopySnapshotRequest, t *topology.Topology) (shardBackup, error) {
+// checkHeader parses the holder's shard-S.json and topology.json and
+// refuses a snapshot that is not the one asked for, or not of this node's
+// store and topology, or has no checksum to verify the data with.
+func checkHeader(h *controlpb.SnapshotHeader, r *controlpb.CopySnapshotRequest, t *topology.Topology) (shardBackup, *topology.Topology, error) {
 	var meta shardBackup
 	if h == nil {
-		return meta, status.Errorf(codes.DataLoss, "%s sent data before the snapshot's header", r.GetFrom())
+		return meta, nil, status.Errorf(codes.DataLoss, "%s sent data before the snapshot's header", r.GetFrom())
 	}
 	if err := json.Unmarshal(h.GetShardJson(), &meta); err != nil {
-		return meta, status.Errorf(codes.DataLoss, "%s sent a shard-%d.json that does not parse: %v", r.GetFrom(), r.GetShard(), err)
+		return meta, nil, status.Errorf(codes.DataLoss, "%s sent a shard-%d.json that does not parse: %v", r.GetFrom(), r.GetShard(), err)
 	}
 	switch {
 	case h.GetName() != r.GetName() || meta.Store != r.GetStore() || meta.Shard != r.GetShard():
-		return meta, status.Errorf(codes.FailedPrecondition, "%s sent snapshot %s of store %q shard %d, not %s of %q shard %d",
+		return meta, nil, status.Errorf(codes.FailedPrecondition, "%s sent snapshot %s of store %q shard %d, not %s of %q shard %d",
 			r.GetFrom(), h.GetName(), meta.Store, meta.Shard, r.GetName(), r.GetStore(), r.GetShard())
 	case meta.TopologySeq != t.Seq:
-		return meta, status.Errorf(codes.FailedPrecondition, "snapshot %s of shard %d was taken under topology #%d; this node runs #%d",
+		return meta, nil, status.Errorf(codes.FailedPrecondition, "snapshot %s of shard %d was taken under topology #%d; this node runs #%d",
 			r.GetName(), r.GetShard(), meta.TopologySeq, t.Seq)
 	case meta.CRC32C == "":
-		return meta, status.Errorf(codes.FailedPrecondition, "snapshot %s of shard %d on %s has no checksum to verify a copy with", r.GetName(), r.GetShard(), r.GetFrom())
+		return meta, nil, status.Errorf(codes.FailedPrecondition, "snapshot %s of shard %d on %s has no checksum to verify a copy with", r.GetName(), r.GetShard(), r.GetFrom())
 	}
 	// topology.json replaces this node's copy: it must be the same topology.
 	var ht topology.Topology
 	if err := json.Unmarshal(h.GetTopologyJson(), &ht); err != nil {
-		return meta, status.Errorf(codes.DataLoss, "%s sent a topology.json that does not parse: %v", r.GetFrom(), err)
+		return meta, nil, status.Errorf(codes.DataLoss, "%s sent a topology.json that does not parse: %v", r.GetFrom(), err)
 	}
 	if ht.Store != t.Store || ht.Seq != t.Seq {
-		return meta, status.Errorf(codes.FailedPrecondition, "%s sent a topology.json of store %q topology #%d; this node runs %q #%d",
+		return meta, nil, status.Errorf(codes.FailedPrecondition, "%s sent a topology.json of store %q topology #%d; this node runs %q #%d",
 			r.GetFrom(), ht.Store, ht.Seq, t.Store, t.Seq)
 	}
-	return meta, nil
+	if err := ht.Validate(); err != nil {
+		return meta, nil, status.Errorf(codes.DataLoss, "%s sent a topology.json that is not valid: %v", r.GetFrom(), err)
+	}
+	return meta, &ht, nil
 }
 
 // receiveChunks returns a writer of the data chunks that follow the header.

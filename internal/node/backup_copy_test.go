@@ -14,6 +14,7 @@ import (
 
 	"github.com/cairndb/cairn/api/cairnpb"
 	"github.com/cairndb/cairn/internal/admin/controlpb"
+	"github.com/cairndb/cairn/internal/storage/files"
 	"github.com/cairndb/cairn/internal/topology"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -113,8 +114,8 @@ func TestCopySnapshotToReplicas(t *testing.T) {
 		t.Fatalf("SnapshotShard on the leader: %v", err)
 	}
 	wantTopo, wantMeta, wantData := snapshotFiles(t, leader, "s1", 1)
-	var meta shardBackup
-	if err := json.Unmarshal([]byte(wantMeta), &meta); err != nil || meta.CRC32C != snap.GetCrc32C() || len(meta.CRC32C) != 8 {
+	meta, err := readShardBackup(files.Default, filepath.Join(leader.cfg.Root, snapshotsDir, "s1"), 1)
+	if err != nil || meta.CRC32C != snap.GetCrc32C() || len(meta.CRC32C) != 8 {
 		t.Fatalf("leader's shard-1.json %s (%v): want crc32c %q", wantMeta, err, snap.GetCrc32C())
 	}
 	if uint64(len(wantData)) != snap.GetBytes() || snap.GetBytes() < snapshotChunkBytes/100 {
@@ -190,6 +191,21 @@ func TestCopySnapshotToReplicas(t *testing.T) {
 			t.Errorf("the refused copy changed the previous good copy")
 		}
 		noTempFiles(t, target, "s1")
+	})
+
+	t.Run("shard-1.json corrupted at the holder", func(t *testing.T) {
+		path := shardFileBase(filepath.Join(leader.cfg.Root, snapshotsDir, "s1"), 1) + ".json"
+		bad := []byte(strings.Replace(wantMeta, `"index": `, `"index": 1`, 1))
+		if err := os.WriteFile(path, bad, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := copyTo(target, good)
+		if msg := status.Convert(err).Message(); status.Code(err) != codes.DataLoss || !strings.Contains(msg, path+" is corrupt: crc32c") {
+			t.Fatalf("got %v, want DataLoss naming the holder's corrupt %s", err, path)
+		}
+		if _, meta, data := snapshotFiles(t, target, "s1", 1); meta != wantMeta || data != wantData {
+			t.Errorf("the refused copy changed the previous good copy")
+		}
 	})
 }
 

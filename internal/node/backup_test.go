@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cairndb/cairn/internal/storage/files"
 	"github.com/cairndb/cairn/internal/topology"
 )
 
@@ -20,7 +21,8 @@ func crc32Of(b []byte) uint32 { return crc32.Checksum(b, castagnoli) }
 func writeTestBackup(t *testing.T, dir string, shard uint64, data []byte, seq uint64) shardBackup {
 	t.Helper()
 	meta := shardBackup{Store: "kvstore", Shard: shard, Index: 42, TopologySeq: seq, Bytes: uint64(len(data)), CRC32C: crcHex(crc32Of(data))}
-	err := writeShardFiles(dir, meta, []byte("{}"), func(w io.Writer) error { _, err := w.Write(data); return err })
+	topo := &topology.Topology{Store: "kvstore", Seq: seq}
+	err := writeShardFiles(files.Default, dir, meta, topo, func(w io.Writer) error { _, err := w.Write(data); return err })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +82,11 @@ func TestFindShardBackup(t *testing.T) {
 		}, wantErr: []string{"%s: crc32c", filepath.Join("snapshots", "s1", "shard-1.data") + ": crc32c"}, corrupt: true},
 		{name: "json does not parse", noFrom: true, edit: func(t *testing.T, l layout) {
 			os.WriteFile(filepath.Join(own(l), "shard-1.json"), []byte("{"), 0o644)
-		}, wantErr: []string{"shard-1.json"}, corrupt: true},
+		}, wantErr: []string{"shard-1.json is corrupt"}, corrupt: true},
+		{name: "json corrupt, --from good", edit: func(t *testing.T, l layout) { corrupt(t, filepath.Join(own(l), "shard-1.json")) },
+			wantDir: other, wantOut: []string{"passed over a bad copy of rg1", "shard-1.json is corrupt"}},
+		{name: "json corrupt, no --from", noFrom: true, edit: func(t *testing.T, l layout) { corrupt(t, filepath.Join(own(l), "shard-1.json")) },
+			wantErr: []string{"shard-1.json is corrupt: ", "--from"}, corrupt: true},
 		{name: "another topology", noFrom: true, edit: func(t *testing.T, l layout) {
 			writeTestBackup(t, own(l), 1, data, 2)
 		}, wantErr: []string{`topology #2; this node runs "kvstore" topology #1`}},
@@ -114,6 +120,9 @@ func TestFindShardBackup(t *testing.T) {
 			if err != nil && errors.Is(err, ErrCorruptSnapshot) != tc.corrupt {
 				t.Errorf("errors.Is(%v, ErrCorruptSnapshot) = %v, want %v", err, !tc.corrupt, tc.corrupt)
 			}
+			if err != nil && strings.Contains(err.Error(), ".json is corrupt") && !errors.Is(err, files.ErrCorrupt) {
+				t.Errorf("errors.Is(%v, files.ErrCorrupt) = false for a corrupt .json", err)
+			}
 			for _, w := range tc.wantOut {
 				if !strings.Contains(out.String(), w) {
 					t.Errorf("output %q lacks %q", out.String(), w)
@@ -129,14 +138,14 @@ func TestWriteShardFilesRefusesBadData(t *testing.T) {
 	dir := t.TempDir()
 	data := []byte("the good data")
 	meta := writeTestBackup(t, dir, 3, data, 1)
-	err := writeShardFiles(dir, meta, []byte("{}"), func(w io.Writer) error { _, err := w.Write([]byte("the bad data!")); return err })
+	err := writeShardFiles(files.Default, dir, meta, &topology.Topology{Store: "kvstore", Seq: 1}, func(w io.Writer) error { _, err := w.Write([]byte("the bad data!")); return err })
 	if !errors.Is(err, ErrCorruptSnapshot) || !strings.Contains(err.Error(), "expected "+meta.CRC32C) {
 		t.Fatalf("got %v, want ErrCorruptSnapshot expecting crc32c %s", err, meta.CRC32C)
 	}
-	if got, err := readShardBackup(dir, 3); err != nil || got.CRC32C != meta.CRC32C {
+	if got, err := readShardBackup(files.Default, dir, 3); err != nil || got.CRC32C != meta.CRC32C {
 		t.Errorf("shard-3.json after the refused write: %+v, %v", got, err)
 	}
-	if err := meta.verifyData(filepath.Join(dir, "shard-3.data")); err != nil {
+	if err := meta.verifyData(files.Default, filepath.Join(dir, "shard-3.data")); err != nil {
 		t.Errorf("the older copy was damaged: %v", err)
 	}
 	if tmps, _ := filepath.Glob(filepath.Join(dir, "*.tmp")); len(tmps) > 0 {

@@ -2,12 +2,12 @@ package node
 
 import (
 	"context"
-	"encoding/json"
 	"path/filepath"
 	"slices"
 	"time"
 
 	"github.com/cairndb/cairn/internal/admin/controlpb"
+	"github.com/cairndb/cairn/internal/storage/files"
 	"github.com/cairndb/cairn/internal/topology"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -95,7 +95,7 @@ func (c controlRPC) Join(_ context.Context, r *controlpb.JoinRequest) (*controlp
 		prev := n.member.clone()
 		n.member.Store, n.member.SN = r.GetStore(), topology.NodeID(r.GetSnId())
 		n.mergePeers(r.GetPeers())
-		if err := n.member.save(n.cfg.Root); err != nil {
+		if err := n.member.save(n.cfg.FS, n.cfg.Root); err != nil {
 			n.member = prev
 			return err
 		}
@@ -130,7 +130,7 @@ func (c controlRPC) HostAdmin(_ context.Context, r *controlpb.HostAdminRequest) 
 		}
 		n.mergePeers(r.GetPeers())
 		n.member.Admin = true
-		if err := n.member.save(n.cfg.Root); err != nil {
+		if err := n.member.save(n.cfg.FS, n.cfg.Root); err != nil {
 			return err
 		}
 		if n.admin.Load() == nil {
@@ -144,11 +144,8 @@ func (c controlRPC) HostAdmin(_ context.Context, r *controlpb.HostAdminRequest) 
 
 func (c controlRPC) InstallTopology(_ context.Context, r *controlpb.InstallTopologyRequest) (*controlpb.NodeInfo, error) {
 	n := c.n
-	var t topology.Topology
-	if err := json.Unmarshal(r.GetTopology(), &t); err != nil {
-		return nil, status.Errorf(codes.InvalidArgument, "topology: %v", err)
-	}
-	if err := t.Validate(); err != nil {
+	t, err := topology.Decode(r.GetTopology())
+	if err != nil {
 		return nil, status.Errorf(codes.InvalidArgument, "%v", err)
 	}
 	return n.change(func() error {
@@ -162,7 +159,7 @@ func (c controlRPC) InstallTopology(_ context.Context, r *controlpb.InstallTopol
 			return status.Errorf(codes.InvalidArgument, "the topology does not list this node (sn%d)", n.id())
 		}
 		n.mergePeers(r.GetPeers())
-		if err := n.member.save(n.cfg.Root); err != nil {
+		if err := n.member.save(n.cfg.FS, n.cfg.Root); err != nil {
 			return err
 		}
 		if cur := n.topology(); cur != nil {
@@ -171,10 +168,10 @@ func (c controlRPC) InstallTopology(_ context.Context, r *controlpb.InstallTopol
 			}
 			return status.Errorf(codes.FailedPrecondition, "this node runs topology sequence %d; changing a deployed topology is not supported by this version", cur.Seq)
 		}
-		if err := t.Save(filepath.Join(n.cfg.Root, topology.FileName)); err != nil {
+		if err := files.WriteJSON(n.cfg.FS, filepath.Join(n.cfg.Root, topology.FileName), t); err != nil {
 			return err
 		}
-		if _, err := n.openTopology(&t); err != nil {
+		if _, err := n.openTopology(t); err != nil {
 			return err
 		}
 		if err := n.writeMarker(); err != nil {
@@ -205,7 +202,7 @@ func (c controlRPC) SetService(_ context.Context, r *controlpb.SetServiceRequest
 		} else if !slices.Contains(n.member.Stopped, r.GetShard()) {
 			n.member.Stopped = append(n.member.Stopped, r.GetShard())
 		}
-		if err := n.member.save(n.cfg.Root); err != nil {
+		if err := n.member.save(n.cfg.FS, n.cfg.Root); err != nil {
 			n.member.Stopped = prev
 			return err
 		}
@@ -248,7 +245,7 @@ func (c controlRPC) Leave(_ context.Context, r *controlpb.LeaveRequest) (*contro
 		}
 		prev := n.member.clone()
 		n.member = membership{}
-		if err := n.member.save(n.cfg.Root); err != nil {
+		if err := n.member.save(n.cfg.FS, n.cfg.Root); err != nil {
 			n.member = prev
 			return err
 		}

@@ -7,6 +7,14 @@
 //
 //	ROOT/data/   the Pebble engine (records, meta, applied index)
 //
+// A storage node adds its own files (config.json, membership.json,
+// node.json, topology.json, snapshots/; see snconfig.go, membership.go,
+// rejoin.go, backup.go). Each JSON file is a checked file of package
+// storage/files, written atomically; a corrupt one is refused, naming it
+// (rootfiles.go). Every file of a node, its engines' included, goes through
+// LiteConfig.FS or SNConfig.FS (default files.Default), so tests run a
+// node on a MemFS and CAIRN_FAULTS injects errors into the real binary.
+//
 // The store name and partition count live in the engine's meta and are fixed
 // when the root is first used; starting on an existing root with other values
 // fails with storage.ErrStoreMismatch.

@@ -19,6 +19,7 @@ import (
 	"github.com/cairndb/cairn/internal/replica"
 	"github.com/cairndb/cairn/internal/server"
 	"github.com/cairndb/cairn/internal/storage"
+	"github.com/cairndb/cairn/internal/storage/files"
 	"google.golang.org/grpc"
 )
 
@@ -70,6 +71,10 @@ type LiteConfig struct {
 	// their own. Default "" (off). Profiles reveal keys and values in
 	// memory: bind it to loopback.
 	PprofAddr string
+	// FS is the file system the node's files and engine go through. Nil
+	// means files.Default (the operating system's); tests pass a MemFS,
+	// and cmd/cairn a files.WithFaults FS when CAIRN_FAULTS is set.
+	FS files.FS
 }
 
 // DefaultLiteConfig returns the defaults for root.
@@ -133,6 +138,9 @@ func StartLite(ctx context.Context, cfg LiteConfig) (*Lite, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	if cfg.FS == nil {
+		cfg.FS = files.Default
+	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -142,7 +150,7 @@ func StartLite(ctx context.Context, cfg LiteConfig) (*Lite, error) {
 		return nil, fmt.Errorf("listen on %s: %w", addr, err)
 	}
 	sc := storage.DefaultConfig(filepath.Join(cfg.Root, "data"))
-	sc.CacheBytes, sc.MinFreeBytes, sc.Logger = cfg.CacheBytes, cfg.MinFreeBytes, cfg.Logger
+	sc.CacheBytes, sc.MinFreeBytes, sc.Logger, sc.FS = cfg.CacheBytes, cfg.MinFreeBytes, cfg.Logger, cfg.FS
 	e, err := storage.Open(sc)
 	if err != nil {
 		_ = lis.Close()

@@ -1,18 +1,16 @@
 package node
 
 import (
-	"encoding/json"
-	"errors"
-	"fmt"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 
+	"github.com/cairndb/cairn/internal/storage/files"
 	"github.com/cairndb/cairn/internal/topology"
 )
 
-// A storage node deployed by the admin remembers its place in the store:
+// A storage node deployed by the admin remembers its place in the store,
+// in a checked file (its "data" is shown):
 //
 //	ROOT/membership.json
 //	{
@@ -37,23 +35,17 @@ type membership struct {
 	Stopped      []uint64                   `json:"stopped,omitempty"`
 }
 
-func loadMembership(root string) (membership, bool, error) {
-	var m membership
-	b, err := os.ReadFile(filepath.Join(root, membershipFile))
-	if errors.Is(err, os.ErrNotExist) {
-		return m, false, nil
-	} else if err != nil {
-		return m, false, err
+// loadMembership reads ROOT/membership.json; ok is false if there is none.
+func loadMembership(fs files.FS, root string) (m membership, ok bool, err error) {
+	err = readChecked(fs, filepath.Join(root, membershipFile), &m)
+	if files.IsNotExist(err) {
+		return membership{}, false, nil
 	}
-	if err := json.Unmarshal(b, &m); err != nil {
-		return m, false, fmt.Errorf("%s is corrupt: %w", filepath.Join(root, membershipFile), err)
-	}
-	return m, true, nil
+	return m, err == nil, err
 }
 
-func (m membership) save(root string) error {
-	b, _ := json.MarshalIndent(m, "", "  ")
-	return writeFileAtomic(filepath.Join(root, membershipFile), append(b, '\n'))
+func (m membership) save(fs files.FS, root string) error {
+	return files.WriteJSON(fs, filepath.Join(root, membershipFile), m)
 }
 
 func (m membership) clone() membership {

@@ -2,14 +2,13 @@ package node
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/cairndb/cairn/internal/replica"
+	"github.com/cairndb/cairn/internal/storage/files"
 	"github.com/cairndb/cairn/internal/topology"
 	"github.com/cairndb/cairn/internal/transport"
 	"github.com/cairndb/cairn/internal/transport/transportpb"
@@ -17,7 +16,7 @@ import (
 
 // A node remembers, outside its data directory, that it has been a member:
 //
-//	ROOT/node.json   {"node": 2, "store": "kvstore"}
+//	ROOT/node.json   a checked file with data {"node": 2, "store": "kvstore"}
 //
 // If the marker is there but the engine is empty, the data was lost (a
 // wiped or replaced disk). Raft must not let such a replica pretend to be
@@ -35,15 +34,12 @@ func (n *SN) lostData() (bool, error) {
 	if _, ok, err := n.engine.StoreMeta(); err != nil || ok {
 		return false, err
 	}
-	b, err := os.ReadFile(filepath.Join(n.cfg.Root, markerFile))
-	if errors.Is(err, os.ErrNotExist) {
+	var m marker
+	err := readChecked(n.cfg.FS, filepath.Join(n.cfg.Root, markerFile), &m)
+	if files.IsNotExist(err) {
 		return false, nil
 	} else if err != nil {
 		return false, err
-	}
-	var m marker
-	if err := json.Unmarshal(b, &m); err != nil {
-		return false, fmt.Errorf("%s is corrupt: %w", markerFile, err)
 	}
 	if m.Node != n.id() || m.Store != n.topology().Store {
 		return false, fmt.Errorf("%s says this root was node %d of store %q, but the topology makes it node %d of %q",
@@ -54,15 +50,10 @@ func (n *SN) lostData() (bool, error) {
 
 func (n *SN) writeMarker() error {
 	path := filepath.Join(n.cfg.Root, markerFile)
-	if _, err := os.Stat(path); err == nil {
+	if _, err := n.cfg.FS.Stat(path); err == nil {
 		return nil
 	}
-	b, _ := json.Marshal(marker{Node: n.id(), Store: n.topology().Store})
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return files.WriteJSON(n.cfg.FS, path, marker{Node: n.id(), Store: n.topology().Store})
 }
 
 // rejoin asks the shard's leader to readmit r, trying each peer (and the

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -22,6 +21,7 @@ import (
 	"github.com/cairndb/cairn/internal/replica"
 	"github.com/cairndb/cairn/internal/server"
 	"github.com/cairndb/cairn/internal/storage"
+	"github.com/cairndb/cairn/internal/storage/files"
 	"github.com/cairndb/cairn/internal/topology"
 	"github.com/cairndb/cairn/internal/transport"
 	"github.com/cairndb/cairn/internal/transport/transportpb"
@@ -66,6 +66,10 @@ type SNConfig struct {
 	// StreamWorkers and GCPercent: as for LiteConfig (defaults 128 and 800).
 	StreamWorkers int
 	GCPercent     int
+	// FS is the file system every file of the node goes through: its own
+	// (config.json, membership.json, node.json, topology.json, snapshots)
+	// and its engines' (data, admin). Nil means files.Default.
+	FS files.FS
 }
 
 // DefaultSNConfig returns the defaults for root.
@@ -147,16 +151,19 @@ func StartSN(ctx context.Context, cfg SNConfig) (*SN, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	if cfg.FS == nil {
+		cfg.FS = files.Default
+	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	member, joined, err := loadMembership(cfg.Root)
+	member, joined, err := loadMembership(cfg.FS, cfg.Root)
 	if err != nil {
 		return nil, err
 	}
-	topo, err := topology.Load(filepath.Join(cfg.Root, topology.FileName))
+	topo, err := loadTopology(cfg.FS, filepath.Join(cfg.Root, topology.FileName))
 	switch {
-	case errors.Is(err, os.ErrNotExist) && cfg.Init != nil:
+	case files.IsNotExist(err) && cfg.Init != nil:
 		topo = nil // not deployed yet: the admin will install one
 	case err != nil:
 		return nil, err
@@ -180,7 +187,7 @@ func StartSN(ctx context.Context, cfg SNConfig) (*SN, error) {
 		}
 	}
 	sc := storage.DefaultConfig(cfg.dataDir())
-	sc.CacheBytes, sc.MinFreeBytes, sc.Logger = cfg.CacheBytes, cfg.MinFreeBytes, cfg.Logger
+	sc.CacheBytes, sc.MinFreeBytes, sc.Logger, sc.FS = cfg.CacheBytes, cfg.MinFreeBytes, cfg.Logger, cfg.FS
 	e, err := storage.Open(sc)
 	if err != nil {
 		return nil, err

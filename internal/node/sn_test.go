@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cairndb/cairn/api/cairnpb"
+	"github.com/cairndb/cairn/internal/storage/files"
 	"github.com/cairndb/cairn/internal/topology"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
@@ -45,7 +46,7 @@ func startClusterCfg(t *testing.T, n, shards, rf int) ([]*SN, *topology.Topology
 	var cfgs []SNConfig
 	for _, nd := range nodes {
 		root := t.TempDir()
-		if err := topo.Save(filepath.Join(root, topology.FileName)); err != nil {
+		if err := files.WriteJSON(files.Default, filepath.Join(root, topology.FileName), topo); err != nil {
 			t.Fatal(err)
 		}
 		host, port, _ := net.SplitHostPort(nd.Addr)

@@ -3,19 +3,21 @@ package node
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"time"
+
+	"github.com/cairndb/cairn/internal/storage/files"
 )
 
 // A storage node made with `cairn sn init` keeps its boot config in its
-// root, readable and editable by an operator while it is stopped:
+// root, in a checked file (its "data" is shown; jq .data reads it). A
+// changed byte fails its checksum, so it is not edited by hand: run
+// cairn sn init again on a fresh root instead.
 //
 //	ROOT/config.json
 //	{
@@ -114,77 +116,42 @@ func initDiffs(old, given InitConfig) []string {
 	return out
 }
 
-// WriteInit writes cfg (with a fresh uid) into root, creating it. If root
-// already holds a config with the same host, port, capacity and storage
-// dirs it is kept and returned (existed=true); a different one is refused
-// with an *InitConflictError (errors.Is ErrInitConflict).
-func WriteInit(root string, cfg InitConfig) (out InitConfig, existed bool, err error) {
+// WriteInit writes cfg (with a fresh uid) into root through fs, creating
+// root. If root already holds a config with the same host, port, capacity
+// and storage dirs it is kept and returned (existed=true); a different one
+// is refused with an *InitConflictError (errors.Is ErrInitConflict).
+func WriteInit(fs files.FS, root string, cfg InitConfig) (out InitConfig, existed bool, err error) {
 	if err := cfg.Validate(); err != nil {
 		return cfg, false, err
 	}
-	if err := os.MkdirAll(root, 0o755); err != nil {
+	if err := fs.MkdirAll(root, 0o755); err != nil {
 		return cfg, false, err
 	}
 	path := filepath.Join(root, InitFile)
-	if old, err := LoadInit(root); err == nil {
+	if old, err := LoadInit(fs, root); err == nil {
 		diffs := initDiffs(old, cfg)
 		if len(diffs) == 0 {
 			return old, true, nil
 		}
 		return old, true, &InitConflictError{Path: path, Diffs: diffs}
-	} else if !errors.Is(err, os.ErrNotExist) {
+	} else if !files.IsNotExist(err) {
 		return cfg, false, err
 	}
 	var b [12]byte
 	_, _ = rand.Read(b[:])
 	cfg.UID, cfg.Created = hex.EncodeToString(b[:]), time.Now().UTC().Truncate(time.Second)
-	data, _ := json.MarshalIndent(cfg, "", "  ")
-	return cfg, false, writeFileAtomic(path, append(data, '\n'))
+	return cfg, false, files.WriteJSON(fs, path, cfg)
 }
 
-// LoadInit reads ROOT/config.json. A missing file is an error wrapping
-// os.ErrNotExist.
-func LoadInit(root string) (InitConfig, error) {
+// LoadInit reads ROOT/config.json through fs. A missing file is an error
+// for which files.IsNotExist holds; a corrupt one wraps files.ErrCorrupt.
+func LoadInit(fs files.FS, root string) (InitConfig, error) {
 	var c InitConfig
-	b, err := os.ReadFile(filepath.Join(root, InitFile))
-	if err != nil {
+	if err := readChecked(fs, filepath.Join(root, InitFile), &c); err != nil {
 		return c, err
-	}
-	if err := json.Unmarshal(b, &c); err != nil {
-		return c, fmt.Errorf("%s is not a storage node config: %w", filepath.Join(root, InitFile), err)
 	}
 	if c.UID == "" {
 		return c, fmt.Errorf("%s has no uid; recreate it with cairn sn init", filepath.Join(root, InitFile))
 	}
 	return c, c.Validate()
-}
-
-// writeFileAtomic writes data to path through a synced temporary file and a
-// rename, then syncs the directory.
-func writeFileAtomic(path string, data []byte) error {
-	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return err
-	}
-	d, err := os.Open(filepath.Dir(path))
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }

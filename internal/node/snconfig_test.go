@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/cairndb/cairn/internal/storage/files"
 )
 
 // TestWriteInitConflict: a second sn init with other values is refused with
@@ -12,15 +14,15 @@ import (
 func TestWriteInitConflict(t *testing.T) {
 	root := t.TempDir()
 	first := InitConfig{Host: "127.0.0.1", Port: 5000, Capacity: 2}
-	if _, existed, err := WriteInit(root, first); err != nil || existed {
+	if _, existed, err := WriteInit(files.Default, root, first); err != nil || existed {
 		t.Fatalf("first WriteInit: existed %v, %v", existed, err)
 	}
-	if _, existed, err := WriteInit(root, first); err != nil || !existed {
+	if _, existed, err := WriteInit(files.Default, root, first); err != nil || !existed {
 		t.Fatalf("same values again: existed %v, %v; want accepted", existed, err)
 	}
 	again := first
 	again.Capacity, again.Port, again.StorageDirs = 4, 5001, []string{"/d1"}
-	_, _, err := WriteInit(root, again)
+	_, _, err := WriteInit(files.Default, root, again)
 	var ce *InitConflictError
 	if !errors.Is(err, ErrInitConflict) || !errors.As(err, &ce) {
 		t.Fatalf("WriteInit with other values = %v, want an *InitConflictError", err)

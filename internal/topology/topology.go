@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 
 	"github.com/cairndb/cairn/internal/keys"
@@ -194,34 +192,20 @@ func (t *Topology) ShardsOn(n NodeID) []Shard {
 	return out
 }
 
-// FileName is the topology file's name in a node's root.
+// FileName is the topology file's name in a node's root. The file is a
+// checked file (package storage/files) holding the topology's JSON; this
+// package does no file I/O.
 const FileName = "topology.json"
 
-// Save writes t as indented JSON to path, atomically (write then rename).
-func (t *Topology) Save(path string) error {
-	b, err := json.MarshalIndent(t, "", "  ")
-	if err != nil {
-		return err
-	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
-}
-
-// Load reads and validates a topology file.
-func Load(path string) (*Topology, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("topology: %w", err)
-	}
+// Decode parses and validates a topology's JSON (the "data" of
+// topology.json, or a topology sent by a peer).
+func Decode(b []byte) (*Topology, error) {
 	var t Topology
 	if err := json.Unmarshal(b, &t); err != nil {
-		return nil, fmt.Errorf("topology: %s is not a topology file: %w", filepath.Base(path), err)
+		return nil, fmt.Errorf("topology: not a topology: %w", err)
 	}
 	if err := t.Validate(); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, err
 	}
 	return &t, nil
 }

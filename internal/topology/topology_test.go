@@ -1,9 +1,10 @@
 package topology
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/cairndb/cairn/internal/keys"
@@ -63,13 +64,19 @@ func TestContiguousPartitionsAndRoundTrips(t *testing.T) {
 			prev = s
 		}
 	}
-	path := filepath.Join(t.TempDir(), FileName)
-	if err := topo.Save(path); err != nil {
+	b, err := json.Marshal(topo)
+	if err != nil {
 		t.Fatal(err)
 	}
-	back, err := Load(path)
-	if err != nil || back.Seq != topo.Seq || len(back.Shards) != 3 {
-		t.Fatalf("load: %+v, %v", back, err)
+	back, err := Decode(b)
+	if err != nil || back.Seq != topo.Seq || len(back.Shards) != 3 || back.Shards[2].Origin != topo.Shards[2].Origin {
+		t.Fatalf("decode: %+v, %v", back, err)
+	}
+	if _, err := Decode([]byte(`{"store": "x", "seq": 1}`)); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("decode of a topology without partitions: %v, want ErrInvalid", err)
+	}
+	if _, err := Decode([]byte(`{`)); err == nil || !strings.Contains(err.Error(), "not a topology") {
+		t.Fatalf("decode of bad JSON: %v", err)
 	}
 	wire, err := FromPB(topo.ToPB())
 	if err != nil || wire.Shards[2].Origin != topo.Shards[2].Origin {

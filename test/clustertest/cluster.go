@@ -21,6 +21,7 @@ import (
 
 	"github.com/cairndb/cairn/api/cairnpb"
 	"github.com/cairndb/cairn/client"
+	"github.com/cairndb/cairn/internal/storage/files"
 	"github.com/cairndb/cairn/internal/topology"
 )
 
@@ -170,7 +171,7 @@ func Start(t testing.TB, o Options) *Cluster {
 		if err := os.MkdirAll(root, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := topo.Save(filepath.Join(root, topology.FileName)); err != nil {
+		if err := files.WriteJSON(files.Default, filepath.Join(root, topology.FileName), topo); err != nil {
 			t.Fatal(err)
 		}
 		host, port, _ := net.SplitHostPort(tn.Addr)

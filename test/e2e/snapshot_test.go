@@ -186,12 +186,15 @@ func restoreCorruptCopy(t *testing.T, nodes []*storageNode) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var want struct {
-		CRC32C string `json:"crc32c"`
+	var file struct { // a checked file: the data's crc32c is the one restore checks
+		Data struct {
+			CRC32C string `json:"crc32c"`
+		} `json:"data"`
 	}
-	if err := json.Unmarshal(meta, &want); err != nil || len(want.CRC32C) != 8 {
-		t.Fatalf("shard-1.json %s: %v, want an 8-digit crc32c", meta, err)
+	if err := json.Unmarshal(meta, &file); err != nil || len(file.Data.CRC32C) != 8 {
+		t.Fatalf("shard-1.json %s: %v, want data with an 8-digit crc32c", meta, err)
 	}
+	want := file.Data
 	bad := slices.Clone(good)
 	bad[len(bad)/2] ^= 0x40
 	if err := os.WriteFile(path, bad, 0o644); err != nil {
