@@ -65,7 +65,7 @@ var boundaries = []boundary{
 	{"marker rename", []errorfs.OpKind{errorfs.OpRename, errorfs.OpCreate}, prefix("marker."), 3, false},
 	{"state file write", writes, prefix("cairn-state.json"), 4, false},
 	{"state file fsync", syncs, prefix("cairn-state.json"), 4, false},
-	{"state file rename", []errorfs.OpKind{errorfs.OpRename}, suffix("cairn-state.json"), 4, false},
+	{"state file rename", []errorfs.OpKind{errorfs.OpRename}, prefix("cairn-state.json"), 4, false},
 }
 
 // crashPoint takes a crash clone of mem (power loss at this instant) at
@@ -192,31 +192,44 @@ func runUntilCrash(t *testing.T, c *crashPoint) {
 	var once sync.Once
 	sc.Fatal = func(error) { // the process dies: nothing more is acknowledged
 		once.Do(func() { close(stopped) })
-		select {}
-	}
-	e, err := storage.Open(sc)
-	if err != nil {
-		if clone, _ := c.crashed(); clone != nil {
-			return // the crash came while opening
-		}
-		t.Fatal(err)
-	}
-	meta, err := e.Init("crash", 4)
-	if err != nil {
-		if clone, _ := c.crashed(); clone != nil {
-			return
-		}
-		t.Fatal(err)
-	}
-	cfg := DefaultConfig()
-	cfg.Logger = sc.Logger
-	cfg.Fatal = sc.Fatal
-	l, err := OpenLocal(e, meta, cfg)
-	if err != nil {
-		t.Fatal(err)
+		select {} // whichever goroutine this is, it never runs again
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- writeUntil(ctx, cancel, c, sc) }()
+	select {
+	case <-stopped:
+		// The process is dead: its writers wait forever for answers that
+		// will not come, as a dead process's clients would. Leave them.
+	case err := <-done:
+		if clone, _ := c.crashed(); err != nil && clone == nil {
+			t.Fatal(err)
+		}
+	case <-time.After(90 * time.Second):
+		t.Fatal("the workload neither crashed nor ended in 90 s")
+	}
+}
+
+// writeUntil opens the store and runs eight SYNC writers until ctx ends,
+// which they do 200 acknowledgements after the crash point.
+func writeUntil(ctx context.Context, cancel func(), c *crashPoint, sc storage.Config) error {
+	e, err := storage.Open(sc)
+	if err != nil {
+		return err
+	}
+	defer e.Close()
+	meta, err := e.Init("crash", 4)
+	if err != nil {
+		return err
+	}
+	cfg := DefaultConfig()
+	cfg.Logger, cfg.Fatal = sc.Logger, sc.Fatal
+	l, err := OpenLocal(e, meta, cfg)
+	if err != nil {
+		return err
+	}
+	defer l.Close()
 	var wg sync.WaitGroup
 	var after atomic.Int64
 	for w := range 8 {
@@ -236,18 +249,8 @@ func runUntilCrash(t *testing.T, c *crashPoint) {
 			}
 		}()
 	}
-	select {
-	case <-stopped:
-		// The process is dead: its writers wait forever for answers that
-		// will not come, as a dead process's clients would. Leave them.
-		return
-	case <-ctx.Done():
-	case <-time.After(60 * time.Second):
-		cancel()
-	}
 	wg.Wait()
-	l.Close()
-	_ = e.Close()
+	return nil
 }
 
 func crashValue(k string) string { return strings.Repeat(k, 30) }

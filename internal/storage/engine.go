@@ -136,10 +136,15 @@ type Engine struct {
 // that the files are whole (open.go) and changes nothing on disk before
 // that; a store that cannot be proven whole is refused with an error
 // wrapping ErrCorrupt (naming the file and what is wrong) or ErrFaulted.
-func Open(cfg Config) (*Engine, error) {
+func Open(cfg Config) (_ *Engine, err error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	defer func() { // Pebble panics on some failed writes while opening
+		if r := recover(); r != nil {
+			err = fmt.Errorf("storage: open %s failed: %v", cfg.Dir, r)
+		}
+	}()
 	cfg.setDefaults()
 	if err := cfg.FS.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("storage: %w", err)

@@ -147,7 +147,10 @@ func (e *Engine) checkEmpty(st engineState, hasState bool) error {
 		return fmt.Errorf("storage: %s: %w", e.cfg.Dir, err)
 	}
 	for _, n := range names {
-		if strings.HasSuffix(n, ".sst") || strings.HasPrefix(n, "MANIFEST-") || strings.HasSuffix(n, ".log") {
+		// A MANIFEST, an OPTIONS file or an empty WAL without a marker is
+		// what a crash while creating the store leaves: nothing was
+		// written yet. Tables or logged writes mean a store was here.
+		if strings.HasSuffix(n, ".sst") || strings.HasSuffix(n, ".log") && e.size(n) > 0 {
 			return e.refuse("it holds Pebble files (%s) but no current MANIFEST marker, so they cannot be read", n)
 		}
 	}
@@ -156,6 +159,15 @@ func (e *Engine) checkEmpty(st engineState, hasState bool) error {
 			stateFileName, st.Checkpoint, st.Checkpoint.Time.Format(time.RFC3339))
 	}
 	return nil
+}
+
+// size returns the size of a file in the engine's directory (0 if unknown).
+func (e *Engine) size(name string) int64 {
+	fi, err := e.fs.Stat(e.fs.PathJoin(e.cfg.Dir, name))
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
 }
 
 // openError explains a failed read-only open: a lock, or corruption that
