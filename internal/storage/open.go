@@ -10,6 +10,7 @@ import (
 	"time"
 
 	crerrors "github.com/cockroachdb/errors"
+	"github.com/cockroachdb/errors/oserror"
 	"github.com/cockroachdb/pebble/v2"
 )
 
@@ -133,15 +134,25 @@ func (e *Engine) checkEmpty(st engineState, hasState bool) error {
 
 // openError explains a failed read-only open: a lock, or corruption that
 // Pebble found (named by scanning the logs ourselves when Pebble does not).
+//
+// The logs are scanned whatever Pebble's error: Pebble reads a MANIFEST up
+// to its first bad chunk and may then fail on what the cut history names
+// (an sstable a later edit had deleted: "file does not exist"), an error
+// not marked as corruption. A file the MANIFEST names that is gone is
+// refused as corruption too (the design's check 4, which Pebble's open
+// reaches first).
 func (e *Engine) openError(err error, manifest string) error {
 	if errors.Is(err, syscall.EWOULDBLOCK) {
 		return fmt.Errorf("storage: %s is locked by another process (is another cairn running on this root?): %w", e.cfg.Dir, err)
 	}
-	if !pebble.IsCorruptionError(err) && !strings.Contains(err.Error(), "pebble/record") {
-		return fmt.Errorf("storage: open %s: %w", e.cfg.Dir, err)
-	}
 	if rep := e.scanLogs(manifest, true); rep.damage != "" {
 		return e.refuse("%s", rep.damage)
+	}
+	switch {
+	case oserror.IsNotExist(err):
+		return e.refuse("a file its MANIFEST names is missing: %v", pebbleDetail(err))
+	case !pebble.IsCorruptionError(err) && !strings.Contains(err.Error(), "pebble/record"):
+		return fmt.Errorf("storage: open %s: %w", e.cfg.Dir, err)
 	}
 	return e.refuse("Pebble cannot read it: %v", pebbleDetail(err))
 }
