@@ -105,11 +105,22 @@ func (n *SN) rejoinAll() {
 	}
 }
 
+// failpointRejoinDelay delays each rejoin by a Go duration, so a fault
+// test can watch a node that rebuilds from its peers (testing only).
+const failpointRejoinDelay = "CAIRN_FAILPOINT_REJOIN_DELAY"
+
 // rejoin asks the shard's leader to readmit r, trying each peer (and the
 // leader they name) until one does, then lets r take Raft traffic. It
 // gives up when the node closes or r is replaced (a heal closed it).
 func (n *SN) rejoin(r *replica.Raft) {
 	shard := transport.ShardID(r.Shard())
+	if d, _ := time.ParseDuration(os.Getenv(failpointRejoinDelay)); d > 0 {
+		select {
+		case <-n.closing:
+			return
+		case <-time.After(d):
+		}
+	}
 	var to topology.NodeID
 	for attempt := 0; ; attempt++ {
 		if n.closed() || n.raftFor(r.Shard()) != r {
