@@ -1,7 +1,9 @@
 package admin
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -64,10 +66,14 @@ func storageText(si *controlpb.StorageInfo) string {
 	}
 }
 
-// bytesText is a size in MB with one decimal, "unknown" below zero.
+// bytesText is a size: "12.3 MB", "41 KB" under a megabyte (rounded up),
+// "unknown" below zero.
 func bytesText(n int64) string {
-	if n < 0 {
+	switch {
+	case n < 0:
 		return "unknown"
+	case n < 1e6:
+		return fmt.Sprintf("%d KB", (n+999)/1000)
 	}
 	return fmt.Sprintf("%.1f MB", float64(n)/1e6)
 }
@@ -76,7 +82,7 @@ func bytesText(n int64) string {
 // rebuilding), or, when none reports it, those of its open incident.
 func rebuildingServices(info *controlpb.NodeInfo) []string {
 	var out []string
-	for _, st := range info.GetShards() {
+	for _, st := range byShard(info) {
 		if st.GetRebuilding() {
 			out = append(out, serviceName(st.GetShard(), info.GetSnId()))
 		}
@@ -95,13 +101,20 @@ func rebuildingServices(info *controlpb.NodeInfo) []string {
 // servicesOf lists the node's replicas: "rg1-rn2, rg2-rn2".
 func servicesOf(info *controlpb.NodeInfo) string {
 	var out []string
-	for _, st := range info.GetShards() {
+	for _, st := range byShard(info) {
 		out = append(out, serviceName(st.GetShard(), info.GetSnId()))
 	}
 	if len(out) == 0 {
 		return "none"
 	}
 	return strings.Join(out, ", ")
+}
+
+// byShard is the node's replica states in shard order.
+func byShard(info *controlpb.NodeInfo) []*controlpb.ShardState {
+	out := slices.Clone(info.GetShards())
+	slices.SortFunc(out, func(a, b *controlpb.ShardState) int { return cmp.Compare(a.GetShard(), b.GetShard()) })
+	return out
 }
 
 // verifyStorage adds verify configuration's findings about each node's
