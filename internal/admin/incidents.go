@@ -97,7 +97,11 @@ func recordIncidents(m *Meta, infos map[uint64]*controlpb.NodeInfo) bool {
 // DETAIL; old files kept in DIR; rebuilding shards rg1, rg2 from their
 // peers".
 func incidentText(sn uint64, in *controlpb.Incident) string {
-	what, from := "storage", fmt.Sprintf("rebuilding %s from their peers", shardsText(in.GetShards()))
+	their := "their"
+	if len(in.GetShards()) == 1 {
+		their = "its"
+	}
+	what, from := "storage", fmt.Sprintf("rebuilding %s from %s peers", shardsText(in.GetShards()), their)
 	if in.GetAdmin() {
 		what, from = "admin storage", "rebuilding the admin replica from the other admins"
 	}

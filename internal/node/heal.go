@@ -77,8 +77,12 @@ func healLine(in incident, what string) string {
 		return fmt.Sprintf("%s; its files were moved to %s (kept for inspection) and this node rebuilds its admin replica from the other admins (incident %d)",
 			what, in.AsideDir, in.Seq)
 	}
-	return fmt.Sprintf("%s; its files were moved to %s (kept for inspection) and this node rebuilds %s from their peers (incident %d)",
-		what, in.AsideDir, shardList(in.Shards), in.Seq)
+	their := "their"
+	if len(in.Shards) == 1 {
+		their = "its"
+	}
+	return fmt.Sprintf("%s; its files were moved to %s (kept for inspection) and this node rebuilds %s from %s peers (incident %d)",
+		what, in.AsideDir, shardList(in.Shards), their, in.Seq)
 }
 
 // shardList names shards: "shards rg1, rg2", "shard rg1", "no shard".

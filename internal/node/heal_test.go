@@ -311,3 +311,45 @@ func TestCorruptLoneReplicaRefuses(t *testing.T) {
 		t.Errorf("%s after a refused start: %v", incidentsFile, err)
 	}
 }
+
+// TestFaultedEngineHealsAtStart: an engine whose last run stopped on a
+// fatal I/O error (recorded in its state file) may lack writes it had
+// acknowledged to its peers, so a storage node does not use it: it sets it
+// aside as a "fault" incident and rebuilds from its peers.
+func TestFaultedEngineHealsAtStart(t *testing.T) {
+	sns, _, cfgs := startClusterCfg(t, 3, 1, 3)
+	const n = 50
+	putRecords(t, sns, "f", n)
+	victim := 1
+	if err := sns[victim].Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Record a fault the way a failed fsync does, without exiting.
+	data := filepath.Join(cfgs[victim].Root, "data")
+	sc := storage.DefaultConfig(data)
+	sc.CacheBytes, sc.MinFreeBytes = 8<<20, 0
+	sc.Fatal = func(error) {}
+	e, err := storage.Open(sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Fatal(errors.New("fsync data/000002.log: input/output error"))
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := storage.Open(sc); !errors.Is(err, storage.ErrFaulted) {
+		t.Fatalf("reopening a faulted engine: %v, want ErrFaulted", err)
+	}
+
+	sn, err := StartSN(context.Background(), cfgs[victim])
+	if err != nil {
+		t.Fatalf("start on a faulted engine: %v", err)
+	}
+	t.Cleanup(func() { _ = sn.Close() })
+	ins := sn.incidents.snapshot()
+	if len(ins) != 1 || ins[0].Kind != kindFault || !strings.Contains(ins[0].Detail, "input/output error") || len(asideOf(t, data)) != 1 {
+		t.Fatalf("incidents %+v, aside %v; want one fault incident naming the error and one aside directory", ins, asideOf(t, data))
+	}
+	awaitRecords(t, sn, "f", n, 30*time.Second)
+	awaitResolved(t, sn, 30*time.Second)
+}
