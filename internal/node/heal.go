@@ -52,9 +52,12 @@ func (n *SN) openEngine(topo *topology.Topology, joined bool) error {
 	if kind == "" {
 		return err
 	}
-	shards, rerr := n.rebuildable(topo, joined, err)
-	if rerr != nil {
-		return rerr
+	shards, why, rerr := n.rebuildable(topo, joined)
+	switch {
+	case rerr != nil:
+		return fmt.Errorf("%w (and %w)", err, rerr)
+	case why != "":
+		return fmt.Errorf("%w%s; this node does not start: %s", err, unchanged(err), why)
 	}
 	in, aerr := n.setAside(sc.Dir, kind, err, shards, false)
 	if aerr != nil {
@@ -101,28 +104,35 @@ func shardList(shards []uint64) string {
 }
 
 // rebuildable returns the shards this node hosts if it can rebuild all of
-// them from their peers after cause, or an error that says why not and
-// what to do.
-func (n *SN) rebuildable(topo *topology.Topology, joined bool, cause error) ([]uint64, error) {
+// them from their peers, or why not (with what to do).
+func (n *SN) rebuildable(topo *topology.Topology, joined bool) ([]uint64, string, error) {
 	dir := n.cfg.dataDir()
 	marked, err := n.marked(topo)
 	switch {
 	case err != nil:
-		return nil, fmt.Errorf("%w (and %w)", cause, err)
+		return nil, "", err
 	case topo == nil || (!joined && !marked):
-		return nil, fmt.Errorf("%w; this node hosts no replica of a store, so there is nothing to rebuild it from: move %s aside and start the node again", cause, dir)
+		return nil, fmt.Sprintf("this node hosts no replica of a store, so there is nothing to rebuild it from: move %s aside", dir), nil
 	}
 	var shards []uint64
 	for _, s := range topo.ShardsOn(n.id()) {
 		if len(s.Replicas) < 2 {
-			return nil, fmt.Errorf("%w; shard %s has no other replica to rebuild it from, so this node does not start and nothing was changed. "+
+			return nil, fmt.Sprintf("shard %s has no other replica to rebuild it from. "+
 				"Restore the store from a snapshot: move %s aside, then run cairn sn restore --root %s --snapshot NAME on every node of the store while all are stopped; "+
 				"or restore %s from a copy taken while the node was stopped",
-				cause, topology.ShardName(s.ID), dir, n.cfg.Root, n.cfg.Root)
+				topology.ShardName(s.ID), dir, n.cfg.Root, n.cfg.Root), nil
 		}
 		shards = append(shards, uint64(s.ID))
 	}
-	return shards, nil
+	return shards, "", nil
+}
+
+// unchanged says that nothing was changed, unless err says so already.
+func unchanged(err error) string {
+	if strings.Contains(err.Error(), "nothing was changed") {
+		return ""
+	}
+	return "; nothing was changed"
 }
 
 // setAside moves an engine's directory aside and records the incident.
@@ -153,9 +163,10 @@ func (n *SN) onCorruption(cause error) {
 	if n.closed() || e == nil || e.Corrupt() == nil {
 		return // stopping, or an engine a heal already replaced
 	}
-	shards, err := n.rebuildable(n.topology(), n.member.Store != "", cause)
-	if err != nil {
-		n.log.Error("storage corruption found while running, and this node cannot rebuild from its peers: it serves reads and refuses writes", "err", err)
+	shards, why, err := n.rebuildable(n.topology(), n.member.Store != "")
+	if err != nil || why != "" {
+		n.log.Error("storage corruption found while running, and this node cannot rebuild from its peers: it serves reads and refuses writes",
+			"err", cause, "why", why, "check_err", err)
 		return
 	}
 	if err := n.healRunning(e, cause, shards); err != nil {

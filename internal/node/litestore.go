@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/cairndb/cairn/internal/storage"
@@ -74,10 +73,6 @@ func liteOpenError(root string, err error) error {
 	if !errors.Is(err, storage.ErrCorrupt) && !errors.Is(err, files.ErrCorrupt) {
 		return err
 	}
-	note := ""
-	if !strings.Contains(err.Error(), "nothing was changed") {
-		note = "; nothing was changed"
-	}
 	return fmt.Errorf("the store in %s cannot be proven whole: %w%s. Restore %s from a copy taken while the store was stopped (or from a snapshot), or move %s and %s aside to start an empty store",
-		root, err, note, root, filepath.Join(root, "data"), filepath.Join(root, storeFile))
+		root, err, unchanged(err), root, filepath.Join(root, "data"), filepath.Join(root, storeFile))
 }
