@@ -56,6 +56,15 @@ func (n *SN) openAdmin(founder, rebuild bool) error {
 		e.Close()
 		return err
 	}
+	if !rebuild && n.incidents.unresolved(true) {
+		// Stopped while it rebuilt: rejoin again unless the snapshot landed.
+		_, has, err := e.ShardState(admin.Shard, storage.ShardTruncated)
+		if err != nil {
+			e.Close()
+			return err
+		}
+		rebuild = !has
+	}
 	id := uint64(n.id())
 	rep, err := replica.OpenRaft(e, meta, replica.RaftConfig{
 		Shard: admin.Shard, Node: id, Voters: []uint64{id}, Origin: 1,

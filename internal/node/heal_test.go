@@ -354,3 +354,42 @@ func TestFaultedEngineHealsAtStart(t *testing.T) {
 	awaitRecords(t, sn, "f", n, 30*time.Second)
 	awaitResolved(t, sn, 30*time.Second)
 }
+
+// TestHealResumesAfterRestart: a node stopped while it rebuilds (before
+// any shard was readmitted) starts on its fresh, half-built engine: its
+// replicas rejoin again (the engine holds no Raft state of theirs), no
+// second incident is recorded, and the first one is resolved once they
+// have rebuilt.
+func TestHealResumesAfterRestart(t *testing.T) {
+	sns, _, cfgs := startClusterCfg(t, 3, 2, 3)
+	const n = 100
+	putRecords(t, sns, "m", n)
+	victim := 2
+	stopWithLongManifest(t, sns, cfgs, victim)
+	data := filepath.Join(cfgs[victim].Root, "data")
+	flipMiddle(t, currentManifest(t, data))
+
+	t.Setenv(failpointRejoinDelay, "1h") // the replicas wait to rejoin until the node stops
+	sn, err := StartSN(context.Background(), cfgs[victim])
+	if err != nil {
+		t.Fatalf("restart with a corrupt MANIFEST: %v", err)
+	}
+	if st := sn.describe().GetStorage().GetState(); st != "rebuilding" {
+		t.Errorf("storage state %q while the replicas wait to rejoin, want rebuilding", st)
+	}
+	if err := sn.Close(); err != nil {
+		t.Fatal(err)
+	}
+	os.Unsetenv(failpointRejoinDelay)
+
+	sn, err = StartSN(context.Background(), cfgs[victim])
+	if err != nil {
+		t.Fatalf("restart in the middle of the rebuild: %v", err)
+	}
+	t.Cleanup(func() { _ = sn.Close() })
+	awaitRecords(t, sn, "m", n, 30*time.Second)
+	awaitResolved(t, sn, 30*time.Second)
+	if ins := sn.incidents.snapshot(); len(ins) != 1 || !ins[0].Resolved || len(asideOf(t, data)) != 1 {
+		t.Errorf("incidents %+v, aside %v; want the one incident, resolved, and one aside directory", ins, asideOf(t, data))
+	}
+}
