@@ -81,6 +81,9 @@
 //     pausing between rounds;
 //   - NoneRequired, TimeLag and AtVersion reads go to the replicas round
 //     robin, so they spread the load; a multi-page read stays on one;
+//   - a "rejoining" answer (the replica rebuilds from its peers after its
+//     node lost or set aside its data) sends the request to another replica
+//     at once; the node itself stays usable for its other shards;
 //   - a node that cannot be reached is passed over for about a second
 //     (failPeriod) while other replicas can serve. Connecting to a node
 //     waits at most Config.ConnectTimeout, and an attempt of a NoneRequired

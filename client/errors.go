@@ -56,6 +56,7 @@ const (
 	KindAckTimeout     = "ack_timeout"     // the write is applied on a majority, not yet on every replica
 
 	kindShuttingDown = "shutting_down" // the node is stopping; the request was not served
+	kindRejoining    = "rejoining"     // the replica rebuilds from its peers; the request was not served
 )
 
 // Sentinel errors, for errors.Is. Every error the client returns from an

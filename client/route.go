@@ -140,6 +140,7 @@ const (
 	giveUp       next = iota // return the error
 	followLeader             // not_leader: go to the named leader, or another replica
 	tryElsewhere             // the node could not be reached: mark it, try another replica
+	otherReplica             // this replica cannot serve now (rejoining): try another at once
 	refreshTopo              // the topology is stale: refresh it, then retry
 	retryLater               // transient: back off, then retry
 )
@@ -159,6 +160,8 @@ func classify(e *Error, write bool) next {
 		return refreshTopo
 	case e.Kind == kindShuttingDown || (e.Kind == "" && e.Code == codes.Unavailable):
 		return tryElsewhere
+	case e.Kind == kindRejoining:
+		return otherReplica
 	case retryable(e, write):
 		return retryLater
 	}
@@ -268,6 +271,11 @@ func (c *Client) callCluster(ctx context.Context, o options, rt route, fn attemp
 			}
 		case tryElsewhere:
 			p.markFailing(time.Now())
+			avoid[id] = true
+			c.cl.forgetLeader(shard, id)
+		case otherReplica:
+			// The node serves, but its replica of this shard rebuilds from
+			// its peers: the others serve meanwhile.
 			avoid[id] = true
 			c.cl.forgetLeader(shard, id)
 		case refreshTopo:

@@ -83,6 +83,8 @@ func TestClassify(t *testing.T) {
 		{"broken write", Error{Code: codes.Unavailable, Action: ActionRetry, MaybeApplied: true}, true, giveUp},
 		{"broken read", Error{Code: codes.Unavailable, Action: ActionRetry}, false, tryElsewhere},
 		{"node shutting down", Error{Code: codes.Unavailable, Kind: kindShuttingDown, Action: ActionRetry}, true, tryElsewhere},
+		{"replica rejoining", Error{Code: codes.Unavailable, Kind: kindRejoining, Action: ActionRetry}, false, otherReplica},
+		{"write to a rejoining replica", Error{Code: codes.Unavailable, Kind: kindRejoining, Action: ActionRetry}, true, otherReplica},
 		{"consistency timeout", Error{Code: codes.Unavailable, Kind: KindConsistencyTimeout, Action: ActionRetry}, false, giveUp},
 		{"transient read", Error{Code: codes.Unavailable, Kind: "no_leader", Action: ActionRetry}, false, retryLater},
 		{"bad input", Error{Code: codes.InvalidArgument, Kind: "invalid_key", Action: ActionFixInput}, false, giveUp},

@@ -56,6 +56,19 @@
 // can restore itself; copies that fail are recorded as missing, not fatal
 // (snapshot.go; the files are drawn in internal/node/backup.go).
 //
+// # Storage health
+//
+// Every storage node reports its storage in Describe (NodeInfo.storage:
+// ok, low-disk, read-only, corrupt or rebuilding, the directories of
+// corrupt stores it set aside, its incidents). ping prints a node's state
+// on its line when it is not ok, marks replicas that rebuild from their
+// peers REBUILDING and exits 1; verify configuration makes a violation of
+// corrupt, read-only and rebuilding storage and a warning of low disk
+// space and of each aside directory (storage.go). The leader polls the
+// nodes every 2 s and records each incident in show events once when new
+// and once when resolved, keeping per node the last sequences recorded in
+// Meta.StorageIncidents (incidents.go).
+//
 // # Concurrency
 //
 // Service is safe for concurrent use: commands arrive on gRPC goroutines;

@@ -89,7 +89,8 @@ func replicaState(m *Meta, info *controlpb.NodeInfo, shard uint64) string {
 }
 
 // replicaRole is what the node info says of its replica of shard:
-// RUNNING,MASTER, RUNNING,REPLICA, STOPPED or NOT DEPLOYED.
+// RUNNING,MASTER, RUNNING,REPLICA, STOPPED, REBUILDING (it rebuilds from
+// its peers after its node set corrupt files aside) or NOT DEPLOYED.
 func replicaRole(m *Meta, info *controlpb.NodeInfo, shard uint64) string {
 	st := shardState(info, shard)
 	switch {
@@ -97,6 +98,8 @@ func replicaRole(m *Meta, info *controlpb.NodeInfo, shard uint64) string {
 		return "STOPPED"
 	case st == nil:
 		return "NOT DEPLOYED"
+	case st.GetRebuilding():
+		return "REBUILDING"
 	case st.GetIsLeader():
 		return "RUNNING,MASTER"
 	}

@@ -40,6 +40,9 @@ type Meta struct {
 	Plans        []*Plan            `json:"plans"`
 	Events       []Event            `json:"events"`
 	Snapshots    []Snapshot         `json:"snapshots"`
+	// StorageIncidents are, per storage node, the last storage incidents
+	// recorded in Events (incidents.go).
+	StorageIncidents map[uint64]IncidentMark `json:"storage_incidents,omitempty"`
 }
 
 // Zone is a group of storage nodes with a replication factor.

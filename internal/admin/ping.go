@@ -75,6 +75,23 @@ type pingNode struct {
 	Version  string        `json:"version"`
 	Admin    *pingReplica  `json:"admin"` // null: no admin here
 	Replicas []pingReplica `json:"replicas"`
+	Storage  *pingStorage  `json:"storage"` // null: the node does not answer
+}
+
+// pingStorage is a node's storage in ping's JSON.
+type pingStorage struct {
+	State string `json:"state"` // ok, low-disk, read-only, corrupt or rebuilding
+	// Text is what ping prints after "storage: " ("" when ok).
+	Text      string   `json:"text"`
+	AsideDirs []string `json:"aside_dirs"` // directories of corrupt stores set aside
+}
+
+func pingStorageOf(info *controlpb.NodeInfo) *pingStorage {
+	p := &pingStorage{State: storageState(info), Text: storageText(info.GetStorage()), AsideDirs: []string{}}
+	for _, d := range info.GetStorage().GetAsideDirs() {
+		p.AsideDirs = append(p.AsideDirs, d.GetPath())
+	}
+	return p
 }
 
 // pingReport is ping's JSON document.
@@ -85,8 +102,9 @@ type pingReport struct {
 	AdminStatus  string      `json:"admin_status"`
 	Shards       []pingShard `json:"shards"`
 	StorageNodes []pingNode  `json:"storage_nodes"`
-	// Problems is true when ping exits 1: a node does not answer, a
-	// shard has no leader (read-only or offline), or the admin has none.
+	// Problems is true when ping exits 1: a node does not answer or its
+	// storage is not ok, a shard has no leader (read-only or offline), or
+	// the admin has none.
 	Problems bool `json:"problems"`
 }
 
@@ -95,7 +113,7 @@ func shardHealth(m *Meta, sh topology.Shard, infos map[uint64]*controlpb.NodeInf
 	up, led := 0, false
 	for _, r := range sh.Replicas {
 		st := shardState(infos[uint64(r)], uint64(sh.ID))
-		if st == nil || !st.GetRunning() || slices.Contains(m.Stopped, serviceName(uint64(sh.ID), uint64(r))) {
+		if st == nil || !st.GetRunning() || st.GetRebuilding() || slices.Contains(m.Stopped, serviceName(uint64(sh.ID), uint64(r))) {
 			continue
 		}
 		up++
@@ -171,6 +189,12 @@ func adminState(id, leader, self uint64, infos map[uint64]*controlpb.NodeInfo) s
 // pingNodes describes every deployed storage node for ping.
 func (s *Service) pingNodes(m *Meta, infos map[uint64]*controlpb.NodeInfo) []pingNode {
 	lead, _ := s.cfg.Replica.Leader()
+	return pingNodesFor(m, infos, lead, s.cfg.Node)
+}
+
+// pingNodesFor describes the nodes as seen by the admin on self, with the
+// admin group led by lead.
+func pingNodesFor(m *Meta, infos map[uint64]*controlpb.NodeInfo, lead, self uint64) []pingNode {
 	nodes := []pingNode{}
 	for _, sn := range m.SNs {
 		n := pingNode{SN: sn.ID, Addr: sn.Addr(), Status: "UNREACHABLE", Replicas: []pingReplica{}}
@@ -178,9 +202,9 @@ func (s *Service) pingNodes(m *Meta, infos map[uint64]*controlpb.NodeInfo) []pin
 			n.Zone = z.Name
 		}
 		if info := infos[sn.ID]; info != nil {
-			n.Status, n.Version = "RUNNING", info.GetVersion()
+			n.Status, n.Version, n.Storage = "RUNNING", info.GetVersion(), pingStorageOf(info)
 			if info.GetAdmin() {
-				n.Admin = &pingReplica{Service: "admin on " + snName(sn.ID), Status: adminState(sn.ID, lead, s.cfg.Node, infos), Applied: info.GetAdminApplied()}
+				n.Admin = &pingReplica{Service: "admin on " + snName(sn.ID), Status: adminState(sn.ID, lead, self, infos), Applied: info.GetAdminApplied()}
 			}
 			for _, st := range info.GetShards() {
 				n.Replicas = append(n.Replicas, pingReplica{Service: serviceName(st.GetShard(), sn.ID),
@@ -204,7 +228,7 @@ func (s *Service) pingReportOf(m *Meta, infos map[uint64]*controlpb.NodeInfo) pi
 		}
 	}
 	r.Problems = r.ShardStatus.ReadOnly > 0 || r.ShardStatus.Offline > 0 || len(infos) < len(m.SNs) ||
-		r.AdminStatus == readOnly || r.AdminStatus == offline
+		r.AdminStatus == readOnly || r.AdminStatus == offline || storageProblem(infos)
 	return r
 }
 
@@ -229,7 +253,11 @@ func pingText(m *Meta, r pingReport) string {
 			fmt.Fprintf(&b, "Storage Node [%s] on %s  Zone: %s  Status: %s\n", snName(n.SN), n.Addr, zn, n.Status)
 			continue
 		}
-		fmt.Fprintf(&b, "Storage Node [%s] on %s  Zone: %s  Status: RUNNING  Ver: %s\n", snName(n.SN), n.Addr, zn, n.Version)
+		storage := ""
+		if n.Storage != nil && n.Storage.Text != "" {
+			storage = "  storage: " + n.Storage.Text
+		}
+		fmt.Fprintf(&b, "Storage Node [%s] on %s  Zone: %s  Status: RUNNING  Ver: %s%s\n", snName(n.SN), n.Addr, zn, n.Version, storage)
 		if a := n.Admin; a != nil {
 			fmt.Fprintf(&b, "\tAdmin [%s]\tStatus: %s applied=%d\n", a.Service, a.Status, a.Applied)
 		}
@@ -265,7 +293,7 @@ func leaderNote(sh pingShard) string {
 
 // ping contacts every storage node and reports each one's services and
 // every shard's health. It reports problems (exit 1) when a node does not
-// answer or a shard has no leader.
+// answer or its storage is not ok, or a shard has no leader.
 func (s *Service) ping(ctx context.Context, _ map[string]string) (*cairnpb.AdminReply, error) {
 	m, err := s.loadConfigured(ctx)
 	if err != nil {

@@ -76,8 +76,9 @@ func New(cfg Config) *Service {
 	}
 	s := &Service{cfg: cfg, store: metaStore{r: cfg.Replica}, log: cfg.Logger.With("component", "admin"),
 		wake: make(chan struct{}, 1), stop: make(chan struct{}), conns: make(map[string]*grpc.ClientConn)}
-	s.wg.Add(1)
+	s.wg.Add(2)
 	go s.executor()
+	go s.incidentLoop()
 	return s
 }
 

@@ -54,6 +54,7 @@ func (s *Service) verify(ctx context.Context, _ map[string]string) (*cairnpb.Adm
 		s.verifyShards(m, infos, &v)
 	}
 	s.verifyNodes(m, infos, &v)
+	s.verifyStorage(m, infos, &v)
 	s.verifyAdmins(m, infos, &v)
 	if isLocalRead(ctx) {
 		s.verifyNoLeader(infos, &v)
@@ -146,6 +147,8 @@ func (s *Service) verifyShards(m *Meta, infos map[uint64]*controlpb.NodeInfo, v 
 				v.warn("stopped", svc, "stopped by plan stop-service; start it with plan start-service -service %s -wait", svc)
 			case st == nil || !st.GetRunning():
 				v.violate("not-running", svc, "%s does not run this replica: restart the node, or run plan deploy-topology again", snName(uint64(r)))
+			case st.GetRebuilding():
+				// verifyStorage names it with its node's storage state
 			case hasLeader && leaderApplied > st.GetApplied()+maxLag:
 				v.violate("lagging", svc, "trails its leader by %d entries (applied %d of %d)", leaderApplied-st.GetApplied(), st.GetApplied(), leaderApplied)
 			}

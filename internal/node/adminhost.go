@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -25,10 +25,17 @@ import (
 // adminHost is this node's replica of the admin group: its own small
 // engine in ROOT/admin (so the admin's records never mix with shard
 // spans), a Raft replica of group admin.Shard, and the admin service.
+//
+// Callers that reach the service (and so the engine) go through use/done;
+// close waits for them after stopping the service and the replica, so the
+// engine is never read once closed (DropAdmin, a heal, shutdown).
 type adminHost struct {
 	engine *storage.Engine
 	rep    *replica.Raft
 	svc    *admin.Service
+
+	mu     sync.RWMutex
+	closed bool
 }
 
 // failpointTaskDelay pauses the admin's plan executor before each task, so
@@ -38,9 +45,12 @@ const failpointTaskDelay = "CAIRN_FAILPOINT_TASK_DELAY"
 // openAdmin starts the admin replica: as the group's first member
 // (founder), or empty, waiting for the leader to add it and send it a
 // snapshot. On a restart the replica's stored state wins either way.
-func (n *SN) openAdmin(founder bool) error {
-	sc := storage.DefaultConfig(filepath.Join(n.cfg.Root, "admin"))
+// rebuild starts it silent after its files were set aside (adminheal.go):
+// it asks the leader to readmit it, as a data replica that lost its data.
+func (n *SN) openAdmin(founder, rebuild bool) error {
+	sc := storage.DefaultConfig(n.adminDir())
 	sc.CacheBytes, sc.MinFreeBytes, sc.Logger, sc.FS = 8<<20, n.cfg.MinFreeBytes, n.cfg.Logger, n.cfg.FS
+	sc.OnCorruption = n.onAdminCorruption
 	e, err := storage.Open(sc)
 	if err != nil {
 		return err
@@ -50,22 +60,33 @@ func (n *SN) openAdmin(founder bool) error {
 		e.Close()
 		return err
 	}
+	if !rebuild && n.incidents.unresolved(true) {
+		// Stopped while it rebuilt: rejoin again unless the snapshot landed.
+		_, has, err := e.ShardState(admin.Shard, storage.ShardTruncated)
+		if err != nil {
+			e.Close()
+			return err
+		}
+		rebuild = !has
+	}
 	id := uint64(n.id())
 	rep, err := replica.OpenRaft(e, meta, replica.RaftConfig{
 		Shard: admin.Shard, Node: id, Voters: []uint64{id}, Origin: 1,
 		Spans:        storage.PartitionSpans([]keys.PartitionID{0}, 1),
 		TickInterval: n.cfg.TickInterval, LogKeep: 1000, Sender: sender{n},
-		Logger: n.log.With("component", "admin"), Rejoin: !founder,
+		Logger: n.log.With("component", "admin"), Rejoin: !founder || rebuild,
 	})
 	if err != nil {
 		e.Close()
 		return err
 	}
-	rep.Admit()
+	if !rebuild {
+		rep.Admit()
+	}
 	delay, _ := time.ParseDuration(os.Getenv(failpointTaskDelay))
 	svc := admin.New(admin.Config{Replica: rep, Node: id, Self: n.describe, TaskDelay: delay, Logger: n.log})
 	n.admin.Store(&adminHost{engine: e, rep: rep, svc: svc})
-	n.log.Info("admin replica started", "founder", founder)
+	n.log.Info("admin replica started", "founder", founder, "rebuild", rebuild)
 	return nil
 }
 
@@ -75,9 +96,24 @@ func (h *adminHost) handoff() {
 	h.rep.Handoff(ctx)
 }
 
+// use reports whether the service may be used; done must follow a true.
+func (h *adminHost) use() bool {
+	h.mu.RLock()
+	if h.closed {
+		h.mu.RUnlock()
+		return false
+	}
+	return true
+}
+
+func (h *adminHost) done() { h.mu.RUnlock() }
+
 func (h *adminHost) close() {
 	h.svc.Close()
 	h.rep.Close()
+	h.mu.Lock() // the service's callers have returned: its stop ends their waits
+	h.closed = true
+	h.mu.Unlock()
 	_ = h.engine.Close()
 }
 
@@ -140,8 +176,11 @@ func (a adminRPC) command(ctx context.Context, req *cairnpb.AdminRequest) (*cair
 	a.n.ctlMu.Lock()
 	m := a.n.member.clone()
 	a.n.ctlMu.Unlock()
-	if h := a.n.admin.Load(); h != nil {
+	// An admin replica that rebuilds from the other admins (adminheal.go)
+	// knows nothing yet: the command goes to the others.
+	if h := a.n.admin.Load(); h != nil && !rebuilding(h.rep) && h.use() {
 		r, err := h.svc.Command(ctx, req)
+		h.done()
 		if status.Code(err) != codes.Unavailable || req.GetForwarded() || m.Store == "" {
 			return r, err
 		}
@@ -209,10 +248,11 @@ func (n *SN) bootstrapAdmin(ctx context.Context, req *cairnpb.AdminRequest) (*ca
 	err := m.save(n.cfg.FS, n.cfg.Root)
 	if err == nil {
 		n.member = m
+		n.noteStore()
 		n.selfID.Store(1)
 		n.log = n.cfg.Logger.With("node", 1)
 		if err = n.ensureTransport(1); err == nil {
-			err = n.openAdmin(true)
+			err = n.openAdmin(true, false)
 		}
 	}
 	n.ctlMu.Unlock()
@@ -249,6 +289,6 @@ func (c controlRPC) DropAdmin(_ context.Context, r *controlpb.DropAdminRequest) 
 			h.close()
 			n.log.Info("admin replica stopped: removed from the admin group")
 		}
-		return n.cfg.FS.RemoveAll(filepath.Join(n.cfg.Root, "admin"))
+		return n.cfg.FS.RemoveAll(n.adminDir())
 	})
 }

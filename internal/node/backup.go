@@ -129,6 +129,11 @@ func (c controlRPC) SnapshotShard(ctx context.Context, r *controlpb.SnapshotShar
 	if t == nil || t.Store != r.GetStore() {
 		return nil, status.Error(codes.FailedPrecondition, "this node holds no topology of that store")
 	}
+	release, err := n.enter() // the engine stays open while the snapshot reads it
+	if err != nil {
+		return nil, status.Errorf(codes.Unavailable, "shard %d: %v", r.GetShard(), err)
+	}
+	defer release()
 	rep := n.replica(r.GetShard())
 	if rep == nil {
 		return nil, status.Errorf(codes.FailedPrecondition, "no running replica of shard %d here", r.GetShard())

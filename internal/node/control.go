@@ -26,33 +26,42 @@ func (n *SN) describe() *controlpb.NodeInfo {
 	if c := n.cfg.Init; c != nil {
 		info.Uid, info.Capacity, info.StorageDirs = c.UID, uint32(c.Capacity), c.StorageDirs
 	}
-	n.ctlMu.Lock()
-	info.Store = n.member.Store
-	n.ctlMu.Unlock()
+	if s := n.store.Load(); s != nil {
+		info.Store = *s // not under ctlMu: a heal holds it for seconds
+	}
 	if h := n.admin.Load(); h != nil {
 		info.Admin, info.AdminApplied = true, h.rep.AppliedIndex()
 	}
 	t := n.topology()
-	if t == nil {
-		return info
-	}
-	if info.Store == "" {
-		info.Store = t.Store
-	}
-	info.TopologySeq = t.Seq
-	for _, s := range t.ShardsOn(n.id()) {
-		st := &controlpb.ShardState{Shard: uint64(s.ID)}
-		if r := n.replica(uint64(s.ID)); r != nil {
-			lead, term := r.Leader()
-			st.Running, st.Leader, st.Term, st.Applied, st.IsLeader = true, lead, term, r.AppliedIndex(), r.IsLeader()
+	if t != nil {
+		if info.Store == "" {
+			info.Store = t.Store
 		}
-		info.Shards = append(info.Shards, st)
+		info.TopologySeq = t.Seq
+		for _, s := range t.ShardsOn(n.id()) {
+			st := &controlpb.ShardState{Shard: uint64(s.ID)}
+			if r := n.replica(uint64(s.ID)); r != nil {
+				lead, term := r.Leader()
+				st.Running, st.Leader, st.Term, st.Applied, st.IsLeader = true, lead, term, r.AppliedIndex(), r.IsLeader()
+				st.Rebuilding = rebuilding(r)
+			} else if n.healing.Load() {
+				st.Running, st.Rebuilding = true, true // closed for a moment: the heal reopens it
+			}
+			info.Shards = append(info.Shards, st)
+		}
 	}
+	info.Storage = n.storageInfo(info.Shards)
 	return info
 }
 
 func (c controlRPC) Describe(context.Context, *controlpb.DescribeRequest) (*controlpb.NodeInfo, error) {
 	return c.n.describe(), nil
+}
+
+// noteStore publishes member.Store for describe; the caller holds ctlMu.
+func (n *SN) noteStore() {
+	s := n.member.Store
+	n.store.Store(&s)
 }
 
 // checkStore checks that a request is for this node's store; the caller
@@ -115,6 +124,7 @@ func (c controlRPC) Join(_ context.Context, r *controlpb.JoinRequest) (*controlp
 func (n *SN) change(fn func() error) (*controlpb.NodeInfo, error) {
 	n.ctlMu.Lock()
 	err := fn()
+	n.noteStore()
 	n.ctlMu.Unlock()
 	if err != nil {
 		return nil, err
@@ -134,7 +144,7 @@ func (c controlRPC) HostAdmin(_ context.Context, r *controlpb.HostAdminRequest) 
 			return err
 		}
 		if n.admin.Load() == nil {
-			if err := n.openAdmin(n.member.AdminFounder); err != nil {
+			if err := n.openAdmin(n.member.AdminFounder, false); err != nil {
 				return err
 			}
 		}
@@ -171,7 +181,7 @@ func (c controlRPC) InstallTopology(_ context.Context, r *controlpb.InstallTopol
 		if err := files.WriteJSON(n.cfg.FS, filepath.Join(n.cfg.Root, topology.FileName), t); err != nil {
 			return err
 		}
-		if _, err := n.openTopology(t); err != nil {
+		if err := n.openTopology(t); err != nil {
 			return err
 		}
 		if err := n.writeMarker(); err != nil {
@@ -208,14 +218,17 @@ func (c controlRPC) SetService(_ context.Context, r *controlpb.SetServiceRequest
 		}
 		if r.GetRun() {
 			if n.replica(r.GetShard()) == nil {
-				meta, _, err := n.engine.StoreMeta()
+				meta, _, err := n.engine().StoreMeta()
 				if err != nil {
 					return err
 				}
-				if err := n.openReplica(meta, s, false); err != nil {
+				if err := n.openReplica(meta, s); err != nil {
 					return err
 				}
 				n.log.Info("replica started by the admin", "shard", r.GetShard())
+				if rep := n.replica(r.GetShard()); rep.Rejoining() {
+					go n.rejoin(rep) // its data was set aside while it was stopped
+				}
 			}
 		} else if rep := n.replica(r.GetShard()); rep != nil {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Second)

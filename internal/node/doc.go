@@ -30,8 +30,32 @@
 // own (cairn lite --pprof 127.0.0.1:6060; go tool pprof
 // http://127.0.0.1:6060/debug/pprof/profile).
 //
+// # Storage faults
+//
+// Lite has no peer: an engine that cannot be proven whole is refused with
+// what is wrong and how to restore (litestore.go), a recorded fault opens
+// with a warning once the files prove whole (storage.Config.ClearFault),
+// and ROOT/store.json notices a lost data directory.
+//
+// A storage node heals (heal.go, adminheal.go): an engine found corrupt at
+// start or while running, or stopped by a fatal I/O error, is renamed
+// aside (DATA.corrupt-<UTC time>, never deleted), the incident is recorded
+// in ROOT/incidents.json (incidents.go), and a fresh engine opens; every
+// replica then rejoins through its shard's leader (rejoin.go) and installs
+// a snapshot. It heals only if every shard it hosts has another replica;
+// otherwise it refuses to start, naming the shard. Describe reports the
+// state (storageinfo.go) for ping, verify configuration and show events.
+//
 // # Concurrency
 //
 // StartLite returns a running node; Close stops it once (later calls return
 // the same result) and may be called from any goroutine.
+//
+// A storage node's control changes, a heal and the end of Close are
+// serialized by SN.ctlMu. KV requests and snapshot reads hold SN.serveMu
+// for reading while they may use the engine; a heal closes the replicas,
+// then holds it for writing to swap the engine, and requests meanwhile
+// answer "rejoining" (retry on another replica). Describe never waits for
+// ctlMu. The admin replica's callers hold adminHost.mu for reading, so
+// closing it (a heal, DropAdmin, Close) never closes its engine under them.
 package node

@@ -30,13 +30,21 @@ func (g kvGate) srv() (*server.Server, error) {
 	return s, nil
 }
 
-// pass hands a request to the KV server once there is one.
+// pass hands a request to the KV server once there is one. The request
+// holds the node's engine (enter) until it returns, so a heal never closes
+// the engine under it; during a heal it answers "rejoining".
 func pass[Req, Resp any](g kvGate, ctx context.Context, r Req, call func(*server.Server, context.Context, Req) (Resp, error)) (Resp, error) {
 	s, err := g.srv()
 	if err != nil {
 		var zero Resp
 		return zero, err
 	}
+	release, err := g.n.enter()
+	if err != nil {
+		var zero Resp
+		return zero, server.ToStatus(err)
+	}
+	defer release()
 	return call(s, ctx, r)
 }
 

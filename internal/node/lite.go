@@ -125,6 +125,7 @@ type Lite struct {
 	engine  *storage.Engine
 	debug   *debugServer // nil unless PprofAddr is set
 	served  chan error
+	marked  bool // ROOT/store.json was there at start (litestore.go)
 
 	closeOnce sync.Once
 	closeErr  error
@@ -151,13 +152,22 @@ func StartLite(ctx context.Context, cfg LiteConfig) (*Lite, error) {
 	}
 	sc := storage.DefaultConfig(filepath.Join(cfg.Root, "data"))
 	sc.CacheBytes, sc.MinFreeBytes, sc.Logger, sc.FS = cfg.CacheBytes, cfg.MinFreeBytes, cfg.Logger, cfg.FS
+	// No peer can rebuild a lite store: after a fault it opens once its
+	// files prove whole, with a warning (only unsynced writes can be lost).
+	sc.ClearFault = true
 	e, err := storage.Open(sc)
 	if err != nil {
+		_ = lis.Close()
+		return nil, liteOpenError(cfg.Root, err)
+	}
+	marked, err := checkLiteStore(cfg.FS, cfg.Root, e)
+	if err != nil {
+		_ = e.Close()
 		_ = lis.Close()
 		return nil, err
 	}
 	setGCPercent(cfg.GCPercent)
-	n := &Lite{cfg: cfg, log: cfg.Logger, engine: e, lis: lis, served: make(chan error, 1)}
+	n := &Lite{cfg: cfg, log: cfg.Logger, engine: e, lis: lis, served: make(chan error, 1), marked: marked}
 	if err := n.start(); err != nil {
 		n.shutdown()
 		_ = lis.Close() // never served: grpc did not take it over
@@ -172,6 +182,11 @@ func (n *Lite) start() error {
 	meta, err := n.engine.Init(n.cfg.Store, n.cfg.Partitions)
 	if err != nil {
 		return err
+	}
+	if !n.marked {
+		if err := writeLiteStore(n.cfg.FS, n.cfg.Root, meta); err != nil {
+			return err
+		}
 	}
 	rc := n.cfg.Replica
 	if rc.MaxGroup == 0 {

@@ -121,7 +121,7 @@ func (c SNConfig) Validate() error {
 type SN struct {
 	cfg    SNConfig
 	log    *slog.Logger
-	engine *storage.Engine
+	eng    atomic.Pointer[storage.Engine] // replaced by a heal (heal.go)
 	topo   atomic.Pointer[topology.Topology]
 	selfID atomic.Uint64
 	tr     atomic.Pointer[transport.Transport]
@@ -133,14 +133,27 @@ type SN struct {
 
 	ctlMu  sync.Mutex // serializes control changes; guards member
 	member membership
+	store  atomic.Pointer[string] // member.Store, for describe (noteStore)
 
 	mu       sync.RWMutex // guards replicas while they start
 	replicas map[uint64]*replica.Raft
 	lis      net.Listener
 	grpc     *grpc.Server
 	served   chan error
+	started  chan struct{} // closed once StartSN has started the node
 	closing  chan struct{} // closed when shutdown begins
 	debug    *debugServer
+
+	// serveMu is held for reading by every KV request and snapshot read
+	// while it may use the engine; a heal holds it for writing while it
+	// swaps the engine, after closing the replicas (heal.go). healing is
+	// set for the whole heal: requests then answer "rejoining".
+	serveMu   sync.RWMutex
+	healing   atomic.Bool
+	incidents *incidentLog
+	// forceRejoin makes every replica without Raft state rejoin through its
+	// leader: set once a heal set the node's data aside (see mustRejoin).
+	forceRejoin atomic.Bool
 
 	closeOnce sync.Once
 	closeErr  error
@@ -186,24 +199,38 @@ func StartSN(ctx context.Context, cfg SNConfig) (*SN, error) {
 			return nil, fmt.Errorf("this node's address %s is not in the topology of store %q (its nodes: %v); start it with the --host and --port the topology lists", addr, topo.Store, topo.Nodes)
 		}
 	}
-	sc := storage.DefaultConfig(cfg.dataDir())
-	sc.CacheBytes, sc.MinFreeBytes, sc.Logger, sc.FS = cfg.CacheBytes, cfg.MinFreeBytes, cfg.Logger, cfg.FS
-	e, err := storage.Open(sc)
-	if err != nil {
-		return nil, err
-	}
-	setGCPercent(cfg.GCPercent)
-	n := &SN{cfg: cfg, log: cfg.Logger, engine: e, member: member,
-		replicas: make(map[uint64]*replica.Raft), served: make(chan error, 1), closing: make(chan struct{})}
+	n := &SN{cfg: cfg, log: cfg.Logger, member: member, replicas: make(map[uint64]*replica.Raft),
+		served: make(chan error, 1), started: make(chan struct{}), closing: make(chan struct{})}
 	n.selfID.Store(uint64(self))
+	n.noteStore()
 	if self != 0 {
 		n.log = cfg.Logger.With("node", self)
 	}
+	if n.incidents, err = loadIncidents(cfg.FS, cfg.Root); err != nil {
+		return nil, err
+	}
+	if err := n.openEngine(topo, joined); err != nil {
+		return nil, err
+	}
+	setGCPercent(cfg.GCPercent)
 	if err := n.start(addr, topo); err != nil {
 		n.shutdown()
 		return nil, err
 	}
+	close(n.started)
+	go n.watchRebuild()
 	return n, nil
+}
+
+// engine returns the node's engine (a heal replaces it).
+func (n *SN) engine() *storage.Engine { return n.eng.Load() }
+
+// engineConfig is the storage config of the node's engine.
+func (n *SN) engineConfig() storage.Config {
+	sc := storage.DefaultConfig(n.cfg.dataDir())
+	sc.CacheBytes, sc.MinFreeBytes, sc.Logger, sc.FS = n.cfg.CacheBytes, n.cfg.MinFreeBytes, n.cfg.Logger, n.cfg.FS
+	sc.OnCorruption = n.onCorruption
+	return sc
 }
 
 func (n *SN) start(addr string, topo *topology.Topology) error {
@@ -218,14 +245,13 @@ func (n *SN) start(addr string, topo *topology.Topology) error {
 	if n.lis, err = net.Listen("tcp", addr); err != nil {
 		return fmt.Errorf("listen on %s: %w", addr, err)
 	}
-	rejoin := false
 	if topo != nil {
-		if rejoin, err = n.openTopology(topo); err != nil {
+		if err := n.openTopology(topo); err != nil {
 			return err
 		}
 	}
 	if n.member.Admin {
-		if err := n.openAdmin(n.member.AdminFounder); err != nil {
+		if err := n.startAdmin(); err != nil {
 			return err
 		}
 	}
@@ -242,14 +268,7 @@ func (n *SN) start(addr string, topo *topology.Topology) error {
 		}
 		n.log.Info("profiling endpoint", "url", "http://"+n.debug.Addr()+"/debug/pprof/")
 	}
-	if rejoin {
-		n.log.Warn("this node's data is gone but it was a member before: rejoining every shard through its leader")
-		n.mu.RLock()
-		for _, r := range n.replicas {
-			go n.rejoin(r)
-		}
-		n.mu.RUnlock()
-	}
+	n.rejoinAll()
 	if topo != nil {
 		return n.writeMarker()
 	}
@@ -257,34 +276,41 @@ func (n *SN) start(addr string, topo *topology.Topology) error {
 }
 
 // openTopology initializes the engine for topo, opens the replicas it
-// places here (except stopped ones) and publishes topo. It reports whether
-// the node lost its data and must rejoin.
-func (n *SN) openTopology(topo *topology.Topology) (bool, error) {
+// places here (except stopped ones) and publishes topo. A replica the node
+// must rebuild from its peers starts silent (see mustRejoin); rejoinAll
+// then starts its rejoin.
+func (n *SN) openTopology(topo *topology.Topology) error {
 	n.topo.Store(topo)
-	rejoin, err := n.lostData()
+	meta, err := n.openReplicas(topo)
 	if err != nil {
-		return false, err
-	}
-	meta, err := n.engine.Init(topo.Store, topo.Partitions)
-	if err != nil {
-		return false, err
-	}
-	for _, s := range topo.ShardsOn(n.id()) {
-		if slices.Contains(n.member.Stopped, uint64(s.ID)) {
-			continue
-		}
-		if err := n.openReplica(meta, s, rejoin); err != nil {
-			return false, err
-		}
+		return err
 	}
 	scfg := server.DefaultConfig()
 	scfg.Limits, scfg.Version = n.cfg.Limits, n.cfg.Version
 	srv, err := server.NewRouted(router{n}, meta, scfg)
 	if err != nil {
-		return false, err
+		return err
 	}
 	n.kv.Store(srv)
-	return rejoin, nil
+	return nil
+}
+
+// openReplicas initializes the engine for topo and opens the replicas it
+// places here, except those plan stop-service stopped.
+func (n *SN) openReplicas(topo *topology.Topology) (storage.StoreMeta, error) {
+	meta, err := n.engine().Init(topo.Store, topo.Partitions)
+	if err != nil {
+		return meta, err
+	}
+	for _, s := range topo.ShardsOn(n.id()) {
+		if slices.Contains(n.member.Stopped, uint64(s.ID)) {
+			continue
+		}
+		if err := n.openReplica(meta, s); err != nil {
+			return meta, err
+		}
+	}
+	return meta, nil
 }
 
 // ensureTransport creates the transport once the node knows its id.
@@ -331,7 +357,8 @@ func (n *SN) resolve(id transport.NodeID) (string, bool) {
 	if ok {
 		return a, true
 	}
-	if h := n.admin.Load(); h != nil {
+	if h := n.admin.Load(); h != nil && h.use() {
+		defer h.done()
 		return h.svc.Addr(uint64(id))
 	}
 	return "", false
@@ -357,13 +384,19 @@ func (n *SN) topology() *topology.Topology { return n.topo.Load() }
 // transport returns the transport, or nil before the node has an id.
 func (n *SN) transport() *transport.Transport { return n.tr.Load() }
 
-func (n *SN) openReplica(meta storage.StoreMeta, s topology.Shard, rejoin bool) error {
+// openReplica opens this node's replica of shard s; one the node must
+// rebuild from its peers (mustRejoin) starts silent.
+func (n *SN) openReplica(meta storage.StoreMeta, s topology.Shard) error {
+	rejoin, err := n.mustRejoin(uint64(s.ID))
+	if err != nil {
+		return fmt.Errorf("shard %d: %w", s.ID, err)
+	}
 	voters := make([]uint64, len(s.Replicas))
 	for i, r := range s.Replicas {
 		voters[i] = uint64(r)
 	}
 	topo := n.topology()
-	r, err := replica.OpenRaft(n.engine, meta, replica.RaftConfig{
+	r, err := replica.OpenRaft(n.engine(), meta, replica.RaftConfig{
 		Shard: uint64(s.ID), Node: uint64(n.id()), Voters: voters, Origin: s.Origin,
 		Spans:     storage.PartitionSpans(topo.PartitionsOf(s.ID), topo.Partitions),
 		Preferred: uint64(s.Preferred), TickInterval: n.cfg.TickInterval, LogKeep: n.cfg.LogKeep,
@@ -455,6 +488,8 @@ func (n *SN) shutdown() error {
 		n.lis.Close()
 	}
 	_ = n.adminConns.Close()
+	n.ctlMu.Lock() // a heal under way finishes first; later ones see closing
+	defer n.ctlMu.Unlock()
 	n.mu.RLock()
 	for _, r := range n.replicas {
 		r.Close()
@@ -463,5 +498,5 @@ func (n *SN) shutdown() error {
 	if h := n.admin.Load(); h != nil {
 		h.close()
 	}
-	return n.engine.Close()
+	return n.engine().Close()
 }

@@ -49,6 +49,9 @@ func (r router) ShardFor(major []string) (server.Shard, error) {
 }
 
 func (r router) ShardByID(id uint64) (server.Shard, error) {
+	if r.n.healing.Load() {
+		return nil, errHealing(r.n.id()) // and never wait for ctlMu, which the heal holds
+	}
 	if rep := r.n.replica(id); rep != nil {
 		return rep, nil
 	}

@@ -80,6 +80,11 @@ func (s *Server) status(err error) error {
 // toStatus maps an error to a gRPC status with an ErrorDetail.
 func toStatus(err error) error { return toStatusWith(err, func(uint64) string { return "" }) }
 
+// ToStatus maps an error to the gRPC status and ErrorDetail a client sees,
+// for a node that answers before a request reaches its Server (a storage
+// node rebuilding its engine answers replica.ErrRejoining).
+func ToStatus(err error) error { return toStatus(err) }
+
 func toStatusWith(err error, leaderAddr func(uint64) string) error {
 	if err == nil {
 		return nil

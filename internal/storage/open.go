@@ -172,19 +172,22 @@ func (e *Engine) size(name string) int64 {
 
 // openError explains a failed read-only open: a lock, or corruption that
 // Pebble found (named by scanning the logs ourselves when Pebble does not).
+//
+// The logs are scanned whatever Pebble's error: Pebble reads a MANIFEST up
+// to its first bad chunk and may then fail on what the cut history names
+// (an sstable a later edit had deleted: "file does not exist"), an error
+// not marked as corruption. A file the MANIFEST names that is gone is
+// refused as corruption too (the design's check 4, which Pebble's open
+// reaches first).
 func (e *Engine) openError(err error, manifest string) error {
 	if errors.Is(err, syscall.EWOULDBLOCK) {
 		return fmt.Errorf("storage: %s is locked by another process (is another cairn running on this root?): %w", e.cfg.Dir, err)
-	}
-	missing := files.IsNotExist(err)
-	if !missing && !pebble.IsCorruptionError(err) && !strings.Contains(err.Error(), "pebble/record") {
-		return fmt.Errorf("storage: open %s: %w", e.cfg.Dir, err)
 	}
 	rep := e.scanLogs(manifest, true)
 	switch {
 	case rep.damage != "":
 		return e.refuse("%s", rep.damage)
-	case missing:
+	case files.IsNotExist(err):
 		what := "a file the MANIFEST names"
 		if m := fileNumRE.FindStringSubmatch(err.Error()); m != nil {
 			what = fmt.Sprintf("sstable %s.sst, which the MANIFEST names,", m[1])
@@ -194,6 +197,8 @@ func (e *Engine) openError(err error, manifest string) error {
 			cause = " (" + strings.Join(rep.ends, "; ") + ")"
 		}
 		return e.refuse("%s is missing%s: %v", what, cause, pebbleDetail(err))
+	case !pebble.IsCorruptionError(err) && !strings.Contains(err.Error(), "pebble/record"):
+		return fmt.Errorf("storage: open %s: %w", e.cfg.Dir, err)
 	}
 	return e.refuse("Pebble cannot read it: %v", pebbleDetail(err))
 }

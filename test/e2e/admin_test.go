@@ -22,6 +22,11 @@ type storageNode struct {
 	*proc
 	root string
 	port int
+	// extra flags and env (KEY=VALUE) of every start.
+	extra, env []string
+	// owner, if set, is the test whose end stops the process (a parent
+	// test whose subtests restart the node); default: the test starting it.
+	owner testing.TB
 }
 
 // initNodes runs cairn sn init for n nodes on free ports.
@@ -39,7 +44,11 @@ func initNodes(t *testing.T, n int) []*storageNode {
 // start starts the node and waits for its ready line.
 func (sn *storageNode) start(t *testing.T) {
 	t.Helper()
-	sn.proc = startProc(t, fmt.Sprintf("sn:%d", sn.port), "sn", "start", "--root", sn.root)
+	owner := testing.TB(t)
+	if sn.owner != nil {
+		owner = sn.owner
+	}
+	sn.proc = startProcEnv(owner, fmt.Sprintf("sn:%d", sn.port), sn.env, append([]string{"sn", "start", "--root", sn.root}, sn.extra...)...)
 	waitFor(t, readyTimeout, "storage node ready line", func() bool {
 		return strings.Contains(sn.stdout.String(), "ready at") || !sn.running()
 	})

@@ -94,6 +94,13 @@ type proc struct {
 // startProc starts the binary with args and logs its output if the test fails.
 func startProc(t testing.TB, name string, args ...string) *proc {
 	t.Helper()
+	return startProcEnv(t, name, nil, args...)
+}
+
+// startProcEnv is startProc with env (KEY=VALUE) added to the test's
+// environment.
+func startProcEnv(t testing.TB, name string, env []string, args ...string) *proc {
+	t.Helper()
 	p := &proc{
 		t: t, name: name, args: args,
 		stdout: &stdoutWatch{ready: make(chan []string, 1)},
@@ -102,6 +109,9 @@ func startProc(t testing.TB, name string, args ...string) *proc {
 	}
 	cairnBin := clustertest.Binary(t)
 	p.cmd = exec.Command(cairnBin, args...)
+	if env != nil {
+		p.cmd.Env = append(os.Environ(), env...)
+	}
 	p.cmd.Stdout, p.cmd.Stderr = p.stdout, p.stderr
 	p.cmd.WaitDelay = 5 * time.Second // the output copiers may not outlive the process by more
 	p.start = time.Now()

@@ -18,7 +18,13 @@ import (
 // white-paper script against them.
 func deployWhitePaper(t *testing.T) []*storageNode {
 	t.Helper()
-	nodes := initNodes(t, 3)
+	return deployWhitePaperOn(t, initNodes(t, 3))
+}
+
+// deployWhitePaperOn starts the three nodes (made by initNodes) and runs
+// the white-paper script against them.
+func deployWhitePaperOn(t *testing.T, nodes []*storageNode) []*storageNode {
+	t.Helper()
 	for _, sn := range nodes {
 		sn.start(t)
 	}

@@ -80,6 +80,7 @@ type NodeInfo struct {
 	Shards        []*ShardState          `protobuf:"bytes,10,rep,name=shards,proto3" json:"shards,omitempty"`
 	Version       string                 `protobuf:"bytes,11,opt,name=version,proto3" json:"version,omitempty"`
 	AdminApplied  uint64                 `protobuf:"varint,12,opt,name=admin_applied,json=adminApplied,proto3" json:"admin_applied,omitempty"`
+	Storage       *StorageInfo           `protobuf:"bytes,13,opt,name=storage,proto3" json:"storage,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -198,21 +199,288 @@ func (x *NodeInfo) GetAdminApplied() uint64 {
 	return 0
 }
 
-type ShardState struct {
+func (x *NodeInfo) GetStorage() *StorageInfo {
+	if x != nil {
+		return x.Storage
+	}
+	return nil
+}
+
+// StorageInfo is the state of a node's storage (its engine and the
+// admin's): what ping, verify configuration and show events report.
+type StorageInfo struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// state: ok, low-disk (puts refused), read-only (started on a full
+	// disk), corrupt (corruption found; the node is setting its files aside)
+	// or rebuilding (its replicas rebuild from their peers after an
+	// incident).
+	State        string `protobuf:"bytes,1,opt,name=state,proto3" json:"state,omitempty"`
+	Detail       string `protobuf:"bytes,2,opt,name=detail,proto3" json:"detail,omitempty"`
+	AvailBytes   int64  `protobuf:"varint,3,opt,name=avail_bytes,json=availBytes,proto3" json:"avail_bytes,omitempty"`         // free bytes at the last check, -1: unknown
+	MinFreeBytes int64  `protobuf:"varint,4,opt,name=min_free_bytes,json=minFreeBytes,proto3" json:"min_free_bytes,omitempty"` // the free-space margin
+	// aside_dirs are the directories of corrupt stores set aside next to the
+	// data directory (DATA.corrupt-*, ROOT/admin.corrupt-*), kept for the
+	// operator to inspect and remove.
+	AsideDirs []*AsideDir `protobuf:"bytes,5,rep,name=aside_dirs,json=asideDirs,proto3" json:"aside_dirs,omitempty"`
+	// incidents are the node's last 50 storage incidents (ROOT/incidents.json),
+	// oldest first.
+	Incidents     []*Incident `protobuf:"bytes,6,rep,name=incidents,proto3" json:"incidents,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StorageInfo) Reset() {
+	*x = StorageInfo{}
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StorageInfo) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StorageInfo) ProtoMessage() {}
+
+func (x *StorageInfo) ProtoReflect() protoreflect.Message {
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StorageInfo.ProtoReflect.Descriptor instead.
+func (*StorageInfo) Descriptor() ([]byte, []int) {
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *StorageInfo) GetState() string {
+	if x != nil {
+		return x.State
+	}
+	return ""
+}
+
+func (x *StorageInfo) GetDetail() string {
+	if x != nil {
+		return x.Detail
+	}
+	return ""
+}
+
+func (x *StorageInfo) GetAvailBytes() int64 {
+	if x != nil {
+		return x.AvailBytes
+	}
+	return 0
+}
+
+func (x *StorageInfo) GetMinFreeBytes() int64 {
+	if x != nil {
+		return x.MinFreeBytes
+	}
+	return 0
+}
+
+func (x *StorageInfo) GetAsideDirs() []*AsideDir {
+	if x != nil {
+		return x.AsideDirs
+	}
+	return nil
+}
+
+func (x *StorageInfo) GetIncidents() []*Incident {
+	if x != nil {
+		return x.Incidents
+	}
+	return nil
+}
+
+type AsideDir struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
-	Shard         uint64                 `protobuf:"varint,1,opt,name=shard,proto3" json:"shard,omitempty"`
-	Running       bool                   `protobuf:"varint,2,opt,name=running,proto3" json:"running,omitempty"` // false: stopped by plan stop-service
-	Leader        uint64                 `protobuf:"varint,3,opt,name=leader,proto3" json:"leader,omitempty"`   // node id of the leader this replica knows, 0: none
-	Term          uint64                 `protobuf:"varint,4,opt,name=term,proto3" json:"term,omitempty"`
-	Applied       uint64                 `protobuf:"varint,5,opt,name=applied,proto3" json:"applied,omitempty"`
-	IsLeader      bool                   `protobuf:"varint,6,opt,name=is_leader,json=isLeader,proto3" json:"is_leader,omitempty"`
+	Path          string                 `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	Bytes         int64                  `protobuf:"varint,2,opt,name=bytes,proto3" json:"bytes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AsideDir) Reset() {
+	*x = AsideDir{}
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AsideDir) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AsideDir) ProtoMessage() {}
+
+func (x *AsideDir) ProtoReflect() protoreflect.Message {
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AsideDir.ProtoReflect.Descriptor instead.
+func (*AsideDir) Descriptor() ([]byte, []int) {
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *AsideDir) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *AsideDir) GetBytes() int64 {
+	if x != nil {
+		return x.Bytes
+	}
+	return 0
+}
+
+// Incident is one time the node found its storage corrupt or faulted, set
+// the files aside and rebuilt from its peers.
+type Incident struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	Seq            int64                  `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"` // increasing per node
+	TimeUnixMs     int64                  `protobuf:"varint,2,opt,name=time_unix_ms,json=timeUnixMs,proto3" json:"time_unix_ms,omitempty"`
+	Kind           string                 `protobuf:"bytes,3,opt,name=kind,proto3" json:"kind,omitempty"`                         // corrupt or fault
+	Detail         string                 `protobuf:"bytes,4,opt,name=detail,proto3" json:"detail,omitempty"`                     // the storage error
+	AsideDir       string                 `protobuf:"bytes,5,opt,name=aside_dir,json=asideDir,proto3" json:"aside_dir,omitempty"` // where the old files are
+	Resolved       bool                   `protobuf:"varint,6,opt,name=resolved,proto3" json:"resolved,omitempty"`                // every replica was readmitted and applied a snapshot
+	ResolvedUnixMs int64                  `protobuf:"varint,7,opt,name=resolved_unix_ms,json=resolvedUnixMs,proto3" json:"resolved_unix_ms,omitempty"`
+	Shards         []uint64               `protobuf:"varint,8,rep,packed,name=shards,proto3" json:"shards,omitempty"` // the shards it rebuilds
+	Admin          bool                   `protobuf:"varint,9,opt,name=admin,proto3" json:"admin,omitempty"`          // the admin's engine (ROOT/admin), not the data
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *Incident) Reset() {
+	*x = Incident{}
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Incident) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Incident) ProtoMessage() {}
+
+func (x *Incident) ProtoReflect() protoreflect.Message {
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Incident.ProtoReflect.Descriptor instead.
+func (*Incident) Descriptor() ([]byte, []int) {
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *Incident) GetSeq() int64 {
+	if x != nil {
+		return x.Seq
+	}
+	return 0
+}
+
+func (x *Incident) GetTimeUnixMs() int64 {
+	if x != nil {
+		return x.TimeUnixMs
+	}
+	return 0
+}
+
+func (x *Incident) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *Incident) GetDetail() string {
+	if x != nil {
+		return x.Detail
+	}
+	return ""
+}
+
+func (x *Incident) GetAsideDir() string {
+	if x != nil {
+		return x.AsideDir
+	}
+	return ""
+}
+
+func (x *Incident) GetResolved() bool {
+	if x != nil {
+		return x.Resolved
+	}
+	return false
+}
+
+func (x *Incident) GetResolvedUnixMs() int64 {
+	if x != nil {
+		return x.ResolvedUnixMs
+	}
+	return 0
+}
+
+func (x *Incident) GetShards() []uint64 {
+	if x != nil {
+		return x.Shards
+	}
+	return nil
+}
+
+func (x *Incident) GetAdmin() bool {
+	if x != nil {
+		return x.Admin
+	}
+	return false
+}
+
+type ShardState struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Shard    uint64                 `protobuf:"varint,1,opt,name=shard,proto3" json:"shard,omitempty"`
+	Running  bool                   `protobuf:"varint,2,opt,name=running,proto3" json:"running,omitempty"` // false: stopped by plan stop-service
+	Leader   uint64                 `protobuf:"varint,3,opt,name=leader,proto3" json:"leader,omitempty"`   // node id of the leader this replica knows, 0: none
+	Term     uint64                 `protobuf:"varint,4,opt,name=term,proto3" json:"term,omitempty"`
+	Applied  uint64                 `protobuf:"varint,5,opt,name=applied,proto3" json:"applied,omitempty"`
+	IsLeader bool                   `protobuf:"varint,6,opt,name=is_leader,json=isLeader,proto3" json:"is_leader,omitempty"`
+	// rebuilding: the replica waits to be readmitted or for its first
+	// snapshot after its node set its data aside; it serves nothing yet.
+	Rebuilding    bool `protobuf:"varint,7,opt,name=rebuilding,proto3" json:"rebuilding,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ShardState) Reset() {
 	*x = ShardState{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[2]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -224,7 +492,7 @@ func (x *ShardState) String() string {
 func (*ShardState) ProtoMessage() {}
 
 func (x *ShardState) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[2]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -237,7 +505,7 @@ func (x *ShardState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShardState.ProtoReflect.Descriptor instead.
 func (*ShardState) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{2}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ShardState) GetShard() uint64 {
@@ -282,6 +550,13 @@ func (x *ShardState) GetIsLeader() bool {
 	return false
 }
 
+func (x *ShardState) GetRebuilding() bool {
+	if x != nil {
+		return x.Rebuilding
+	}
+	return false
+}
+
 type JoinRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Store         string                 `protobuf:"bytes,1,opt,name=store,proto3" json:"store,omitempty"`
@@ -294,7 +569,7 @@ type JoinRequest struct {
 
 func (x *JoinRequest) Reset() {
 	*x = JoinRequest{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[3]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -306,7 +581,7 @@ func (x *JoinRequest) String() string {
 func (*JoinRequest) ProtoMessage() {}
 
 func (x *JoinRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[3]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -319,7 +594,7 @@ func (x *JoinRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JoinRequest.ProtoReflect.Descriptor instead.
 func (*JoinRequest) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{3}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *JoinRequest) GetStore() string {
@@ -364,7 +639,7 @@ type HostAdminRequest struct {
 
 func (x *HostAdminRequest) Reset() {
 	*x = HostAdminRequest{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[4]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -376,7 +651,7 @@ func (x *HostAdminRequest) String() string {
 func (*HostAdminRequest) ProtoMessage() {}
 
 func (x *HostAdminRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[4]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -389,7 +664,7 @@ func (x *HostAdminRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HostAdminRequest.ProtoReflect.Descriptor instead.
 func (*HostAdminRequest) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{4}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *HostAdminRequest) GetStore() string {
@@ -430,7 +705,7 @@ type DropAdminRequest struct {
 
 func (x *DropAdminRequest) Reset() {
 	*x = DropAdminRequest{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[5]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -442,7 +717,7 @@ func (x *DropAdminRequest) String() string {
 func (*DropAdminRequest) ProtoMessage() {}
 
 func (x *DropAdminRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[5]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -455,7 +730,7 @@ func (x *DropAdminRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DropAdminRequest.ProtoReflect.Descriptor instead.
 func (*DropAdminRequest) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{5}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *DropAdminRequest) GetStore() string {
@@ -483,7 +758,7 @@ type InstallTopologyRequest struct {
 
 func (x *InstallTopologyRequest) Reset() {
 	*x = InstallTopologyRequest{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[6]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -495,7 +770,7 @@ func (x *InstallTopologyRequest) String() string {
 func (*InstallTopologyRequest) ProtoMessage() {}
 
 func (x *InstallTopologyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[6]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -508,7 +783,7 @@ func (x *InstallTopologyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InstallTopologyRequest.ProtoReflect.Descriptor instead.
 func (*InstallTopologyRequest) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{6}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *InstallTopologyRequest) GetStore() string {
@@ -543,7 +818,7 @@ type SetServiceRequest struct {
 
 func (x *SetServiceRequest) Reset() {
 	*x = SetServiceRequest{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[7]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -555,7 +830,7 @@ func (x *SetServiceRequest) String() string {
 func (*SetServiceRequest) ProtoMessage() {}
 
 func (x *SetServiceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[7]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -568,7 +843,7 @@ func (x *SetServiceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetServiceRequest.ProtoReflect.Descriptor instead.
 func (*SetServiceRequest) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{7}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *SetServiceRequest) GetStore() string {
@@ -603,7 +878,7 @@ type SnapshotShardRequest struct {
 
 func (x *SnapshotShardRequest) Reset() {
 	*x = SnapshotShardRequest{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[8]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -615,7 +890,7 @@ func (x *SnapshotShardRequest) String() string {
 func (*SnapshotShardRequest) ProtoMessage() {}
 
 func (x *SnapshotShardRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[8]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -628,7 +903,7 @@ func (x *SnapshotShardRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshotShardRequest.ProtoReflect.Descriptor instead.
 func (*SnapshotShardRequest) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{8}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *SnapshotShardRequest) GetStore() string {
@@ -664,7 +939,7 @@ type SnapshotShardReply struct {
 
 func (x *SnapshotShardReply) Reset() {
 	*x = SnapshotShardReply{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[9]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -676,7 +951,7 @@ func (x *SnapshotShardReply) String() string {
 func (*SnapshotShardReply) ProtoMessage() {}
 
 func (x *SnapshotShardReply) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[9]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -689,7 +964,7 @@ func (x *SnapshotShardReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshotShardReply.ProtoReflect.Descriptor instead.
 func (*SnapshotShardReply) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{9}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *SnapshotShardReply) GetIndex() uint64 {
@@ -731,7 +1006,7 @@ type FetchSnapshotRequest struct {
 
 func (x *FetchSnapshotRequest) Reset() {
 	*x = FetchSnapshotRequest{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[10]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -743,7 +1018,7 @@ func (x *FetchSnapshotRequest) String() string {
 func (*FetchSnapshotRequest) ProtoMessage() {}
 
 func (x *FetchSnapshotRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[10]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -756,7 +1031,7 @@ func (x *FetchSnapshotRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FetchSnapshotRequest.ProtoReflect.Descriptor instead.
 func (*FetchSnapshotRequest) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{10}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *FetchSnapshotRequest) GetStore() string {
@@ -800,7 +1075,7 @@ type SnapshotChunk struct {
 
 func (x *SnapshotChunk) Reset() {
 	*x = SnapshotChunk{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[11]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -812,7 +1087,7 @@ func (x *SnapshotChunk) String() string {
 func (*SnapshotChunk) ProtoMessage() {}
 
 func (x *SnapshotChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[11]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -825,7 +1100,7 @@ func (x *SnapshotChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshotChunk.ProtoReflect.Descriptor instead.
 func (*SnapshotChunk) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{11}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *SnapshotChunk) GetHeader() *SnapshotHeader {
@@ -853,7 +1128,7 @@ type SnapshotHeader struct {
 
 func (x *SnapshotHeader) Reset() {
 	*x = SnapshotHeader{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[12]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -865,7 +1140,7 @@ func (x *SnapshotHeader) String() string {
 func (*SnapshotHeader) ProtoMessage() {}
 
 func (x *SnapshotHeader) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[12]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -878,7 +1153,7 @@ func (x *SnapshotHeader) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshotHeader.ProtoReflect.Descriptor instead.
 func (*SnapshotHeader) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{12}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *SnapshotHeader) GetName() string {
@@ -914,7 +1189,7 @@ type CopySnapshotRequest struct {
 
 func (x *CopySnapshotRequest) Reset() {
 	*x = CopySnapshotRequest{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[13]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -926,7 +1201,7 @@ func (x *CopySnapshotRequest) String() string {
 func (*CopySnapshotRequest) ProtoMessage() {}
 
 func (x *CopySnapshotRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[13]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -939,7 +1214,7 @@ func (x *CopySnapshotRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CopySnapshotRequest.ProtoReflect.Descriptor instead.
 func (*CopySnapshotRequest) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{13}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *CopySnapshotRequest) GetStore() string {
@@ -981,7 +1256,7 @@ type CopySnapshotReply struct {
 
 func (x *CopySnapshotReply) Reset() {
 	*x = CopySnapshotReply{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[14]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -993,7 +1268,7 @@ func (x *CopySnapshotReply) String() string {
 func (*CopySnapshotReply) ProtoMessage() {}
 
 func (x *CopySnapshotReply) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[14]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1006,7 +1281,7 @@ func (x *CopySnapshotReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CopySnapshotReply.ProtoReflect.Descriptor instead.
 func (*CopySnapshotReply) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{14}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *CopySnapshotReply) GetBytes() uint64 {
@@ -1040,7 +1315,7 @@ type RemoveSnapshotRequest struct {
 
 func (x *RemoveSnapshotRequest) Reset() {
 	*x = RemoveSnapshotRequest{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[15]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1052,7 +1327,7 @@ func (x *RemoveSnapshotRequest) String() string {
 func (*RemoveSnapshotRequest) ProtoMessage() {}
 
 func (x *RemoveSnapshotRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[15]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1065,7 +1340,7 @@ func (x *RemoveSnapshotRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveSnapshotRequest.ProtoReflect.Descriptor instead.
 func (*RemoveSnapshotRequest) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{15}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *RemoveSnapshotRequest) GetStore() string {
@@ -1092,7 +1367,7 @@ type LeaveRequest struct {
 
 func (x *LeaveRequest) Reset() {
 	*x = LeaveRequest{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[16]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1104,7 +1379,7 @@ func (x *LeaveRequest) String() string {
 func (*LeaveRequest) ProtoMessage() {}
 
 func (x *LeaveRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[16]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1117,7 +1392,7 @@ func (x *LeaveRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LeaveRequest.ProtoReflect.Descriptor instead.
 func (*LeaveRequest) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{16}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *LeaveRequest) GetStore() string {
@@ -1139,7 +1414,7 @@ var File_internal_admin_controlpb_control_proto protoreflect.FileDescriptor
 const file_internal_admin_controlpb_control_proto_rawDesc = "" +
 	"\n" +
 	"&internal/admin/controlpb/control.proto\x12\x10cairn.control.v1\"\x11\n" +
-	"\x0fDescribeRequest\"\xdc\x02\n" +
+	"\x0fDescribeRequest\"\x95\x03\n" +
 	"\bNodeInfo\x12\x10\n" +
 	"\x03uid\x18\x01 \x01(\tR\x03uid\x12\x12\n" +
 	"\x04host\x18\x02 \x01(\tR\x04host\x12\x12\n" +
@@ -1153,7 +1428,31 @@ const file_internal_admin_controlpb_control_proto_rawDesc = "" +
 	"\x06shards\x18\n" +
 	" \x03(\v2\x1c.cairn.control.v1.ShardStateR\x06shards\x12\x18\n" +
 	"\aversion\x18\v \x01(\tR\aversion\x12#\n" +
-	"\radmin_applied\x18\f \x01(\x04R\fadminApplied\"\x9f\x01\n" +
+	"\radmin_applied\x18\f \x01(\x04R\fadminApplied\x127\n" +
+	"\astorage\x18\r \x01(\v2\x1d.cairn.control.v1.StorageInfoR\astorage\"\xf7\x01\n" +
+	"\vStorageInfo\x12\x14\n" +
+	"\x05state\x18\x01 \x01(\tR\x05state\x12\x16\n" +
+	"\x06detail\x18\x02 \x01(\tR\x06detail\x12\x1f\n" +
+	"\vavail_bytes\x18\x03 \x01(\x03R\n" +
+	"availBytes\x12$\n" +
+	"\x0emin_free_bytes\x18\x04 \x01(\x03R\fminFreeBytes\x129\n" +
+	"\n" +
+	"aside_dirs\x18\x05 \x03(\v2\x1a.cairn.control.v1.AsideDirR\tasideDirs\x128\n" +
+	"\tincidents\x18\x06 \x03(\v2\x1a.cairn.control.v1.IncidentR\tincidents\"4\n" +
+	"\bAsideDir\x12\x12\n" +
+	"\x04path\x18\x01 \x01(\tR\x04path\x12\x14\n" +
+	"\x05bytes\x18\x02 \x01(\x03R\x05bytes\"\xfb\x01\n" +
+	"\bIncident\x12\x10\n" +
+	"\x03seq\x18\x01 \x01(\x03R\x03seq\x12 \n" +
+	"\ftime_unix_ms\x18\x02 \x01(\x03R\n" +
+	"timeUnixMs\x12\x12\n" +
+	"\x04kind\x18\x03 \x01(\tR\x04kind\x12\x16\n" +
+	"\x06detail\x18\x04 \x01(\tR\x06detail\x12\x1b\n" +
+	"\taside_dir\x18\x05 \x01(\tR\basideDir\x12\x1a\n" +
+	"\bresolved\x18\x06 \x01(\bR\bresolved\x12(\n" +
+	"\x10resolved_unix_ms\x18\a \x01(\x03R\x0eresolvedUnixMs\x12\x16\n" +
+	"\x06shards\x18\b \x03(\x04R\x06shards\x12\x14\n" +
+	"\x05admin\x18\t \x01(\bR\x05admin\"\xbf\x01\n" +
 	"\n" +
 	"ShardState\x12\x14\n" +
 	"\x05shard\x18\x01 \x01(\x04R\x05shard\x12\x18\n" +
@@ -1161,7 +1460,10 @@ const file_internal_admin_controlpb_control_proto_rawDesc = "" +
 	"\x06leader\x18\x03 \x01(\x04R\x06leader\x12\x12\n" +
 	"\x04term\x18\x04 \x01(\x04R\x04term\x12\x18\n" +
 	"\aapplied\x18\x05 \x01(\x04R\aapplied\x12\x1b\n" +
-	"\tis_leader\x18\x06 \x01(\bR\bisLeader\"\xc4\x01\n" +
+	"\tis_leader\x18\x06 \x01(\bR\bisLeader\x12\x1e\n" +
+	"\n" +
+	"rebuilding\x18\a \x01(\bR\n" +
+	"rebuilding\"\xc4\x01\n" +
 	"\vJoinRequest\x12\x14\n" +
 	"\x05store\x18\x01 \x01(\tR\x05store\x12\x13\n" +
 	"\x05sn_id\x18\x02 \x01(\x04R\x04snId\x12\x10\n" +
@@ -1257,62 +1559,68 @@ func file_internal_admin_controlpb_control_proto_rawDescGZIP() []byte {
 	return file_internal_admin_controlpb_control_proto_rawDescData
 }
 
-var file_internal_admin_controlpb_control_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
+var file_internal_admin_controlpb_control_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
 var file_internal_admin_controlpb_control_proto_goTypes = []any{
 	(*DescribeRequest)(nil),        // 0: cairn.control.v1.DescribeRequest
 	(*NodeInfo)(nil),               // 1: cairn.control.v1.NodeInfo
-	(*ShardState)(nil),             // 2: cairn.control.v1.ShardState
-	(*JoinRequest)(nil),            // 3: cairn.control.v1.JoinRequest
-	(*HostAdminRequest)(nil),       // 4: cairn.control.v1.HostAdminRequest
-	(*DropAdminRequest)(nil),       // 5: cairn.control.v1.DropAdminRequest
-	(*InstallTopologyRequest)(nil), // 6: cairn.control.v1.InstallTopologyRequest
-	(*SetServiceRequest)(nil),      // 7: cairn.control.v1.SetServiceRequest
-	(*SnapshotShardRequest)(nil),   // 8: cairn.control.v1.SnapshotShardRequest
-	(*SnapshotShardReply)(nil),     // 9: cairn.control.v1.SnapshotShardReply
-	(*FetchSnapshotRequest)(nil),   // 10: cairn.control.v1.FetchSnapshotRequest
-	(*SnapshotChunk)(nil),          // 11: cairn.control.v1.SnapshotChunk
-	(*SnapshotHeader)(nil),         // 12: cairn.control.v1.SnapshotHeader
-	(*CopySnapshotRequest)(nil),    // 13: cairn.control.v1.CopySnapshotRequest
-	(*CopySnapshotReply)(nil),      // 14: cairn.control.v1.CopySnapshotReply
-	(*RemoveSnapshotRequest)(nil),  // 15: cairn.control.v1.RemoveSnapshotRequest
-	(*LeaveRequest)(nil),           // 16: cairn.control.v1.LeaveRequest
-	nil,                            // 17: cairn.control.v1.JoinRequest.PeersEntry
-	nil,                            // 18: cairn.control.v1.HostAdminRequest.PeersEntry
-	nil,                            // 19: cairn.control.v1.InstallTopologyRequest.PeersEntry
+	(*StorageInfo)(nil),            // 2: cairn.control.v1.StorageInfo
+	(*AsideDir)(nil),               // 3: cairn.control.v1.AsideDir
+	(*Incident)(nil),               // 4: cairn.control.v1.Incident
+	(*ShardState)(nil),             // 5: cairn.control.v1.ShardState
+	(*JoinRequest)(nil),            // 6: cairn.control.v1.JoinRequest
+	(*HostAdminRequest)(nil),       // 7: cairn.control.v1.HostAdminRequest
+	(*DropAdminRequest)(nil),       // 8: cairn.control.v1.DropAdminRequest
+	(*InstallTopologyRequest)(nil), // 9: cairn.control.v1.InstallTopologyRequest
+	(*SetServiceRequest)(nil),      // 10: cairn.control.v1.SetServiceRequest
+	(*SnapshotShardRequest)(nil),   // 11: cairn.control.v1.SnapshotShardRequest
+	(*SnapshotShardReply)(nil),     // 12: cairn.control.v1.SnapshotShardReply
+	(*FetchSnapshotRequest)(nil),   // 13: cairn.control.v1.FetchSnapshotRequest
+	(*SnapshotChunk)(nil),          // 14: cairn.control.v1.SnapshotChunk
+	(*SnapshotHeader)(nil),         // 15: cairn.control.v1.SnapshotHeader
+	(*CopySnapshotRequest)(nil),    // 16: cairn.control.v1.CopySnapshotRequest
+	(*CopySnapshotReply)(nil),      // 17: cairn.control.v1.CopySnapshotReply
+	(*RemoveSnapshotRequest)(nil),  // 18: cairn.control.v1.RemoveSnapshotRequest
+	(*LeaveRequest)(nil),           // 19: cairn.control.v1.LeaveRequest
+	nil,                            // 20: cairn.control.v1.JoinRequest.PeersEntry
+	nil,                            // 21: cairn.control.v1.HostAdminRequest.PeersEntry
+	nil,                            // 22: cairn.control.v1.InstallTopologyRequest.PeersEntry
 }
 var file_internal_admin_controlpb_control_proto_depIdxs = []int32{
-	2,  // 0: cairn.control.v1.NodeInfo.shards:type_name -> cairn.control.v1.ShardState
-	17, // 1: cairn.control.v1.JoinRequest.peers:type_name -> cairn.control.v1.JoinRequest.PeersEntry
-	18, // 2: cairn.control.v1.HostAdminRequest.peers:type_name -> cairn.control.v1.HostAdminRequest.PeersEntry
-	19, // 3: cairn.control.v1.InstallTopologyRequest.peers:type_name -> cairn.control.v1.InstallTopologyRequest.PeersEntry
-	12, // 4: cairn.control.v1.SnapshotChunk.header:type_name -> cairn.control.v1.SnapshotHeader
-	0,  // 5: cairn.control.v1.Control.Describe:input_type -> cairn.control.v1.DescribeRequest
-	3,  // 6: cairn.control.v1.Control.Join:input_type -> cairn.control.v1.JoinRequest
-	4,  // 7: cairn.control.v1.Control.HostAdmin:input_type -> cairn.control.v1.HostAdminRequest
-	5,  // 8: cairn.control.v1.Control.DropAdmin:input_type -> cairn.control.v1.DropAdminRequest
-	6,  // 9: cairn.control.v1.Control.InstallTopology:input_type -> cairn.control.v1.InstallTopologyRequest
-	7,  // 10: cairn.control.v1.Control.SetService:input_type -> cairn.control.v1.SetServiceRequest
-	8,  // 11: cairn.control.v1.Control.SnapshotShard:input_type -> cairn.control.v1.SnapshotShardRequest
-	10, // 12: cairn.control.v1.Control.FetchSnapshot:input_type -> cairn.control.v1.FetchSnapshotRequest
-	13, // 13: cairn.control.v1.Control.CopySnapshot:input_type -> cairn.control.v1.CopySnapshotRequest
-	15, // 14: cairn.control.v1.Control.RemoveSnapshot:input_type -> cairn.control.v1.RemoveSnapshotRequest
-	16, // 15: cairn.control.v1.Control.Leave:input_type -> cairn.control.v1.LeaveRequest
-	1,  // 16: cairn.control.v1.Control.Describe:output_type -> cairn.control.v1.NodeInfo
-	1,  // 17: cairn.control.v1.Control.Join:output_type -> cairn.control.v1.NodeInfo
-	1,  // 18: cairn.control.v1.Control.HostAdmin:output_type -> cairn.control.v1.NodeInfo
-	1,  // 19: cairn.control.v1.Control.DropAdmin:output_type -> cairn.control.v1.NodeInfo
-	1,  // 20: cairn.control.v1.Control.InstallTopology:output_type -> cairn.control.v1.NodeInfo
-	1,  // 21: cairn.control.v1.Control.SetService:output_type -> cairn.control.v1.NodeInfo
-	9,  // 22: cairn.control.v1.Control.SnapshotShard:output_type -> cairn.control.v1.SnapshotShardReply
-	11, // 23: cairn.control.v1.Control.FetchSnapshot:output_type -> cairn.control.v1.SnapshotChunk
-	14, // 24: cairn.control.v1.Control.CopySnapshot:output_type -> cairn.control.v1.CopySnapshotReply
-	1,  // 25: cairn.control.v1.Control.RemoveSnapshot:output_type -> cairn.control.v1.NodeInfo
-	1,  // 26: cairn.control.v1.Control.Leave:output_type -> cairn.control.v1.NodeInfo
-	16, // [16:27] is the sub-list for method output_type
-	5,  // [5:16] is the sub-list for method input_type
-	5,  // [5:5] is the sub-list for extension type_name
-	5,  // [5:5] is the sub-list for extension extendee
-	0,  // [0:5] is the sub-list for field type_name
+	5,  // 0: cairn.control.v1.NodeInfo.shards:type_name -> cairn.control.v1.ShardState
+	2,  // 1: cairn.control.v1.NodeInfo.storage:type_name -> cairn.control.v1.StorageInfo
+	3,  // 2: cairn.control.v1.StorageInfo.aside_dirs:type_name -> cairn.control.v1.AsideDir
+	4,  // 3: cairn.control.v1.StorageInfo.incidents:type_name -> cairn.control.v1.Incident
+	20, // 4: cairn.control.v1.JoinRequest.peers:type_name -> cairn.control.v1.JoinRequest.PeersEntry
+	21, // 5: cairn.control.v1.HostAdminRequest.peers:type_name -> cairn.control.v1.HostAdminRequest.PeersEntry
+	22, // 6: cairn.control.v1.InstallTopologyRequest.peers:type_name -> cairn.control.v1.InstallTopologyRequest.PeersEntry
+	15, // 7: cairn.control.v1.SnapshotChunk.header:type_name -> cairn.control.v1.SnapshotHeader
+	0,  // 8: cairn.control.v1.Control.Describe:input_type -> cairn.control.v1.DescribeRequest
+	6,  // 9: cairn.control.v1.Control.Join:input_type -> cairn.control.v1.JoinRequest
+	7,  // 10: cairn.control.v1.Control.HostAdmin:input_type -> cairn.control.v1.HostAdminRequest
+	8,  // 11: cairn.control.v1.Control.DropAdmin:input_type -> cairn.control.v1.DropAdminRequest
+	9,  // 12: cairn.control.v1.Control.InstallTopology:input_type -> cairn.control.v1.InstallTopologyRequest
+	10, // 13: cairn.control.v1.Control.SetService:input_type -> cairn.control.v1.SetServiceRequest
+	11, // 14: cairn.control.v1.Control.SnapshotShard:input_type -> cairn.control.v1.SnapshotShardRequest
+	13, // 15: cairn.control.v1.Control.FetchSnapshot:input_type -> cairn.control.v1.FetchSnapshotRequest
+	16, // 16: cairn.control.v1.Control.CopySnapshot:input_type -> cairn.control.v1.CopySnapshotRequest
+	18, // 17: cairn.control.v1.Control.RemoveSnapshot:input_type -> cairn.control.v1.RemoveSnapshotRequest
+	19, // 18: cairn.control.v1.Control.Leave:input_type -> cairn.control.v1.LeaveRequest
+	1,  // 19: cairn.control.v1.Control.Describe:output_type -> cairn.control.v1.NodeInfo
+	1,  // 20: cairn.control.v1.Control.Join:output_type -> cairn.control.v1.NodeInfo
+	1,  // 21: cairn.control.v1.Control.HostAdmin:output_type -> cairn.control.v1.NodeInfo
+	1,  // 22: cairn.control.v1.Control.DropAdmin:output_type -> cairn.control.v1.NodeInfo
+	1,  // 23: cairn.control.v1.Control.InstallTopology:output_type -> cairn.control.v1.NodeInfo
+	1,  // 24: cairn.control.v1.Control.SetService:output_type -> cairn.control.v1.NodeInfo
+	12, // 25: cairn.control.v1.Control.SnapshotShard:output_type -> cairn.control.v1.SnapshotShardReply
+	14, // 26: cairn.control.v1.Control.FetchSnapshot:output_type -> cairn.control.v1.SnapshotChunk
+	17, // 27: cairn.control.v1.Control.CopySnapshot:output_type -> cairn.control.v1.CopySnapshotReply
+	1,  // 28: cairn.control.v1.Control.RemoveSnapshot:output_type -> cairn.control.v1.NodeInfo
+	1,  // 29: cairn.control.v1.Control.Leave:output_type -> cairn.control.v1.NodeInfo
+	19, // [19:30] is the sub-list for method output_type
+	8,  // [8:19] is the sub-list for method input_type
+	8,  // [8:8] is the sub-list for extension type_name
+	8,  // [8:8] is the sub-list for extension extendee
+	0,  // [0:8] is the sub-list for field type_name
 }
 
 func init() { file_internal_admin_controlpb_control_proto_init() }
@@ -1326,7 +1634,7 @@ func file_internal_admin_controlpb_control_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_internal_admin_controlpb_control_proto_rawDesc), len(file_internal_admin_controlpb_control_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   20,
+			NumMessages:   23,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
