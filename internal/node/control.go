@@ -45,6 +45,7 @@ func (n *SN) describe() *controlpb.NodeInfo {
 		if r := n.replica(uint64(s.ID)); r != nil {
 			lead, term := r.Leader()
 			st.Running, st.Leader, st.Term, st.Applied, st.IsLeader = true, lead, term, r.AppliedIndex(), r.IsLeader()
+			st.Rejoining = r.Rejoining()
 		}
 		info.Shards = append(info.Shards, st)
 	}

@@ -70,6 +70,8 @@ type LiteConfig struct {
 	// their own. Default "" (off). Profiles reveal keys and values in
 	// memory: bind it to loopback.
 	PprofAddr string
+	// Scrub configures the background scrub (scrub.go); off by default.
+	Scrub ScrubConfig
 }
 
 // DefaultLiteConfig returns the defaults for root.
@@ -78,6 +80,7 @@ func DefaultLiteConfig(root string) LiteConfig {
 		Root: root, Host: "127.0.0.1", Port: 5000, Store: "kvstore", Partitions: 10,
 		CacheBytes: 256 << 20, MinFreeBytes: 64 << 20, Limits: keys.DefaultLimits(),
 		ShutdownGrace: 5 * time.Second, Version: "dev", StreamWorkers: 128, GCPercent: 800,
+		Scrub: ScrubConfig{Interval: DefaultScrubInterval},
 	}
 }
 
@@ -107,6 +110,9 @@ func (c LiteConfig) Validate() error {
 	case c.StreamWorkers < 0 || c.StreamWorkers > maxStreamWorkers:
 		return fmt.Errorf("stream-workers: %d is not between 0 and %d", c.StreamWorkers, maxStreamWorkers)
 	}
+	if err := c.Scrub.validate(); err != nil {
+		return err
+	}
 	return c.Limits.Validate()
 }
 
@@ -118,6 +124,7 @@ type Lite struct {
 	grpc    *grpc.Server
 	replica *replica.Local
 	engine  *storage.Engine
+	scrub   *scrubber    // nil unless Scrub.Rate is set
 	debug   *debugServer // nil unless PprofAddr is set
 	served  chan error
 
@@ -188,6 +195,7 @@ func (n *Lite) start() error {
 		}
 	}
 	go func() { n.served <- n.grpc.Serve(n.lis) }()
+	n.scrub = startScrub(n.engine, n.cfg.Scrub, n.log)
 	return nil
 }
 
@@ -242,5 +250,6 @@ func (n *Lite) shutdown() error {
 	if n.replica != nil {
 		n.replica.Close()
 	}
+	n.scrub.stop()
 	return n.engine.Close()
 }
