@@ -199,7 +199,7 @@ func (s *Service) noteBlocksDone(ctx context.Context, id, i int, sn uint64, r *c
 		return fmt.Errorf("%s: block verification failed: %s", snName(sn), r.GetError())
 	}
 	took := (time.Duration(r.GetDurationMs()) * time.Millisecond).Round(time.Millisecond)
-	line := fmt.Sprintf("%s: every block of %d %s (%s) checked in %s: no damage", snName(sn), r.GetFilesDone(),
+	line := fmt.Sprintf("%s: every block of %d %s (%s), the MANIFEST and the WALs checked in %s: no damage", snName(sn), r.GetFilesDone(),
 		plural(int(r.GetFilesDone()), "sstable", "sstables"), mb(r.GetBytesDone()), took)
 	if r.GetCorrupt() {
 		file := r.GetFile()

@@ -58,6 +58,12 @@ func (c controlRPC) ChecksumResult(_ context.Context, req *controlpb.ChecksumRes
 	}
 	res, ok := r.ChecksumResult(req.GetId())
 	out := &controlpb.ChecksumResultReply{Known: ok, Applied: r.AppliedIndex()}
+	if k := c.n.engine.Corrupt(); !ok && k != nil {
+		// A corrupt engine admits no appends: the replica will not reach
+		// the checksum's index until the node heals.
+		return nil, status.Errorf(codes.FailedPrecondition, "sn%d's engine is marked corrupt (%s: %s), so its replica of shard %d applies nothing until the node heals",
+			c.n.id(), k.File, k.Detail, req.GetShard())
+	}
 	if !ok {
 		return out, nil
 	}
