@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/cairndb/cairn/internal/node"
 	"github.com/cairndb/cairn/internal/storage"
 )
 
@@ -17,6 +18,7 @@ type nodeTuning struct {
 	shutdownGrace            *time.Duration
 	streamWorkers, gcPercent *int
 	pprofAddr, logLevel      *string
+	scrub                    *node.ScrubConfig
 }
 
 // addNodeTuningFlags adds the shared tuning flags to f. The defaults are
@@ -29,6 +31,8 @@ func addNodeTuningFlags(f *pflag.FlagSet, t nodeTuning) {
 	f.IntVar(t.gcPercent, "gc-percent", *t.gcPercent, "Go GC percent for this process (0: the runtime's; the GOGC environment variable wins)")
 	f.StringVar(t.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	f.StringVar(t.pprofAddr, "pprof", "", "serve Go profiles (net/http/pprof) on this host:port, a listener of its own (default off; use loopback)")
+	f.Int64Var(&t.scrub.Rate, "scrub-rate", t.scrub.Rate, "background scrub: read every sstable block, the MANIFEST and the WALs at this many bytes per second, checking checksums (0: off)")
+	f.DurationVar(&t.scrub.Interval, "scrub-interval", t.scrub.Interval, "background scrub: pause between the end of a pass and the start of the next")
 }
 
 // startError gives an error from starting a node its exit code: a config

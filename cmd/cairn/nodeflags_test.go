@@ -17,7 +17,7 @@ func TestNodeTuningFlags(t *testing.T) {
 		return map[string]string{
 			"cache-bytes": strconv.FormatInt(cache, 10), "min-free-bytes": strconv.FormatInt(minFree, 10),
 			"shutdown-grace": grace, "stream-workers": strconv.Itoa(workers), "gc-percent": strconv.Itoa(gc),
-			"log-level": "info", "pprof": "",
+			"log-level": "info", "pprof": "", "scrub-rate": "0", "scrub-interval": "24h0m0s",
 		}
 	}
 	liteWant := shared(lite.CacheBytes, lite.MinFreeBytes, lite.ShutdownGrace.String(), lite.StreamWorkers, lite.GCPercent)

@@ -98,6 +98,20 @@ var Commands = []Command{
 		Args: []Arg{{Name: "service", Required: true, Help: "rgN-rnM: shard N's replica on storage node M"}}},
 	{Name: "plan remove-sn", Plan: true, Summary: "remove a storage node that hosts no replica and no admin",
 		Args: []Arg{{Name: "sn", Required: true, Help: "storage node id (sn1 or 1)"}}},
+	{Name: "plan verify-data", Plan: true, Summary: "check the data: every block on each node, and each shard's replicas compared partition by partition",
+		Args: []Arg{
+			{Name: "sn", Help: "only this storage node (sn1 or 1): its blocks, and the shards it hosts a replica of"},
+			{Name: "shard", Help: "only this shard (rg1 or 1), and the blocks of the nodes hosting it"},
+			{Name: "rate", Kind: Int, Help: "MB/s (10^6 bytes) each node reads at (default 100; 0: as fast as it can)"},
+			{Name: "no-repair", Kind: Flag, Help: "report replicas that differ; do not rebuild them"},
+		},
+		Help: "Each node reads every block of its files, checking checksums; damage marks its engine corrupt and is\n" +
+			"named with the node and the file. Each shard's leader then proposes a checksum through Raft: every replica\n" +
+			"hashes each partition at that index, and the sums are compared. A replica that differs from the majority\n" +
+			"is rebuilt from its peers (leadership moves off it, its data is deleted, it rejoins and takes a snapshot)\n" +
+			"unless -no-repair, or unless the shard would lack a majority of running replicas meanwhile; the shard is\n" +
+			"then checked again. Without a majority nothing is repaired. The plan fails if anything is left unrepaired.\n" +
+			"show plan -id N gives each task's findings."},
 	{Name: "plan execute", Summary: "run a PENDING, INTERRUPTED or ERROR plan",
 		Args: []Arg{{Name: "id", Kind: Int, Required: true, Help: "plan id"}, planArgs[0]}},
 	{Name: "plan wait", Summary: "wait for a plan to end",

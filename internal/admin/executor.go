@@ -139,6 +139,21 @@ func (s *Service) runPlan(id int) error {
 
 var errInterrupted = errors.New("interrupted")
 
+// taskTimeout bounds one attempt of a task, except the long tasks of
+// plan verify-data, which read every byte of a node or a shard at a
+// bounded rate: they run until done, report progress as they go, and end
+// with the plan's context.
+const taskTimeout = 30 * time.Second
+
+var longTasks = map[string]bool{"verify-blocks": true, "verify-shard": true}
+
+func taskContext(ctx context.Context, t *Task) (context.Context, context.CancelFunc) {
+	if longTasks[t.Kind] {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeout(ctx, taskTimeout)
+}
+
 // runTask runs the plan's next task until it succeeds, fails for good, the
 // plan times out or is interrupted, or leadership is lost.
 func (s *Service) runTask(ctx context.Context, p *Plan) error {
@@ -157,9 +172,12 @@ func (s *Service) runTask(ctx context.Context, p *Plan) error {
 		if err := s.setTask(ctx, p.ID, i, taskRunning, attempt, ""); err != nil {
 			return err
 		}
-		tctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		started := time.Now()
+		tctx, cancel := taskContext(ctx, t)
 		err := s.do(tctx, p, t)
 		cancel()
+		// Time a long task spent working does not count against its retries.
+		deadline = deadline.Add(max(0, time.Since(started)-taskTimeout))
 		if err == nil {
 			return s.completeTask(ctx, p.ID, i)
 		}

@@ -29,6 +29,7 @@ func init() {
 		"plan start-service":   (*Service).planStartService,
 		"plan remove-sn":       (*Service).planRemoveSN,
 		"plan remove-admin":    (*Service).planRemoveAdmin,
+		"plan verify-data":     (*Service).planVerifyData,
 		"plan execute":         (*Service).planExecute,
 		"plan wait":            (*Service).planWait,
 		"plan interrupt":       (*Service).planInterrupt,

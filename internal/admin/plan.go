@@ -58,6 +58,13 @@ type Task struct {
 	State    string            `json:"state"` // one of the task states below
 	Attempts int               `json:"attempts,omitempty"`
 	Error    string            `json:"error,omitempty"`
+	// Progress is a long task's progress while it runs (plan
+	// verify-data), and Result what a task found, in sentences.
+	Progress string   `json:"progress,omitempty"`
+	Result   []string `json:"result,omitempty"`
+	// Problem is set by a task that found something it did not repair;
+	// the plan's last task (verify-report) then fails it.
+	Problem bool `json:"problem,omitempty"`
 }
 
 // The task states. A task is RUNNING while the executor works on it and
@@ -205,6 +212,12 @@ func (p *Plan) detail(waitingFor int) string {
 		}
 		if t.Error != "" {
 			fmt.Fprintf(&b, "\n     last error: %s", t.Error)
+		}
+		if t.Progress != "" && t.State == taskRunning {
+			fmt.Fprintf(&b, "\n     progress: %s", t.Progress)
+		}
+		for _, r := range t.Result {
+			fmt.Fprintf(&b, "\n     %s", r)
 		}
 		b.WriteByte('\n')
 	}

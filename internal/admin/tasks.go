@@ -51,6 +51,12 @@ func (s *Service) do(ctx context.Context, p *Plan, t *Task) error {
 		return s.taskLeave(ctx, t)
 	case "remove-sn":
 		return s.taskRemoveSN(ctx, t)
+	case "verify-blocks":
+		return s.taskVerifyBlocks(ctx, p, t)
+	case "verify-shard":
+		return s.taskVerifyShard(ctx, p, t)
+	case "verify-report":
+		return s.taskVerifyReport(ctx, p)
 	}
 	return permanent("unknown task kind %q (written by a newer Cairn?)", t.Kind)
 }

@@ -43,7 +43,7 @@ func (n *SN) describe() *controlpb.NodeInfo {
 			if r := n.replica(uint64(s.ID)); r != nil {
 				lead, term := r.Leader()
 				st.Running, st.Leader, st.Term, st.Applied, st.IsLeader = true, lead, term, r.AppliedIndex(), r.IsLeader()
-				st.Rebuilding = rebuilding(r)
+				st.Rebuilding, st.Rejoining = rebuilding(r), r.Rejoining()
 			} else if n.healing.Load() {
 				st.Running, st.Rebuilding = true, true // closed for a moment: the heal reopens it
 			}

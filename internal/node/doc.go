@@ -46,6 +46,18 @@
 // otherwise it refuses to start, naming the shard. Describe reports the
 // state (storageinfo.go) for ping, verify configuration and show events.
 //
+// # Scrub and verify-data
+//
+// With ScrubConfig.Rate set (cairn lite and cairn sn --scrub-rate), a
+// background loop reads every block of the engine's files at that rate
+// (scrub.go); damage marks the engine corrupt, so its corruption handling
+// runs. A storage node also serves plan verify-data's control RPCs:
+// VerifyBlocks (one check at a time, keyed by id), ShardChecksum and
+// ChecksumResult (checksum.go), and RebuildReplica (rebuild.go: hand off
+// leadership, close the replica, DropShard, reopen it in Rejoin mode and
+// rejoin through the shard's leader). Each is idempotent by id; control
+// changes hold ctlMu, and the scrubs stop before the engine closes.
+//
 // # Concurrency
 //
 // StartLite returns a running node; Close stops it once (later calls return

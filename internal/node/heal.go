@@ -181,12 +181,15 @@ func (n *SN) healRunning(e *storage.Engine, cause error, shards []uint64) error 
 	n.healing.Store(true)
 	defer n.healing.Store(false)
 	n.closeReplicas()
+	n.scrub.stop() // scrubs read the engine directly: none may outlive it
+	n.blocks.stop()
 	n.serveMu.Lock()
 	in, err := n.swapEngine(e, cause, shards)
 	n.serveMu.Unlock()
 	if err != nil {
 		return err
 	}
+	n.scrub = startScrub(n.engine(), n.cfg.Scrub, n.log)
 	if _, err := n.openReplicas(n.topology()); err != nil {
 		return err
 	}

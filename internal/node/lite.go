@@ -75,6 +75,8 @@ type LiteConfig struct {
 	// means files.Default (the operating system's); tests pass a MemFS,
 	// and cmd/cairn a files.WithFaults FS when CAIRN_FAULTS is set.
 	FS files.FS
+	// Scrub configures the background scrub (scrub.go); off by default.
+	Scrub ScrubConfig
 }
 
 // DefaultLiteConfig returns the defaults for root.
@@ -83,6 +85,7 @@ func DefaultLiteConfig(root string) LiteConfig {
 		Root: root, Host: "127.0.0.1", Port: 5000, Store: "kvstore", Partitions: 10,
 		CacheBytes: 256 << 20, MinFreeBytes: 64 << 20, Limits: keys.DefaultLimits(),
 		ShutdownGrace: 5 * time.Second, Version: "dev", StreamWorkers: 128, GCPercent: 800,
+		Scrub: ScrubConfig{Interval: DefaultScrubInterval},
 	}
 }
 
@@ -112,6 +115,9 @@ func (c LiteConfig) Validate() error {
 	case c.StreamWorkers < 0 || c.StreamWorkers > maxStreamWorkers:
 		return fmt.Errorf("stream-workers: %d is not between 0 and %d", c.StreamWorkers, maxStreamWorkers)
 	}
+	if err := c.Scrub.validate(); err != nil {
+		return err
+	}
 	return c.Limits.Validate()
 }
 
@@ -123,6 +129,7 @@ type Lite struct {
 	grpc    *grpc.Server
 	replica *replica.Local
 	engine  *storage.Engine
+	scrub   *scrubber    // nil unless Scrub.Rate is set
 	debug   *debugServer // nil unless PprofAddr is set
 	served  chan error
 	marked  bool // ROOT/store.json was there at start (litestore.go)
@@ -211,6 +218,7 @@ func (n *Lite) start() error {
 		}
 	}
 	go func() { n.served <- n.grpc.Serve(n.lis) }()
+	n.scrub = startScrub(n.engine, n.cfg.Scrub, n.log)
 	return nil
 }
 
@@ -265,5 +273,6 @@ func (n *Lite) shutdown() error {
 	if n.replica != nil {
 		n.replica.Close()
 	}
+	n.scrub.stop()
 	return n.engine.Close()
 }

@@ -70,6 +70,8 @@ type SNConfig struct {
 	// (config.json, membership.json, node.json, topology.json, snapshots)
 	// and its engines' (data, admin). Nil means files.Default.
 	FS files.FS
+	// Scrub configures the background scrub (scrub.go); off by default.
+	Scrub ScrubConfig
 }
 
 // DefaultSNConfig returns the defaults for root.
@@ -78,6 +80,7 @@ func DefaultSNConfig(root string) SNConfig {
 		Root: root, Host: "127.0.0.1", Port: 5000, CacheBytes: 256 << 20, MinFreeBytes: 64 << 20,
 		Limits: keys.DefaultLimits(), ShutdownGrace: 5 * time.Second, Version: "dev",
 		TickInterval: 100 * time.Millisecond, LogKeep: 10000, StreamWorkers: 128, GCPercent: 800,
+		Scrub: ScrubConfig{Interval: DefaultScrubInterval},
 	}
 }
 
@@ -106,6 +109,9 @@ func (c SNConfig) Validate() error {
 	case c.StreamWorkers < 0 || c.StreamWorkers > maxStreamWorkers:
 		return fmt.Errorf("stream-workers: %d is not between 0 and %d", c.StreamWorkers, maxStreamWorkers)
 	}
+	if err := c.Scrub.validate(); err != nil {
+		return err
+	}
 	return c.Limits.Validate()
 }
 
@@ -131,9 +137,16 @@ type SN struct {
 	// CopySnapshot, closed on shutdown.
 	adminConns grpcconn.Cache
 
-	ctlMu  sync.Mutex // serializes control changes; guards member
+	ctlMu  sync.Mutex // serializes control changes; guards member and rebuilt
 	member membership
 	store  atomic.Pointer[string] // member.Store, for describe (noteStore)
+	// rebuildIDs holds, per shard, the id of the last RebuildReplica
+	// request (rebuild.go), so a repeated request does nothing.
+	rebuildIDs map[uint64]uint64
+	// scrub is the background scrub (nil: off); blocks the admin's block
+	// check (scrub.go).
+	scrub  *scrubber
+	blocks blockChecks
 
 	mu       sync.RWMutex // guards replicas while they start
 	replicas map[uint64]*replica.Raft
@@ -268,6 +281,7 @@ func (n *SN) start(addr string, topo *topology.Topology) error {
 		}
 		n.log.Info("profiling endpoint", "url", "http://"+n.debug.Addr()+"/debug/pprof/")
 	}
+	n.scrub = startScrub(n.engine(), n.cfg.Scrub, n.log)
 	n.rejoinAll()
 	if topo != nil {
 		return n.writeMarker()
@@ -398,8 +412,9 @@ func (n *SN) openReplica(meta storage.StoreMeta, s topology.Shard) error {
 	topo := n.topology()
 	r, err := replica.OpenRaft(n.engine(), meta, replica.RaftConfig{
 		Shard: uint64(s.ID), Node: uint64(n.id()), Voters: voters, Origin: s.Origin,
-		Spans:     storage.PartitionSpans(topo.PartitionsOf(s.ID), topo.Partitions),
-		Preferred: uint64(s.Preferred), TickInterval: n.cfg.TickInterval, LogKeep: n.cfg.LogKeep,
+		Spans:      storage.PartitionSpans(topo.PartitionsOf(s.ID), topo.Partitions),
+		Partitions: topo.PartitionsOf(s.ID),
+		Preferred:  uint64(s.Preferred), TickInterval: n.cfg.TickInterval, LogKeep: n.cfg.LogKeep,
 		Sender: sender{n}, Logger: n.log, Rejoin: rejoin,
 	})
 	if err != nil {
@@ -498,5 +513,7 @@ func (n *SN) shutdown() error {
 	if h := n.admin.Load(); h != nil {
 		h.close()
 	}
+	n.scrub.stop()
+	n.blocks.stop()
 	return n.engine().Close()
 }

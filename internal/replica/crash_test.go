@@ -3,7 +3,6 @@ package replica
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
@@ -24,7 +23,6 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
 )
 
-var crashSeed = flag.Uint64("seed", 0, "seed for the randomized crash tests (0: from the clock)")
 
 // boundary is a place where the write path persists: an operation on a
 // kind of file.
@@ -140,7 +138,7 @@ func (a *ackLog) len() int {
 // the clone, after a reboot, and every write acknowledged before the
 // crash is there with its value.
 func TestCrashAtEveryDurabilityBoundary(t *testing.T) {
-	seed := *crashSeed
+	seed := *seedFlag
 	if seed == 0 {
 		seed = uint64(time.Now().UnixNano())
 	}

@@ -25,6 +25,17 @@
 // the TTL sweeper, which proposes Expire commands like any client. Close
 // stops both and waits for them.
 //
+// # Checksums
+//
+// Raft.Checksum (on the leader) proposes a Checksum command. Every replica
+// that applies it at index I commits the Ready's batch up to I, takes a
+// storage.View right then, and hashes each partition from it on a
+// goroutine of its own, at the command's rate, while the loop goes on
+// (checksum.go). ChecksumResult returns the result by id, so replicas can
+// be compared at the same I. The command changes no record, version or
+// state: apply stays deterministic. Close cancels the computations and
+// waits for them.
+//
 // # Backup and restore
 //
 // ShardSnapshot exports a running Raft replica's data together with the

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cairndb/cairn/internal/keys"
 	"github.com/cairndb/cairn/internal/storage"
 	"github.com/cairndb/cairn/internal/storage/commandpb"
 	"github.com/cairndb/cairn/internal/transport/transportpb"
@@ -68,6 +69,10 @@ type RaftConfig struct {
 	Voters []uint64 // node ids of the shard's replicas, this one included
 	// Spans are the record spans of the shard's partitions.
 	Spans []storage.Span
+	// Partitions are the shard's partitions (Spans covers them), each
+	// summed on its own by a checksum (checksum.go). Without them the
+	// replica refuses to propose a checksum.
+	Partitions []keys.PartitionID
 	// Origin makes this shard's versions unique in the store.
 	Origin uint64
 	// Preferred is the node that should lead, so leaders spread evenly
@@ -148,6 +153,11 @@ type Raft struct {
 	voters   atomic.Pointer[[]uint64]
 	learners atomic.Pointer[[]uint64]
 	admitted atomic.Bool
+	// sums holds the checksum results; sumCtx ends (cancelling the
+	// computations) when the replica closes.
+	sums      sumJobs
+	sumCtx    context.Context
+	sumCancel context.CancelFunc
 
 	// Owned by the loop goroutine.
 	nextProp  uint64
@@ -203,6 +213,7 @@ func OpenRaft(e *storage.Engine, meta storage.StoreMeta, cfg RaftConfig) (*Raft,
 		readWait:  make(map[string][]*readRequest),
 	}
 	ls.snapshot = r.buildSnapshot
+	r.sumCtx, r.sumCancel = context.WithCancel(context.Background())
 	r.applied.Store(applied)
 	r.voters.Store(&ls.conf.Voters)
 	r.learners.Store(&ls.conf.Learners)
@@ -294,9 +305,13 @@ func (r *Raft) Notice(n *transportpb.CommitNotice) {
 	r.signal()
 }
 
-// Close stops the replica. It does not close the engine.
+// Close stops the replica and its checksum computations. It does not
+// close the engine.
 func (r *Raft) Close() {
-	r.closeOnce.Do(func() { close(r.closing) })
+	r.closeOnce.Do(func() {
+		close(r.closing)
+		r.sumCancel()
+	})
 	r.wg.Wait()
 }
 

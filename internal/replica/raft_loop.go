@@ -188,23 +188,25 @@ func (r *Raft) handleReady() error {
 	if rd.SoftState != nil {
 		r.setLeader(rd.SoftState.Lead)
 	}
-	b := r.e.NewShardBatch(r.cfg.Shard, r.cfg.Origin)
-	defer b.Close()
+	rb := &readyBatch{b: r.e.NewShardBatch(r.cfg.Shard, r.cfg.Origin)}
+	defer func() { rb.b.Close() }() // rb.b changes when a checksum cuts the batch
 	if !raft.IsEmptySnap(rd.Snapshot) {
 		if err := r.commitSnapshot(rd.Snapshot); err != nil {
 			return err
 		}
 	}
-	mode, wrote, err := r.persistInto(b, rd)
+	var wrote bool
+	var err error
+	rb.mode, wrote, err = r.persistInto(rb.b, rd)
 	if err != nil {
 		return err
 	}
-	done, err := r.applyInto(b, rd.CommittedEntries)
+	done, err := r.applyInto(rb, rd.CommittedEntries)
 	if err != nil {
 		return err
 	}
 	if wrote || len(rd.CommittedEntries) > 0 {
-		if err := b.Commit(mode); err != nil {
+		if err := rb.b.Commit(rb.mode); err != nil {
 			return err
 		}
 	}
@@ -226,6 +228,15 @@ func (r *Raft) handleReady() error {
 	r.rn.Advance(rd)
 	r.releaseReads()
 	return nil
+}
+
+// readyBatch is the batch a Ready is written into and the sync mode its
+// commit needs. A Checksum entry cuts it: what precedes the entry is
+// committed (with mode, so the Ready's log entries and hard state are as
+// durable as they ask), and b is replaced by a fresh batch for the rest.
+type readyBatch struct {
+	b    *storage.Batch
+	mode storage.SyncMode
 }
 
 func (r *Raft) setLeader(lead uint64) {
@@ -368,30 +379,37 @@ type resolved struct {
 	res storage.Result
 }
 
-// applyInto applies committed entries into b and returns the proposals of
-// this node they answer; nothing is answered before b commits.
-func (r *Raft) applyInto(b *storage.Batch, entries []*raftpb.Entry) ([]resolved, error) {
+// applyInto applies committed entries into rb's batch and returns the
+// proposals of this node they answer; nothing is answered before the batch
+// commits. A Checksum entry cuts the batch right after itself
+// (cutForChecksum).
+func (r *Raft) applyInto(rb *readyBatch, entries []*raftpb.Entry) ([]resolved, error) {
 	var done []resolved
 	for _, e := range entries {
 		r.lastTerm = e.GetTerm()
 		if e.GetType() == raftpb.EntryConfChange {
-			if err := r.applyConf(b, e); err != nil {
+			if err := r.applyConf(rb.b, e); err != nil {
 				return nil, err
 			}
-			b.Skip(e.GetIndex())
+			rb.b.Skip(e.GetIndex())
 			continue
 		}
 		if e.GetType() != raftpb.EntryNormal || len(e.GetData()) == 0 {
-			b.Skip(e.GetIndex())
+			rb.b.Skip(e.GetIndex())
 			continue
 		}
 		h, cmd, err := decodeEntry(e.GetData())
 		if err != nil {
 			r.log.Error("skipping an undecodable log entry", "index", e.GetIndex(), "err", err)
-			b.Skip(e.GetIndex())
+			rb.b.Skip(e.GetIndex())
 			continue
 		}
-		res := b.Apply(e.GetIndex(), cmd)
+		res := rb.b.Apply(e.GetIndex(), cmd)
+		if c := cmd.GetChecksum(); c != nil {
+			if err := r.cutForChecksum(rb, e.GetIndex(), c); err != nil {
+				return nil, err
+			}
+		}
 		if h.proposer == r.cfg.Node {
 			if p := r.pending[h.proposal]; p != nil {
 				delete(r.pending, h.proposal)

@@ -134,6 +134,7 @@ func (g *testGroup) startWith(id uint64, rejoin bool) {
 	r, err := OpenRaft(e, meta, RaftConfig{
 		Shard: 1, Node: id, Voters: []uint64{1, 2, 3}, Origin: 77, Preferred: 0, Rejoin: rejoin,
 		Spans:        storage.PartitionSpans([]keys.PartitionID{0, 1, 2, 3}, 4),
+		Partitions:   []keys.PartitionID{0, 1, 2, 3},
 		TickInterval: g.tick, LogKeep: g.logKeep,
 		Sender: memSender{g.net, id}, Logger: testLogger(g.t),
 		Fatal: func(err error) { g.t.Errorf("fatal on node %d: %v", id, err) },

@@ -112,6 +112,8 @@ func (b *Batch) Apply(index uint64, cmd *commandpb.Command) Result {
 		return b.applyMultiDelete(cmd.GetNowMs(), body.MultiDelete)
 	case *commandpb.Command_Expire:
 		return b.applyExpire(cmd.GetNowMs(), body.Expire)
+	case *commandpb.Command_Checksum:
+		return Result{} // changes nothing: the replica reads a view at this index (checksum.go)
 	}
 	return Result{Err: fmt.Errorf("%w: command has no body", ErrBadCommand)}
 }

@@ -55,7 +55,10 @@
 // # Concurrency
 //
 // Engine reads (Get, MultiGet, StoreScan, ExpiredBefore) are safe from any
-// goroutine and see a consistent snapshot each. A Batch belongs to one
+// goroutine and see a consistent snapshot each. A View (checksum.go) is a
+// snapshot kept open: a replica takes one right after committing a Checksum
+// command and hashes its partitions from it off the apply loop; close it
+// before the engine. A Batch belongs to one
 // goroutine. Batches of different shards may commit concurrently (see
 // walFS). Close must not race with any of this.
 package storage

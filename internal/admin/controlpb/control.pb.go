@@ -474,6 +474,7 @@ type ShardState struct {
 	// rebuilding: the replica waits to be readmitted or for its first
 	// snapshot after its node set its data aside; it serves nothing yet.
 	Rebuilding    bool `protobuf:"varint,7,opt,name=rebuilding,proto3" json:"rebuilding,omitempty"`
+	Rejoining     bool `protobuf:"varint,8,opt,name=rejoining,proto3" json:"rejoining,omitempty"` // waits to be readmitted after its data was lost or rebuilt
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -553,6 +554,13 @@ func (x *ShardState) GetIsLeader() bool {
 func (x *ShardState) GetRebuilding() bool {
 	if x != nil {
 		return x.Rebuilding
+	}
+	return false
+}
+
+func (x *ShardState) GetRejoining() bool {
+	if x != nil {
+		return x.Rejoining
 	}
 	return false
 }
@@ -1409,6 +1417,663 @@ func (x *LeaveRequest) GetSnId() uint64 {
 	return 0
 }
 
+type ShardChecksumRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Store         string                 `protobuf:"bytes,1,opt,name=store,proto3" json:"store,omitempty"`
+	Shard         uint64                 `protobuf:"varint,2,opt,name=shard,proto3" json:"shard,omitempty"`
+	Id            uint64                 `protobuf:"varint,3,opt,name=id,proto3" json:"id,omitempty"`
+	BytesPerSec   int64                  `protobuf:"varint,4,opt,name=bytes_per_sec,json=bytesPerSec,proto3" json:"bytes_per_sec,omitempty"` // each replica's read rate (0: unbounded)
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ShardChecksumRequest) Reset() {
+	*x = ShardChecksumRequest{}
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ShardChecksumRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ShardChecksumRequest) ProtoMessage() {}
+
+func (x *ShardChecksumRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ShardChecksumRequest.ProtoReflect.Descriptor instead.
+func (*ShardChecksumRequest) Descriptor() ([]byte, []int) {
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *ShardChecksumRequest) GetStore() string {
+	if x != nil {
+		return x.Store
+	}
+	return ""
+}
+
+func (x *ShardChecksumRequest) GetShard() uint64 {
+	if x != nil {
+		return x.Shard
+	}
+	return 0
+}
+
+func (x *ShardChecksumRequest) GetId() uint64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *ShardChecksumRequest) GetBytesPerSec() int64 {
+	if x != nil {
+		return x.BytesPerSec
+	}
+	return 0
+}
+
+type ShardChecksumReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Proposed      bool                   `protobuf:"varint,1,opt,name=proposed,proto3" json:"proposed,omitempty"` // false: this replica does not lead; see leader
+	Index         uint64                 `protobuf:"varint,2,opt,name=index,proto3" json:"index,omitempty"`       // the index the checksum was applied at
+	Leader        uint64                 `protobuf:"varint,3,opt,name=leader,proto3" json:"leader,omitempty"`     // the leader this replica knows (0: none)
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ShardChecksumReply) Reset() {
+	*x = ShardChecksumReply{}
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ShardChecksumReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ShardChecksumReply) ProtoMessage() {}
+
+func (x *ShardChecksumReply) ProtoReflect() protoreflect.Message {
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ShardChecksumReply.ProtoReflect.Descriptor instead.
+func (*ShardChecksumReply) Descriptor() ([]byte, []int) {
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *ShardChecksumReply) GetProposed() bool {
+	if x != nil {
+		return x.Proposed
+	}
+	return false
+}
+
+func (x *ShardChecksumReply) GetIndex() uint64 {
+	if x != nil {
+		return x.Index
+	}
+	return 0
+}
+
+func (x *ShardChecksumReply) GetLeader() uint64 {
+	if x != nil {
+		return x.Leader
+	}
+	return 0
+}
+
+type ChecksumResultRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Store         string                 `protobuf:"bytes,1,opt,name=store,proto3" json:"store,omitempty"`
+	Shard         uint64                 `protobuf:"varint,2,opt,name=shard,proto3" json:"shard,omitempty"`
+	Id            uint64                 `protobuf:"varint,3,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ChecksumResultRequest) Reset() {
+	*x = ChecksumResultRequest{}
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ChecksumResultRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ChecksumResultRequest) ProtoMessage() {}
+
+func (x *ChecksumResultRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ChecksumResultRequest.ProtoReflect.Descriptor instead.
+func (*ChecksumResultRequest) Descriptor() ([]byte, []int) {
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *ChecksumResultRequest) GetStore() string {
+	if x != nil {
+		return x.Store
+	}
+	return ""
+}
+
+func (x *ChecksumResultRequest) GetShard() uint64 {
+	if x != nil {
+		return x.Shard
+	}
+	return 0
+}
+
+func (x *ChecksumResultRequest) GetId() uint64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+type ChecksumResultReply struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// known is false if this replica holds no result for the id: it never
+	// applied the command (not there yet, or it caught up through a Raft
+	// snapshot past it) or restarted since.
+	Known           bool                 `protobuf:"varint,1,opt,name=known,proto3" json:"known,omitempty"`
+	Index           uint64               `protobuf:"varint,2,opt,name=index,proto3" json:"index,omitempty"`
+	Done            bool                 `protobuf:"varint,3,opt,name=done,proto3" json:"done,omitempty"`
+	Error           string               `protobuf:"bytes,4,opt,name=error,proto3" json:"error,omitempty"`           // set if done and the computation failed
+	Partitions      []*PartitionChecksum `protobuf:"bytes,5,rep,name=partitions,proto3" json:"partitions,omitempty"` // in partition order, when done
+	PartitionsTotal uint32               `protobuf:"varint,6,opt,name=partitions_total,json=partitionsTotal,proto3" json:"partitions_total,omitempty"`
+	PartitionsDone  uint32               `protobuf:"varint,7,opt,name=partitions_done,json=partitionsDone,proto3" json:"partitions_done,omitempty"`
+	BytesDone       int64                `protobuf:"varint,8,opt,name=bytes_done,json=bytesDone,proto3" json:"bytes_done,omitempty"`
+	Applied         uint64               `protobuf:"varint,9,opt,name=applied,proto3" json:"applied,omitempty"` // the replica's applied index now
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *ChecksumResultReply) Reset() {
+	*x = ChecksumResultReply{}
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ChecksumResultReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ChecksumResultReply) ProtoMessage() {}
+
+func (x *ChecksumResultReply) ProtoReflect() protoreflect.Message {
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ChecksumResultReply.ProtoReflect.Descriptor instead.
+func (*ChecksumResultReply) Descriptor() ([]byte, []int) {
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *ChecksumResultReply) GetKnown() bool {
+	if x != nil {
+		return x.Known
+	}
+	return false
+}
+
+func (x *ChecksumResultReply) GetIndex() uint64 {
+	if x != nil {
+		return x.Index
+	}
+	return 0
+}
+
+func (x *ChecksumResultReply) GetDone() bool {
+	if x != nil {
+		return x.Done
+	}
+	return false
+}
+
+func (x *ChecksumResultReply) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
+func (x *ChecksumResultReply) GetPartitions() []*PartitionChecksum {
+	if x != nil {
+		return x.Partitions
+	}
+	return nil
+}
+
+func (x *ChecksumResultReply) GetPartitionsTotal() uint32 {
+	if x != nil {
+		return x.PartitionsTotal
+	}
+	return 0
+}
+
+func (x *ChecksumResultReply) GetPartitionsDone() uint32 {
+	if x != nil {
+		return x.PartitionsDone
+	}
+	return 0
+}
+
+func (x *ChecksumResultReply) GetBytesDone() int64 {
+	if x != nil {
+		return x.BytesDone
+	}
+	return 0
+}
+
+func (x *ChecksumResultReply) GetApplied() uint64 {
+	if x != nil {
+		return x.Applied
+	}
+	return 0
+}
+
+type PartitionChecksum struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Partition     uint32                 `protobuf:"varint,1,opt,name=partition,proto3" json:"partition,omitempty"`
+	Sum           uint64                 `protobuf:"varint,2,opt,name=sum,proto3" json:"sum,omitempty"` // xxhash64 of the partition's framed records (internal/storage/checksum.go)
+	Records       int64                  `protobuf:"varint,3,opt,name=records,proto3" json:"records,omitempty"`
+	Bytes         int64                  `protobuf:"varint,4,opt,name=bytes,proto3" json:"bytes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PartitionChecksum) Reset() {
+	*x = PartitionChecksum{}
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PartitionChecksum) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PartitionChecksum) ProtoMessage() {}
+
+func (x *PartitionChecksum) ProtoReflect() protoreflect.Message {
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PartitionChecksum.ProtoReflect.Descriptor instead.
+func (*PartitionChecksum) Descriptor() ([]byte, []int) {
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *PartitionChecksum) GetPartition() uint32 {
+	if x != nil {
+		return x.Partition
+	}
+	return 0
+}
+
+func (x *PartitionChecksum) GetSum() uint64 {
+	if x != nil {
+		return x.Sum
+	}
+	return 0
+}
+
+func (x *PartitionChecksum) GetRecords() int64 {
+	if x != nil {
+		return x.Records
+	}
+	return 0
+}
+
+func (x *PartitionChecksum) GetBytes() int64 {
+	if x != nil {
+		return x.Bytes
+	}
+	return 0
+}
+
+type RebuildReplicaRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Store         string                 `protobuf:"bytes,1,opt,name=store,proto3" json:"store,omitempty"`
+	Shard         uint64                 `protobuf:"varint,2,opt,name=shard,proto3" json:"shard,omitempty"`
+	Id            uint64                 `protobuf:"varint,3,opt,name=id,proto3" json:"id,omitempty"` // a repeated id finds the rebuild done and does nothing
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RebuildReplicaRequest) Reset() {
+	*x = RebuildReplicaRequest{}
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RebuildReplicaRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RebuildReplicaRequest) ProtoMessage() {}
+
+func (x *RebuildReplicaRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RebuildReplicaRequest.ProtoReflect.Descriptor instead.
+func (*RebuildReplicaRequest) Descriptor() ([]byte, []int) {
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *RebuildReplicaRequest) GetStore() string {
+	if x != nil {
+		return x.Store
+	}
+	return ""
+}
+
+func (x *RebuildReplicaRequest) GetShard() uint64 {
+	if x != nil {
+		return x.Shard
+	}
+	return 0
+}
+
+func (x *RebuildReplicaRequest) GetId() uint64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+type RebuildReplicaReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Rejoining     bool                   `protobuf:"varint,1,opt,name=rejoining,proto3" json:"rejoining,omitempty"` // still waits to be readmitted
+	Applied       uint64                 `protobuf:"varint,2,opt,name=applied,proto3" json:"applied,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RebuildReplicaReply) Reset() {
+	*x = RebuildReplicaReply{}
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RebuildReplicaReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RebuildReplicaReply) ProtoMessage() {}
+
+func (x *RebuildReplicaReply) ProtoReflect() protoreflect.Message {
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RebuildReplicaReply.ProtoReflect.Descriptor instead.
+func (*RebuildReplicaReply) Descriptor() ([]byte, []int) {
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *RebuildReplicaReply) GetRejoining() bool {
+	if x != nil {
+		return x.Rejoining
+	}
+	return false
+}
+
+func (x *RebuildReplicaReply) GetApplied() uint64 {
+	if x != nil {
+		return x.Applied
+	}
+	return 0
+}
+
+type VerifyBlocksRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Store         string                 `protobuf:"bytes,1,opt,name=store,proto3" json:"store,omitempty"`
+	Id            uint64                 `protobuf:"varint,2,opt,name=id,proto3" json:"id,omitempty"`
+	BytesPerSec   int64                  `protobuf:"varint,3,opt,name=bytes_per_sec,json=bytesPerSec,proto3" json:"bytes_per_sec,omitempty"` // 0: as fast as the disk goes
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *VerifyBlocksRequest) Reset() {
+	*x = VerifyBlocksRequest{}
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *VerifyBlocksRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*VerifyBlocksRequest) ProtoMessage() {}
+
+func (x *VerifyBlocksRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use VerifyBlocksRequest.ProtoReflect.Descriptor instead.
+func (*VerifyBlocksRequest) Descriptor() ([]byte, []int) {
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *VerifyBlocksRequest) GetStore() string {
+	if x != nil {
+		return x.Store
+	}
+	return ""
+}
+
+func (x *VerifyBlocksRequest) GetId() uint64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *VerifyBlocksRequest) GetBytesPerSec() int64 {
+	if x != nil {
+		return x.BytesPerSec
+	}
+	return 0
+}
+
+type VerifyBlocksReply struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Done  bool                   `protobuf:"varint,1,opt,name=done,proto3" json:"done,omitempty"`
+	// corrupt is set when the check found damage: detail says what and file
+	// names the file (the engine is marked corrupt: see storage faults).
+	Corrupt       bool   `protobuf:"varint,2,opt,name=corrupt,proto3" json:"corrupt,omitempty"`
+	File          string `protobuf:"bytes,3,opt,name=file,proto3" json:"file,omitempty"`
+	Detail        string `protobuf:"bytes,4,opt,name=detail,proto3" json:"detail,omitempty"`
+	Error         string `protobuf:"bytes,5,opt,name=error,proto3" json:"error,omitempty"` // the check failed for another reason (it can be run again)
+	Files         int32  `protobuf:"varint,6,opt,name=files,proto3" json:"files,omitempty"`
+	FilesDone     int32  `protobuf:"varint,7,opt,name=files_done,json=filesDone,proto3" json:"files_done,omitempty"`
+	Bytes         int64  `protobuf:"varint,8,opt,name=bytes,proto3" json:"bytes,omitempty"`
+	BytesDone     int64  `protobuf:"varint,9,opt,name=bytes_done,json=bytesDone,proto3" json:"bytes_done,omitempty"`
+	DurationMs    int64  `protobuf:"varint,10,opt,name=duration_ms,json=durationMs,proto3" json:"duration_ms,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *VerifyBlocksReply) Reset() {
+	*x = VerifyBlocksReply{}
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *VerifyBlocksReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*VerifyBlocksReply) ProtoMessage() {}
+
+func (x *VerifyBlocksReply) ProtoReflect() protoreflect.Message {
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use VerifyBlocksReply.ProtoReflect.Descriptor instead.
+func (*VerifyBlocksReply) Descriptor() ([]byte, []int) {
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *VerifyBlocksReply) GetDone() bool {
+	if x != nil {
+		return x.Done
+	}
+	return false
+}
+
+func (x *VerifyBlocksReply) GetCorrupt() bool {
+	if x != nil {
+		return x.Corrupt
+	}
+	return false
+}
+
+func (x *VerifyBlocksReply) GetFile() string {
+	if x != nil {
+		return x.File
+	}
+	return ""
+}
+
+func (x *VerifyBlocksReply) GetDetail() string {
+	if x != nil {
+		return x.Detail
+	}
+	return ""
+}
+
+func (x *VerifyBlocksReply) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
+func (x *VerifyBlocksReply) GetFiles() int32 {
+	if x != nil {
+		return x.Files
+	}
+	return 0
+}
+
+func (x *VerifyBlocksReply) GetFilesDone() int32 {
+	if x != nil {
+		return x.FilesDone
+	}
+	return 0
+}
+
+func (x *VerifyBlocksReply) GetBytes() int64 {
+	if x != nil {
+		return x.Bytes
+	}
+	return 0
+}
+
+func (x *VerifyBlocksReply) GetBytesDone() int64 {
+	if x != nil {
+		return x.BytesDone
+	}
+	return 0
+}
+
+func (x *VerifyBlocksReply) GetDurationMs() int64 {
+	if x != nil {
+		return x.DurationMs
+	}
+	return 0
+}
+
 var File_internal_admin_controlpb_control_proto protoreflect.FileDescriptor
 
 const file_internal_admin_controlpb_control_proto_rawDesc = "" +
@@ -1452,7 +2117,7 @@ const file_internal_admin_controlpb_control_proto_rawDesc = "" +
 	"\bresolved\x18\x06 \x01(\bR\bresolved\x12(\n" +
 	"\x10resolved_unix_ms\x18\a \x01(\x03R\x0eresolvedUnixMs\x12\x16\n" +
 	"\x06shards\x18\b \x03(\x04R\x06shards\x12\x14\n" +
-	"\x05admin\x18\t \x01(\bR\x05admin\"\xbf\x01\n" +
+	"\x05admin\x18\t \x01(\bR\x05admin\"\xdd\x01\n" +
 	"\n" +
 	"ShardState\x12\x14\n" +
 	"\x05shard\x18\x01 \x01(\x04R\x05shard\x12\x18\n" +
@@ -1463,7 +2128,8 @@ const file_internal_admin_controlpb_control_proto_rawDesc = "" +
 	"\tis_leader\x18\x06 \x01(\bR\bisLeader\x12\x1e\n" +
 	"\n" +
 	"rebuilding\x18\a \x01(\bR\n" +
-	"rebuilding\"\xc4\x01\n" +
+	"rebuilding\x12\x1c\n" +
+	"\trejoining\x18\b \x01(\bR\trejoining\"\xc4\x01\n" +
 	"\vJoinRequest\x12\x14\n" +
 	"\x05store\x18\x01 \x01(\tR\x05store\x12\x13\n" +
 	"\x05sn_id\x18\x02 \x01(\x04R\x04snId\x12\x10\n" +
@@ -1532,7 +2198,65 @@ const file_internal_admin_controlpb_control_proto_rawDesc = "" +
 	"\x04name\x18\x02 \x01(\tR\x04name\"9\n" +
 	"\fLeaveRequest\x12\x14\n" +
 	"\x05store\x18\x01 \x01(\tR\x05store\x12\x13\n" +
-	"\x05sn_id\x18\x02 \x01(\x04R\x04snId2\x8c\a\n" +
+	"\x05sn_id\x18\x02 \x01(\x04R\x04snId\"v\n" +
+	"\x14ShardChecksumRequest\x12\x14\n" +
+	"\x05store\x18\x01 \x01(\tR\x05store\x12\x14\n" +
+	"\x05shard\x18\x02 \x01(\x04R\x05shard\x12\x0e\n" +
+	"\x02id\x18\x03 \x01(\x04R\x02id\x12\"\n" +
+	"\rbytes_per_sec\x18\x04 \x01(\x03R\vbytesPerSec\"^\n" +
+	"\x12ShardChecksumReply\x12\x1a\n" +
+	"\bproposed\x18\x01 \x01(\bR\bproposed\x12\x14\n" +
+	"\x05index\x18\x02 \x01(\x04R\x05index\x12\x16\n" +
+	"\x06leader\x18\x03 \x01(\x04R\x06leader\"S\n" +
+	"\x15ChecksumResultRequest\x12\x14\n" +
+	"\x05store\x18\x01 \x01(\tR\x05store\x12\x14\n" +
+	"\x05shard\x18\x02 \x01(\x04R\x05shard\x12\x0e\n" +
+	"\x02id\x18\x03 \x01(\x04R\x02id\"\xbd\x02\n" +
+	"\x13ChecksumResultReply\x12\x14\n" +
+	"\x05known\x18\x01 \x01(\bR\x05known\x12\x14\n" +
+	"\x05index\x18\x02 \x01(\x04R\x05index\x12\x12\n" +
+	"\x04done\x18\x03 \x01(\bR\x04done\x12\x14\n" +
+	"\x05error\x18\x04 \x01(\tR\x05error\x12C\n" +
+	"\n" +
+	"partitions\x18\x05 \x03(\v2#.cairn.control.v1.PartitionChecksumR\n" +
+	"partitions\x12)\n" +
+	"\x10partitions_total\x18\x06 \x01(\rR\x0fpartitionsTotal\x12'\n" +
+	"\x0fpartitions_done\x18\a \x01(\rR\x0epartitionsDone\x12\x1d\n" +
+	"\n" +
+	"bytes_done\x18\b \x01(\x03R\tbytesDone\x12\x18\n" +
+	"\aapplied\x18\t \x01(\x04R\aapplied\"s\n" +
+	"\x11PartitionChecksum\x12\x1c\n" +
+	"\tpartition\x18\x01 \x01(\rR\tpartition\x12\x10\n" +
+	"\x03sum\x18\x02 \x01(\x04R\x03sum\x12\x18\n" +
+	"\arecords\x18\x03 \x01(\x03R\arecords\x12\x14\n" +
+	"\x05bytes\x18\x04 \x01(\x03R\x05bytes\"S\n" +
+	"\x15RebuildReplicaRequest\x12\x14\n" +
+	"\x05store\x18\x01 \x01(\tR\x05store\x12\x14\n" +
+	"\x05shard\x18\x02 \x01(\x04R\x05shard\x12\x0e\n" +
+	"\x02id\x18\x03 \x01(\x04R\x02id\"M\n" +
+	"\x13RebuildReplicaReply\x12\x1c\n" +
+	"\trejoining\x18\x01 \x01(\bR\trejoining\x12\x18\n" +
+	"\aapplied\x18\x02 \x01(\x04R\aapplied\"_\n" +
+	"\x13VerifyBlocksRequest\x12\x14\n" +
+	"\x05store\x18\x01 \x01(\tR\x05store\x12\x0e\n" +
+	"\x02id\x18\x02 \x01(\x04R\x02id\x12\"\n" +
+	"\rbytes_per_sec\x18\x03 \x01(\x03R\vbytesPerSec\"\x8e\x02\n" +
+	"\x11VerifyBlocksReply\x12\x12\n" +
+	"\x04done\x18\x01 \x01(\bR\x04done\x12\x18\n" +
+	"\acorrupt\x18\x02 \x01(\bR\acorrupt\x12\x12\n" +
+	"\x04file\x18\x03 \x01(\tR\x04file\x12\x16\n" +
+	"\x06detail\x18\x04 \x01(\tR\x06detail\x12\x14\n" +
+	"\x05error\x18\x05 \x01(\tR\x05error\x12\x14\n" +
+	"\x05files\x18\x06 \x01(\x05R\x05files\x12\x1d\n" +
+	"\n" +
+	"files_done\x18\a \x01(\x05R\tfilesDone\x12\x14\n" +
+	"\x05bytes\x18\b \x01(\x03R\x05bytes\x12\x1d\n" +
+	"\n" +
+	"bytes_done\x18\t \x01(\x03R\tbytesDone\x12\x1f\n" +
+	"\vduration_ms\x18\n" +
+	" \x01(\x03R\n" +
+	"durationMs2\x8b\n" +
+	"\n" +
 	"\aControl\x12I\n" +
 	"\bDescribe\x12!.cairn.control.v1.DescribeRequest\x1a\x1a.cairn.control.v1.NodeInfo\x12A\n" +
 	"\x04Join\x12\x1d.cairn.control.v1.JoinRequest\x1a\x1a.cairn.control.v1.NodeInfo\x12K\n" +
@@ -1545,7 +2269,11 @@ const file_internal_admin_controlpb_control_proto_rawDesc = "" +
 	"\rFetchSnapshot\x12&.cairn.control.v1.FetchSnapshotRequest\x1a\x1f.cairn.control.v1.SnapshotChunk0\x01\x12Z\n" +
 	"\fCopySnapshot\x12%.cairn.control.v1.CopySnapshotRequest\x1a#.cairn.control.v1.CopySnapshotReply\x12U\n" +
 	"\x0eRemoveSnapshot\x12'.cairn.control.v1.RemoveSnapshotRequest\x1a\x1a.cairn.control.v1.NodeInfo\x12C\n" +
-	"\x05Leave\x12\x1e.cairn.control.v1.LeaveRequest\x1a\x1a.cairn.control.v1.NodeInfoB3Z1github.com/cairndb/cairn/internal/admin/controlpbb\x06proto3"
+	"\x05Leave\x12\x1e.cairn.control.v1.LeaveRequest\x1a\x1a.cairn.control.v1.NodeInfo\x12]\n" +
+	"\rShardChecksum\x12&.cairn.control.v1.ShardChecksumRequest\x1a$.cairn.control.v1.ShardChecksumReply\x12`\n" +
+	"\x0eChecksumResult\x12'.cairn.control.v1.ChecksumResultRequest\x1a%.cairn.control.v1.ChecksumResultReply\x12`\n" +
+	"\x0eRebuildReplica\x12'.cairn.control.v1.RebuildReplicaRequest\x1a%.cairn.control.v1.RebuildReplicaReply\x12Z\n" +
+	"\fVerifyBlocks\x12%.cairn.control.v1.VerifyBlocksRequest\x1a#.cairn.control.v1.VerifyBlocksReplyB3Z1github.com/cairndb/cairn/internal/admin/controlpbb\x06proto3"
 
 var (
 	file_internal_admin_controlpb_control_proto_rawDescOnce sync.Once
@@ -1559,7 +2287,7 @@ func file_internal_admin_controlpb_control_proto_rawDescGZIP() []byte {
 	return file_internal_admin_controlpb_control_proto_rawDescData
 }
 
-var file_internal_admin_controlpb_control_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
+var file_internal_admin_controlpb_control_proto_msgTypes = make([]protoimpl.MessageInfo, 32)
 var file_internal_admin_controlpb_control_proto_goTypes = []any{
 	(*DescribeRequest)(nil),        // 0: cairn.control.v1.DescribeRequest
 	(*NodeInfo)(nil),               // 1: cairn.control.v1.NodeInfo
@@ -1581,46 +2309,64 @@ var file_internal_admin_controlpb_control_proto_goTypes = []any{
 	(*CopySnapshotReply)(nil),      // 17: cairn.control.v1.CopySnapshotReply
 	(*RemoveSnapshotRequest)(nil),  // 18: cairn.control.v1.RemoveSnapshotRequest
 	(*LeaveRequest)(nil),           // 19: cairn.control.v1.LeaveRequest
-	nil,                            // 20: cairn.control.v1.JoinRequest.PeersEntry
-	nil,                            // 21: cairn.control.v1.HostAdminRequest.PeersEntry
-	nil,                            // 22: cairn.control.v1.InstallTopologyRequest.PeersEntry
+	(*ShardChecksumRequest)(nil),   // 20: cairn.control.v1.ShardChecksumRequest
+	(*ShardChecksumReply)(nil),     // 21: cairn.control.v1.ShardChecksumReply
+	(*ChecksumResultRequest)(nil),  // 22: cairn.control.v1.ChecksumResultRequest
+	(*ChecksumResultReply)(nil),    // 23: cairn.control.v1.ChecksumResultReply
+	(*PartitionChecksum)(nil),      // 24: cairn.control.v1.PartitionChecksum
+	(*RebuildReplicaRequest)(nil),  // 25: cairn.control.v1.RebuildReplicaRequest
+	(*RebuildReplicaReply)(nil),    // 26: cairn.control.v1.RebuildReplicaReply
+	(*VerifyBlocksRequest)(nil),    // 27: cairn.control.v1.VerifyBlocksRequest
+	(*VerifyBlocksReply)(nil),      // 28: cairn.control.v1.VerifyBlocksReply
+	nil,                            // 29: cairn.control.v1.JoinRequest.PeersEntry
+	nil,                            // 30: cairn.control.v1.HostAdminRequest.PeersEntry
+	nil,                            // 31: cairn.control.v1.InstallTopologyRequest.PeersEntry
 }
 var file_internal_admin_controlpb_control_proto_depIdxs = []int32{
 	5,  // 0: cairn.control.v1.NodeInfo.shards:type_name -> cairn.control.v1.ShardState
 	2,  // 1: cairn.control.v1.NodeInfo.storage:type_name -> cairn.control.v1.StorageInfo
 	3,  // 2: cairn.control.v1.StorageInfo.aside_dirs:type_name -> cairn.control.v1.AsideDir
 	4,  // 3: cairn.control.v1.StorageInfo.incidents:type_name -> cairn.control.v1.Incident
-	20, // 4: cairn.control.v1.JoinRequest.peers:type_name -> cairn.control.v1.JoinRequest.PeersEntry
-	21, // 5: cairn.control.v1.HostAdminRequest.peers:type_name -> cairn.control.v1.HostAdminRequest.PeersEntry
-	22, // 6: cairn.control.v1.InstallTopologyRequest.peers:type_name -> cairn.control.v1.InstallTopologyRequest.PeersEntry
+	29, // 4: cairn.control.v1.JoinRequest.peers:type_name -> cairn.control.v1.JoinRequest.PeersEntry
+	30, // 5: cairn.control.v1.HostAdminRequest.peers:type_name -> cairn.control.v1.HostAdminRequest.PeersEntry
+	31, // 6: cairn.control.v1.InstallTopologyRequest.peers:type_name -> cairn.control.v1.InstallTopologyRequest.PeersEntry
 	15, // 7: cairn.control.v1.SnapshotChunk.header:type_name -> cairn.control.v1.SnapshotHeader
-	0,  // 8: cairn.control.v1.Control.Describe:input_type -> cairn.control.v1.DescribeRequest
-	6,  // 9: cairn.control.v1.Control.Join:input_type -> cairn.control.v1.JoinRequest
-	7,  // 10: cairn.control.v1.Control.HostAdmin:input_type -> cairn.control.v1.HostAdminRequest
-	8,  // 11: cairn.control.v1.Control.DropAdmin:input_type -> cairn.control.v1.DropAdminRequest
-	9,  // 12: cairn.control.v1.Control.InstallTopology:input_type -> cairn.control.v1.InstallTopologyRequest
-	10, // 13: cairn.control.v1.Control.SetService:input_type -> cairn.control.v1.SetServiceRequest
-	11, // 14: cairn.control.v1.Control.SnapshotShard:input_type -> cairn.control.v1.SnapshotShardRequest
-	13, // 15: cairn.control.v1.Control.FetchSnapshot:input_type -> cairn.control.v1.FetchSnapshotRequest
-	16, // 16: cairn.control.v1.Control.CopySnapshot:input_type -> cairn.control.v1.CopySnapshotRequest
-	18, // 17: cairn.control.v1.Control.RemoveSnapshot:input_type -> cairn.control.v1.RemoveSnapshotRequest
-	19, // 18: cairn.control.v1.Control.Leave:input_type -> cairn.control.v1.LeaveRequest
-	1,  // 19: cairn.control.v1.Control.Describe:output_type -> cairn.control.v1.NodeInfo
-	1,  // 20: cairn.control.v1.Control.Join:output_type -> cairn.control.v1.NodeInfo
-	1,  // 21: cairn.control.v1.Control.HostAdmin:output_type -> cairn.control.v1.NodeInfo
-	1,  // 22: cairn.control.v1.Control.DropAdmin:output_type -> cairn.control.v1.NodeInfo
-	1,  // 23: cairn.control.v1.Control.InstallTopology:output_type -> cairn.control.v1.NodeInfo
-	1,  // 24: cairn.control.v1.Control.SetService:output_type -> cairn.control.v1.NodeInfo
-	12, // 25: cairn.control.v1.Control.SnapshotShard:output_type -> cairn.control.v1.SnapshotShardReply
-	14, // 26: cairn.control.v1.Control.FetchSnapshot:output_type -> cairn.control.v1.SnapshotChunk
-	17, // 27: cairn.control.v1.Control.CopySnapshot:output_type -> cairn.control.v1.CopySnapshotReply
-	1,  // 28: cairn.control.v1.Control.RemoveSnapshot:output_type -> cairn.control.v1.NodeInfo
-	1,  // 29: cairn.control.v1.Control.Leave:output_type -> cairn.control.v1.NodeInfo
-	19, // [19:30] is the sub-list for method output_type
-	8,  // [8:19] is the sub-list for method input_type
-	8,  // [8:8] is the sub-list for extension type_name
-	8,  // [8:8] is the sub-list for extension extendee
-	0,  // [0:8] is the sub-list for field type_name
+	24, // 8: cairn.control.v1.ChecksumResultReply.partitions:type_name -> cairn.control.v1.PartitionChecksum
+	0,  // 9: cairn.control.v1.Control.Describe:input_type -> cairn.control.v1.DescribeRequest
+	6,  // 10: cairn.control.v1.Control.Join:input_type -> cairn.control.v1.JoinRequest
+	7,  // 11: cairn.control.v1.Control.HostAdmin:input_type -> cairn.control.v1.HostAdminRequest
+	8,  // 12: cairn.control.v1.Control.DropAdmin:input_type -> cairn.control.v1.DropAdminRequest
+	9,  // 13: cairn.control.v1.Control.InstallTopology:input_type -> cairn.control.v1.InstallTopologyRequest
+	10, // 14: cairn.control.v1.Control.SetService:input_type -> cairn.control.v1.SetServiceRequest
+	11, // 15: cairn.control.v1.Control.SnapshotShard:input_type -> cairn.control.v1.SnapshotShardRequest
+	13, // 16: cairn.control.v1.Control.FetchSnapshot:input_type -> cairn.control.v1.FetchSnapshotRequest
+	16, // 17: cairn.control.v1.Control.CopySnapshot:input_type -> cairn.control.v1.CopySnapshotRequest
+	18, // 18: cairn.control.v1.Control.RemoveSnapshot:input_type -> cairn.control.v1.RemoveSnapshotRequest
+	19, // 19: cairn.control.v1.Control.Leave:input_type -> cairn.control.v1.LeaveRequest
+	20, // 20: cairn.control.v1.Control.ShardChecksum:input_type -> cairn.control.v1.ShardChecksumRequest
+	22, // 21: cairn.control.v1.Control.ChecksumResult:input_type -> cairn.control.v1.ChecksumResultRequest
+	25, // 22: cairn.control.v1.Control.RebuildReplica:input_type -> cairn.control.v1.RebuildReplicaRequest
+	27, // 23: cairn.control.v1.Control.VerifyBlocks:input_type -> cairn.control.v1.VerifyBlocksRequest
+	1,  // 24: cairn.control.v1.Control.Describe:output_type -> cairn.control.v1.NodeInfo
+	1,  // 25: cairn.control.v1.Control.Join:output_type -> cairn.control.v1.NodeInfo
+	1,  // 26: cairn.control.v1.Control.HostAdmin:output_type -> cairn.control.v1.NodeInfo
+	1,  // 27: cairn.control.v1.Control.DropAdmin:output_type -> cairn.control.v1.NodeInfo
+	1,  // 28: cairn.control.v1.Control.InstallTopology:output_type -> cairn.control.v1.NodeInfo
+	1,  // 29: cairn.control.v1.Control.SetService:output_type -> cairn.control.v1.NodeInfo
+	12, // 30: cairn.control.v1.Control.SnapshotShard:output_type -> cairn.control.v1.SnapshotShardReply
+	14, // 31: cairn.control.v1.Control.FetchSnapshot:output_type -> cairn.control.v1.SnapshotChunk
+	17, // 32: cairn.control.v1.Control.CopySnapshot:output_type -> cairn.control.v1.CopySnapshotReply
+	1,  // 33: cairn.control.v1.Control.RemoveSnapshot:output_type -> cairn.control.v1.NodeInfo
+	1,  // 34: cairn.control.v1.Control.Leave:output_type -> cairn.control.v1.NodeInfo
+	21, // 35: cairn.control.v1.Control.ShardChecksum:output_type -> cairn.control.v1.ShardChecksumReply
+	23, // 36: cairn.control.v1.Control.ChecksumResult:output_type -> cairn.control.v1.ChecksumResultReply
+	26, // 37: cairn.control.v1.Control.RebuildReplica:output_type -> cairn.control.v1.RebuildReplicaReply
+	28, // 38: cairn.control.v1.Control.VerifyBlocks:output_type -> cairn.control.v1.VerifyBlocksReply
+	24, // [24:39] is the sub-list for method output_type
+	9,  // [9:24] is the sub-list for method input_type
+	9,  // [9:9] is the sub-list for extension type_name
+	9,  // [9:9] is the sub-list for extension extendee
+	0,  // [0:9] is the sub-list for field type_name
 }
 
 func init() { file_internal_admin_controlpb_control_proto_init() }
@@ -1634,7 +2380,7 @@ func file_internal_admin_controlpb_control_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_internal_admin_controlpb_control_proto_rawDesc), len(file_internal_admin_controlpb_control_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   23,
+			NumMessages:   32,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

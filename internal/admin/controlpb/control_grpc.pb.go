@@ -38,6 +38,10 @@ const (
 	Control_CopySnapshot_FullMethodName    = "/cairn.control.v1.Control/CopySnapshot"
 	Control_RemoveSnapshot_FullMethodName  = "/cairn.control.v1.Control/RemoveSnapshot"
 	Control_Leave_FullMethodName           = "/cairn.control.v1.Control/Leave"
+	Control_ShardChecksum_FullMethodName   = "/cairn.control.v1.Control/ShardChecksum"
+	Control_ChecksumResult_FullMethodName  = "/cairn.control.v1.Control/ChecksumResult"
+	Control_RebuildReplica_FullMethodName  = "/cairn.control.v1.Control/RebuildReplica"
+	Control_VerifyBlocks_FullMethodName    = "/cairn.control.v1.Control/VerifyBlocks"
 )
 
 // ControlClient is the client API for Control service.
@@ -63,6 +67,28 @@ type ControlClient interface {
 	CopySnapshot(ctx context.Context, in *CopySnapshotRequest, opts ...grpc.CallOption) (*CopySnapshotReply, error)
 	RemoveSnapshot(ctx context.Context, in *RemoveSnapshotRequest, opts ...grpc.CallOption) (*NodeInfo, error)
 	Leave(ctx context.Context, in *LeaveRequest, opts ...grpc.CallOption) (*NodeInfo, error)
+	// ShardChecksum has this node's replica of a shard, if it leads, propose
+	// a Checksum command with the request's id: every replica then checksums
+	// its partitions at the index the command is applied at. Idempotent by
+	// id (an id already applied here is not proposed again). A replica that
+	// does not lead proposes nothing and names the leader it knows.
+	ShardChecksum(ctx context.Context, in *ShardChecksumRequest, opts ...grpc.CallOption) (*ShardChecksumReply, error)
+	// ChecksumResult returns this node's replica's result for a checksum id.
+	ChecksumResult(ctx context.Context, in *ChecksumResultRequest, opts ...grpc.CallOption) (*ChecksumResultReply, error)
+	// RebuildReplica replaces this node's replica of a shard with a copy
+	// from its peers: leadership moves off it first, then the replica is
+	// closed, its records and Raft state are deleted (storage DropShard),
+	// and it reopens empty and rejoins (readmitted by the leader, then a
+	// snapshot). It answers once the replica rejoins; Describe's
+	// ShardState.rejoining and applied show the catching up. Idempotent by
+	// id while the node runs. Refused for a shard with no other replica.
+	RebuildReplica(ctx context.Context, in *RebuildReplicaRequest, opts ...grpc.CallOption) (*RebuildReplicaReply, error)
+	// VerifyBlocks starts (or reports on) a check of every block of every
+	// sstable and the MANIFEST and WALs of the node's engine
+	// (storage.Engine.VerifyBlocks), keyed by id: a request with the id of
+	// the running or last check reports its progress or outcome; another id
+	// starts a new check, ending one that runs.
+	VerifyBlocks(ctx context.Context, in *VerifyBlocksRequest, opts ...grpc.CallOption) (*VerifyBlocksReply, error)
 }
 
 type controlClient struct {
@@ -192,6 +218,46 @@ func (c *controlClient) Leave(ctx context.Context, in *LeaveRequest, opts ...grp
 	return out, nil
 }
 
+func (c *controlClient) ShardChecksum(ctx context.Context, in *ShardChecksumRequest, opts ...grpc.CallOption) (*ShardChecksumReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ShardChecksumReply)
+	err := c.cc.Invoke(ctx, Control_ShardChecksum_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *controlClient) ChecksumResult(ctx context.Context, in *ChecksumResultRequest, opts ...grpc.CallOption) (*ChecksumResultReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ChecksumResultReply)
+	err := c.cc.Invoke(ctx, Control_ChecksumResult_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *controlClient) RebuildReplica(ctx context.Context, in *RebuildReplicaRequest, opts ...grpc.CallOption) (*RebuildReplicaReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RebuildReplicaReply)
+	err := c.cc.Invoke(ctx, Control_RebuildReplica_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *controlClient) VerifyBlocks(ctx context.Context, in *VerifyBlocksRequest, opts ...grpc.CallOption) (*VerifyBlocksReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(VerifyBlocksReply)
+	err := c.cc.Invoke(ctx, Control_VerifyBlocks_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ControlServer is the server API for Control service.
 // All implementations must embed UnimplementedControlServer
 // for forward compatibility.
@@ -215,6 +281,28 @@ type ControlServer interface {
 	CopySnapshot(context.Context, *CopySnapshotRequest) (*CopySnapshotReply, error)
 	RemoveSnapshot(context.Context, *RemoveSnapshotRequest) (*NodeInfo, error)
 	Leave(context.Context, *LeaveRequest) (*NodeInfo, error)
+	// ShardChecksum has this node's replica of a shard, if it leads, propose
+	// a Checksum command with the request's id: every replica then checksums
+	// its partitions at the index the command is applied at. Idempotent by
+	// id (an id already applied here is not proposed again). A replica that
+	// does not lead proposes nothing and names the leader it knows.
+	ShardChecksum(context.Context, *ShardChecksumRequest) (*ShardChecksumReply, error)
+	// ChecksumResult returns this node's replica's result for a checksum id.
+	ChecksumResult(context.Context, *ChecksumResultRequest) (*ChecksumResultReply, error)
+	// RebuildReplica replaces this node's replica of a shard with a copy
+	// from its peers: leadership moves off it first, then the replica is
+	// closed, its records and Raft state are deleted (storage DropShard),
+	// and it reopens empty and rejoins (readmitted by the leader, then a
+	// snapshot). It answers once the replica rejoins; Describe's
+	// ShardState.rejoining and applied show the catching up. Idempotent by
+	// id while the node runs. Refused for a shard with no other replica.
+	RebuildReplica(context.Context, *RebuildReplicaRequest) (*RebuildReplicaReply, error)
+	// VerifyBlocks starts (or reports on) a check of every block of every
+	// sstable and the MANIFEST and WALs of the node's engine
+	// (storage.Engine.VerifyBlocks), keyed by id: a request with the id of
+	// the running or last check reports its progress or outcome; another id
+	// starts a new check, ending one that runs.
+	VerifyBlocks(context.Context, *VerifyBlocksRequest) (*VerifyBlocksReply, error)
 	mustEmbedUnimplementedControlServer()
 }
 
@@ -257,6 +345,18 @@ func (UnimplementedControlServer) RemoveSnapshot(context.Context, *RemoveSnapsho
 }
 func (UnimplementedControlServer) Leave(context.Context, *LeaveRequest) (*NodeInfo, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method Leave not implemented")
+}
+func (UnimplementedControlServer) ShardChecksum(context.Context, *ShardChecksumRequest) (*ShardChecksumReply, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method ShardChecksum not implemented")
+}
+func (UnimplementedControlServer) ChecksumResult(context.Context, *ChecksumResultRequest) (*ChecksumResultReply, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method ChecksumResult not implemented")
+}
+func (UnimplementedControlServer) RebuildReplica(context.Context, *RebuildReplicaRequest) (*RebuildReplicaReply, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method RebuildReplica not implemented")
+}
+func (UnimplementedControlServer) VerifyBlocks(context.Context, *VerifyBlocksRequest) (*VerifyBlocksReply, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method VerifyBlocks not implemented")
 }
 func (UnimplementedControlServer) mustEmbedUnimplementedControlServer() {}
 func (UnimplementedControlServer) testEmbeddedByValue()                 {}
@@ -470,6 +570,78 @@ func _Control_Leave_Handler(srv interface{}, ctx context.Context, dec func(inter
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Control_ShardChecksum_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ShardChecksumRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ControlServer).ShardChecksum(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Control_ShardChecksum_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ControlServer).ShardChecksum(ctx, req.(*ShardChecksumRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Control_ChecksumResult_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ChecksumResultRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ControlServer).ChecksumResult(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Control_ChecksumResult_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ControlServer).ChecksumResult(ctx, req.(*ChecksumResultRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Control_RebuildReplica_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RebuildReplicaRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ControlServer).RebuildReplica(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Control_RebuildReplica_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ControlServer).RebuildReplica(ctx, req.(*RebuildReplicaRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Control_VerifyBlocks_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(VerifyBlocksRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ControlServer).VerifyBlocks(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Control_VerifyBlocks_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ControlServer).VerifyBlocks(ctx, req.(*VerifyBlocksRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Control_ServiceDesc is the grpc.ServiceDesc for Control service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -516,6 +688,22 @@ var Control_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Leave",
 			Handler:    _Control_Leave_Handler,
+		},
+		{
+			MethodName: "ShardChecksum",
+			Handler:    _Control_ShardChecksum_Handler,
+		},
+		{
+			MethodName: "ChecksumResult",
+			Handler:    _Control_ChecksumResult_Handler,
+		},
+		{
+			MethodName: "RebuildReplica",
+			Handler:    _Control_RebuildReplica_Handler,
+		},
+		{
+			MethodName: "VerifyBlocks",
+			Handler:    _Control_VerifyBlocks_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -41,6 +41,7 @@ type Command struct {
 	//	*Command_Batch
 	//	*Command_MultiDelete
 	//	*Command_Expire
+	//	*Command_Checksum
 	Body isCommand_Body `protobuf_oneof:"body"`
 	// Client request identity, for exactly-once retries (unused until
 	// replication; zero means "no deduplication").
@@ -121,6 +122,15 @@ func (x *Command) GetExpire() *Expire {
 	return nil
 }
 
+func (x *Command) GetChecksum() *Checksum {
+	if x != nil {
+		if x, ok := x.Body.(*Command_Checksum); ok {
+			return x.Checksum
+		}
+	}
+	return nil
+}
+
 func (x *Command) GetClientId() uint64 {
 	if x != nil {
 		return x.ClientId
@@ -151,11 +161,17 @@ type Command_Expire struct {
 	Expire *Expire `protobuf:"bytes,4,opt,name=expire,proto3,oneof"`
 }
 
+type Command_Checksum struct {
+	Checksum *Checksum `protobuf:"bytes,7,opt,name=checksum,proto3,oneof"`
+}
+
 func (*Command_Batch) isCommand_Body() {}
 
 func (*Command_MultiDelete) isCommand_Body() {}
 
 func (*Command_Expire) isCommand_Body() {}
+
+func (*Command_Checksum) isCommand_Body() {}
 
 // Batch is one atomic list of puts and deletes on one major path (or a single
 // operation). An operation with abort_if_unsuccessful that fails makes the
@@ -362,16 +378,75 @@ func (x *ExpiredRecord) GetExpirationMs() int64 {
 	return 0
 }
 
+// Checksum changes nothing. A replica that applies it at index I computes,
+// from a view of its state at exactly I, one checksum per partition of the
+// shard (replica/checksum.go), so that replicas can be compared at the same
+// index. Apply treats it as a no-op on every replica; a binary that does
+// not know it never sees one (only the admin's plan verify-data proposes
+// it).
+type Checksum struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            uint64                 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`                                        // names the request; a replica keeps the first index it saw an id at
+	BytesPerSec   int64                  `protobuf:"varint,2,opt,name=bytes_per_sec,json=bytesPerSec,proto3" json:"bytes_per_sec,omitempty"` // how fast each replica reads its records (0: unbounded)
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Checksum) Reset() {
+	*x = Checksum{}
+	mi := &file_internal_storage_commandpb_command_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Checksum) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Checksum) ProtoMessage() {}
+
+func (x *Checksum) ProtoReflect() protoreflect.Message {
+	mi := &file_internal_storage_commandpb_command_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Checksum.ProtoReflect.Descriptor instead.
+func (*Checksum) Descriptor() ([]byte, []int) {
+	return file_internal_storage_commandpb_command_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *Checksum) GetId() uint64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *Checksum) GetBytesPerSec() int64 {
+	if x != nil {
+		return x.BytesPerSec
+	}
+	return 0
+}
+
 var File_internal_storage_commandpb_command_proto protoreflect.FileDescriptor
 
 const file_internal_storage_commandpb_command_proto_rawDesc = "" +
 	"\n" +
-	"(internal/storage/commandpb/command.proto\x12\x10cairn.command.v1\x1a\x14api/cairnpb/kv.proto\"\x8d\x02\n" +
+	"(internal/storage/commandpb/command.proto\x12\x10cairn.command.v1\x1a\x14api/cairnpb/kv.proto\"\xc7\x02\n" +
 	"\aCommand\x12\x15\n" +
 	"\x06now_ms\x18\x01 \x01(\x03R\x05nowMs\x12/\n" +
 	"\x05batch\x18\x02 \x01(\v2\x17.cairn.command.v1.BatchH\x00R\x05batch\x12B\n" +
 	"\fmulti_delete\x18\x03 \x01(\v2\x1d.cairn.command.v1.MultiDeleteH\x00R\vmultiDelete\x122\n" +
-	"\x06expire\x18\x04 \x01(\v2\x18.cairn.command.v1.ExpireH\x00R\x06expire\x12\x1b\n" +
+	"\x06expire\x18\x04 \x01(\v2\x18.cairn.command.v1.ExpireH\x00R\x06expire\x128\n" +
+	"\bchecksum\x18\a \x01(\v2\x1a.cairn.command.v1.ChecksumH\x00R\bchecksum\x12\x1b\n" +
 	"\tclient_id\x18\x05 \x01(\x04R\bclientId\x12\x1d\n" +
 	"\n" +
 	"client_seq\x18\x06 \x01(\x04R\tclientSeqB\x06\n" +
@@ -387,7 +462,10 @@ const file_internal_storage_commandpb_command_proto_rawDesc = "" +
 	"\rExpiredRecord\x12\x1f\n" +
 	"\vstorage_key\x18\x01 \x01(\fR\n" +
 	"storageKey\x12#\n" +
-	"\rexpiration_ms\x18\x02 \x01(\x03R\fexpirationMsB5Z3github.com/cairndb/cairn/internal/storage/commandpbb\x06proto3"
+	"\rexpiration_ms\x18\x02 \x01(\x03R\fexpirationMs\">\n" +
+	"\bChecksum\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x04R\x02id\x12\"\n" +
+	"\rbytes_per_sec\x18\x02 \x01(\x03R\vbytesPerSecB5Z3github.com/cairndb/cairn/internal/storage/commandpbb\x06proto3"
 
 var (
 	file_internal_storage_commandpb_command_proto_rawDescOnce sync.Once
@@ -401,32 +479,34 @@ func file_internal_storage_commandpb_command_proto_rawDescGZIP() []byte {
 	return file_internal_storage_commandpb_command_proto_rawDescData
 }
 
-var file_internal_storage_commandpb_command_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
+var file_internal_storage_commandpb_command_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
 var file_internal_storage_commandpb_command_proto_goTypes = []any{
 	(*Command)(nil),           // 0: cairn.command.v1.Command
 	(*Batch)(nil),             // 1: cairn.command.v1.Batch
 	(*MultiDelete)(nil),       // 2: cairn.command.v1.MultiDelete
 	(*Expire)(nil),            // 3: cairn.command.v1.Expire
 	(*ExpiredRecord)(nil),     // 4: cairn.command.v1.ExpiredRecord
-	(*cairnpb.Operation)(nil), // 5: cairn.v1.Operation
-	(*cairnpb.Key)(nil),       // 6: cairn.v1.Key
-	(*cairnpb.KeyRange)(nil),  // 7: cairn.v1.KeyRange
-	(cairnpb.Depth)(0),        // 8: cairn.v1.Depth
+	(*Checksum)(nil),          // 5: cairn.command.v1.Checksum
+	(*cairnpb.Operation)(nil), // 6: cairn.v1.Operation
+	(*cairnpb.Key)(nil),       // 7: cairn.v1.Key
+	(*cairnpb.KeyRange)(nil),  // 8: cairn.v1.KeyRange
+	(cairnpb.Depth)(0),        // 9: cairn.v1.Depth
 }
 var file_internal_storage_commandpb_command_proto_depIdxs = []int32{
 	1, // 0: cairn.command.v1.Command.batch:type_name -> cairn.command.v1.Batch
 	2, // 1: cairn.command.v1.Command.multi_delete:type_name -> cairn.command.v1.MultiDelete
 	3, // 2: cairn.command.v1.Command.expire:type_name -> cairn.command.v1.Expire
-	5, // 3: cairn.command.v1.Batch.ops:type_name -> cairn.v1.Operation
-	6, // 4: cairn.command.v1.MultiDelete.parent:type_name -> cairn.v1.Key
-	7, // 5: cairn.command.v1.MultiDelete.range:type_name -> cairn.v1.KeyRange
-	8, // 6: cairn.command.v1.MultiDelete.depth:type_name -> cairn.v1.Depth
-	4, // 7: cairn.command.v1.Expire.records:type_name -> cairn.command.v1.ExpiredRecord
-	8, // [8:8] is the sub-list for method output_type
-	8, // [8:8] is the sub-list for method input_type
-	8, // [8:8] is the sub-list for extension type_name
-	8, // [8:8] is the sub-list for extension extendee
-	0, // [0:8] is the sub-list for field type_name
+	5, // 3: cairn.command.v1.Command.checksum:type_name -> cairn.command.v1.Checksum
+	6, // 4: cairn.command.v1.Batch.ops:type_name -> cairn.v1.Operation
+	7, // 5: cairn.command.v1.MultiDelete.parent:type_name -> cairn.v1.Key
+	8, // 6: cairn.command.v1.MultiDelete.range:type_name -> cairn.v1.KeyRange
+	9, // 7: cairn.command.v1.MultiDelete.depth:type_name -> cairn.v1.Depth
+	4, // 8: cairn.command.v1.Expire.records:type_name -> cairn.command.v1.ExpiredRecord
+	9, // [9:9] is the sub-list for method output_type
+	9, // [9:9] is the sub-list for method input_type
+	9, // [9:9] is the sub-list for extension type_name
+	9, // [9:9] is the sub-list for extension extendee
+	0, // [0:9] is the sub-list for field type_name
 }
 
 func init() { file_internal_storage_commandpb_command_proto_init() }
@@ -438,6 +518,7 @@ func file_internal_storage_commandpb_command_proto_init() {
 		(*Command_Batch)(nil),
 		(*Command_MultiDelete)(nil),
 		(*Command_Expire)(nil),
+		(*Command_Checksum)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -445,7 +526,7 @@ func file_internal_storage_commandpb_command_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_internal_storage_commandpb_command_proto_rawDesc), len(file_internal_storage_commandpb_command_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   5,
+			NumMessages:   6,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
