@@ -189,7 +189,10 @@ func (c *blockCheck) reply(e *storage.Engine) *controlpb.VerifyBlocksReply {
 	case !c.finished:
 	case errors.Is(c.err, storage.ErrCorrupt):
 		r.Corrupt, r.Detail = true, c.err.Error()
-		if k := e.Corrupt(); k != nil {
+		var ce *storage.CorruptionError
+		if errors.As(c.err, &ce) {
+			r.File, r.Detail = ce.File, ce.Detail
+		} else if k := e.Corrupt(); k != nil {
 			r.File, r.Detail = k.File, k.Detail
 		}
 	case c.err != nil:

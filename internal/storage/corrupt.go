@@ -37,12 +37,20 @@ func (e *Engine) markCorrupt(file, detail string) error {
 	return corruptErr(c)
 }
 
-func corruptErr(c *Corruption) error {
-	if c.File != "" {
-		return fmt.Errorf("%w: %s: %s", ErrCorrupt, c.File, c.Detail)
+// CorruptionError is the error of corruption found while running: it
+// wraps ErrCorrupt and names the file (when known) and what is wrong.
+type CorruptionError struct{ Corruption }
+
+func (e *CorruptionError) Error() string {
+	if e.File != "" {
+		return fmt.Sprintf("%v: %s: %s", ErrCorrupt, e.File, e.Detail)
 	}
-	return fmt.Errorf("%w: %s", ErrCorrupt, c.Detail)
+	return fmt.Sprintf("%v: %s", ErrCorrupt, e.Detail)
 }
+
+func (e *CorruptionError) Unwrap() error { return ErrCorrupt }
+
+func corruptErr(c *Corruption) error { return &CorruptionError{*c} }
 
 // Corrupt returns the corruption found while running, or nil.
 func (e *Engine) Corrupt() *Corruption { return e.corrupt.Load() }

@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/cairndb/cairn/internal/storage/files"
 	"github.com/cockroachdb/pebble/v2"
@@ -53,7 +54,9 @@ func (e *Engine) VerifyBlocks(ctx context.Context, bytesPerSec int64, progress f
 		case files.IsNotExist(err):
 			continue // compacted away meanwhile
 		case err != nil:
-			return e.markCorrupt(e.fs.PathJoin(e.cfg.Dir, name), err.Error())
+			// The reader was opened without Pebble's file number.
+			detail := strings.Replace(err.Error(), "file 000000", name, 1)
+			return e.markCorrupt(e.fs.PathJoin(e.cfg.Dir, name), detail)
 		}
 		p.FilesDone++
 		if progress != nil {
