@@ -172,8 +172,14 @@ type Raft struct {
 	// impossibleLogged is when impossibleAck last logged (loop goroutine only).
 	impossibleLogged time.Time
 	spaceLogged      time.Time // admitAppend last logged (loop goroutine only)
-	lastTerm         uint64    // the term of the last applied entry
-	snapCache        *raftpb.Snapshot
+	// transferTo is a pending leadership transfer's target, for
+	// transferTicks ticks; avoid holds targets not to try again before a
+	// time (raft_space.go). Loop goroutine only.
+	transferTo    uint64
+	transferTicks int
+	avoid         map[uint64]time.Time
+	lastTerm      uint64 // the term of the last applied entry
+	snapCache     *raftpb.Snapshot
 }
 
 // noticeSeen is the freshest commit notice a follower has received.

@@ -111,6 +111,7 @@ func (r *Raft) impossibleAck(m *raftpb.Message) bool {
 
 func (r *Raft) tick() {
 	r.ticks++
+	r.watchTransfer(r.rn.BasicStatus())
 	if r.ticks%20 == 0 && r.rn.BasicStatus().RaftState == raft.StateLeader {
 		// before Tick: Tick's quorum check clears RecentActive
 		if r.e.LowDisk() {
@@ -145,7 +146,7 @@ func (r *Raft) preferLeader() {
 	st := r.rn.Status()
 	// Raft's transfer catches the target up first; only skip a target that
 	// is far behind (or down), which would stall writes during the transfer.
-	if pr, ok := st.Progress[want]; ok && pr.RecentActive && pr.Match+1000 >= r.ls.lastIndex {
+	if pr, ok := st.Progress[want]; ok && !r.avoided(want) && pr.RecentActive && pr.Match+1000 >= r.ls.lastIndex {
 		r.log.Info("transferring leadership to the preferred node", "to", want)
 		r.rn.TransferLeader(want)
 	}

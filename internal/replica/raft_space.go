@@ -1,6 +1,7 @@
 package replica
 
 import (
+	"errors"
 	"time"
 
 	"github.com/cairndb/cairn/internal/storage"
@@ -15,28 +16,37 @@ import (
 // caught-up follower, whose disk may have room. Nothing here changes what
 // Raft decided; it only declines work.
 
-// admitAppend reports whether the engine has room for the entries of m
-// (each is filed in the log and applied: two copies). Entries that only
-// delete or carry Raft's own state may use part of the margin.
+// admitAppend reports whether the engine has room for what m brings: the
+// entries of a MsgApp (each is filed in the log and applied: two copies;
+// entries that only delete or carry Raft's own state may use part of the
+// margin) or the data of a snapshot. A replica whose disk refuses puts also
+// refuses to become leader (MsgTimeoutNow): it could not take a write.
 func (r *Raft) admitAppend(m *raftpb.Message) bool {
-	if m.GetType() != raftpb.MsgApp || len(m.GetEntries()) == 0 {
+	var err error
+	switch {
+	case m.GetType() == raftpb.MsgSnap:
+		err = r.e.Admit(2*int64(len(m.GetSnapshot().GetData())), storage.AddsData)
+	case m.GetType() == raftpb.MsgTimeoutNow && r.e.LowDisk():
+		err = errors.New("asked to take leadership, on a disk that refuses puts")
+	case m.GetType() != raftpb.MsgApp || len(m.GetEntries()) == 0:
 		return true
-	}
-	var n int64
-	for _, e := range m.GetEntries() {
-		n += int64(len(e.GetData()))
-	}
-	err := r.e.Admit(2*n, storage.AddsData)
-	if err != nil && reclaimsOnly(m.GetEntries()) {
-		err = r.e.Admit(2*n, storage.Reclaims)
+	default:
+		var n int64
+		for _, e := range m.GetEntries() {
+			n += int64(len(e.GetData()))
+		}
+		err = r.e.Admit(2*n, storage.AddsData)
+		if err != nil && reclaimsOnly(m.GetEntries()) {
+			err = r.e.Admit(2*n, storage.Reclaims)
+		}
 	}
 	if err == nil {
 		return true
 	}
 	if time.Since(r.spaceLogged) >= 10*time.Second {
 		r.spaceLogged = time.Now()
-		r.log.Warn("not taking entries from the leader: this node's disk has no room; the replica lags until space is freed",
-			"from", m.GetFrom(), "entries", len(m.GetEntries()), "err", err)
+		r.log.Warn("not taking this from the leader: this node's disk has no room; the replica lags until space is freed",
+			"from", m.GetFrom(), "type", m.GetType(), "entries", len(m.GetEntries()), "err", err)
 	}
 	return false
 }
@@ -62,7 +72,7 @@ func (r *Raft) leaveFullDisk() {
 	st := r.rn.Status()
 	var best, match uint64
 	for id, pr := range st.Progress {
-		if id != r.cfg.Node && pr.RecentActive && pr.Match+100 >= r.ls.lastIndex && pr.Match >= match {
+		if id != r.cfg.Node && !r.avoided(id) && pr.RecentActive && pr.Match+100 >= r.ls.lastIndex && pr.Match >= match {
 			best, match = id, pr.Match
 		}
 	}
@@ -72,3 +82,40 @@ func (r *Raft) leaveFullDisk() {
 	r.log.Warn("this node's disk refuses puts: handing leadership to a follower", "to", best)
 	r.rn.TransferLeader(best)
 }
+
+// transferPatience is how long a leadership transfer may stay pending
+// before the leader aborts it, and transferBackoff how long the leader then
+// leaves that target alone. etcd raft drops every proposal while a transfer
+// is pending, so a target that never takes over (its disk refuses puts, or
+// it is stuck) must not be asked again every few seconds.
+const (
+	transferPatience = 5 // ticks
+	transferBackoff  = time.Minute
+)
+
+// watchTransfer aborts a transfer pending for more than transferPatience
+// ticks (a transfer to oneself aborts it) and backs off from its target.
+func (r *Raft) watchTransfer(st raft.BasicStatus) {
+	if st.RaftState != raft.StateLeader || st.LeadTransferee == 0 {
+		r.transferTo = 0
+		return
+	}
+	if r.transferTo != st.LeadTransferee {
+		r.transferTo, r.transferTicks = st.LeadTransferee, 0
+		return
+	}
+	if r.transferTicks++; r.transferTicks < transferPatience {
+		return
+	}
+	r.log.Warn("a leadership transfer did not happen; aborting it and leaving that node alone for a while",
+		"to", r.transferTo, "backoff", transferBackoff)
+	if r.avoid == nil {
+		r.avoid = make(map[uint64]time.Time)
+	}
+	r.avoid[r.transferTo] = time.Now().Add(transferBackoff)
+	r.rn.TransferLeader(r.cfg.Node)
+	r.transferTo = 0
+}
+
+// avoided reports whether leadership should not go to node now.
+func (r *Raft) avoided(node uint64) bool { return time.Now().Before(r.avoid[node]) }

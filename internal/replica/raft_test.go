@@ -88,6 +88,10 @@ type testGroup struct {
 	engines map[uint64]*storage.Engine
 	logKeep uint64
 	tick    time.Duration
+	// preferred is every replica's preferred leader; minFree overrides a
+	// node's free-space margin (0: none).
+	preferred uint64
+	minFree   map[uint64]int64
 }
 
 func newGroup(t *testing.T, logKeep uint64) *testGroup { return newGroupTB(t, logKeep) }
@@ -125,14 +129,14 @@ func (g *testGroup) start(id uint64) { g.startWith(id, false) }
 
 func (g *testGroup) startWith(id uint64, rejoin bool) {
 	sc := storage.DefaultConfig(g.dirs[id])
-	sc.CacheBytes, sc.MinFreeBytes = 8<<20, 0
+	sc.CacheBytes, sc.MinFreeBytes = 8<<20, g.minFree[id]
 	e, err := storage.Open(sc)
 	if err != nil {
 		g.t.Fatal(err)
 	}
 	meta, _ := e.Init("test", 4)
 	r, err := OpenRaft(e, meta, RaftConfig{
-		Shard: 1, Node: id, Voters: []uint64{1, 2, 3}, Origin: 77, Preferred: 0, Rejoin: rejoin,
+		Shard: 1, Node: id, Voters: []uint64{1, 2, 3}, Origin: 77, Preferred: g.preferred, Rejoin: rejoin,
 		Spans:        storage.PartitionSpans([]keys.PartitionID{0, 1, 2, 3}, 4),
 		Partitions:   []keys.PartitionID{0, 1, 2, 3},
 		TickInterval: g.tick, LogKeep: g.logKeep,
