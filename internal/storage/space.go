@@ -16,15 +16,30 @@ var ErrDiskFull = errors.New("storage: disk full")
 
 // DiskFullError says how much room a refused write needed and what there was.
 type DiskFullError struct {
-	Avail, Need int64 // bytes free now, and bytes the write needed to leave free
-	ReadOnly    bool  // the engine started on a full disk and serves reads only
+	Avail int64 // bytes free now
+	Need  int64 // bytes that had to be free: Margin + Headroom + the write's
+	// Margin is the free-space margin the write had to leave (for a delete,
+	// the part it may not use), and Headroom what flushing the unflushed
+	// bytes and running compactions will take.
+	Margin, Headroom int64
+	ReadOnly         bool // the engine started on a full disk and serves reads only
 }
 
 func (e *DiskFullError) Error() string {
 	if e.ReadOnly {
-		return fmt.Sprintf("%v: the store started on a full disk and is read-only until space is freed (%d bytes free, %d needed to open for writing)", ErrDiskFull, e.Avail, e.Need)
+		return fmt.Sprintf("%v: the store started on a disk too full to open for writing and serves reads only until space is freed (%s free, %s needed)",
+			ErrDiskFull, mib(e.Avail), mib(e.Need))
 	}
-	return fmt.Sprintf("%v: %d bytes free, and this write needs %d free beyond the margin (free space or raise the disk)", ErrDiskFull, e.Avail, e.Need)
+	return fmt.Sprintf("%v: %s free, and this write needs %s (the margin of %s, %s to flush and compact, %s for the write itself); delete records or free disk space, then retry",
+		ErrDiskFull, mib(e.Avail), mib(e.Need), mib(e.Margin), mib(e.Headroom), mib(e.Need-e.Margin-e.Headroom))
+}
+
+// mib renders a byte count for people.
+func mib(n int64) string {
+	if n < 1<<20 {
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
 }
 
 func (e *DiskFullError) Unwrap() error { return ErrDiskFull }
@@ -130,7 +145,11 @@ func (s *space) admit(n int64, k WriteKind) error {
 				"free_bytes", avail, "min_free_bytes", s.min, "unflushed_bytes", s.unflushed, "compaction_bytes", s.compactSum)
 		}
 		s.askFlush()
-		return &DiskFullError{Avail: avail, Need: need + floor}
+		margin := s.min / 4
+		if k == AddsData {
+			margin = s.min
+		}
+		return &DiskFullError{Avail: avail, Need: need + floor, Margin: margin, Headroom: floor - margin}
 	}
 	s.since += n
 	s.unflushed += n
