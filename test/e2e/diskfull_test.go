@@ -74,11 +74,14 @@ func dfSeed(t *testing.T) uint64 {
 // dfValue is the value of key: dfValueBytes of seeded random bytes
 // (incompressible, so the disk holds every byte), derived from the key so
 // it need not be kept.
-func dfValue(seed uint64, key string) []byte {
+func dfValue(seed uint64, key string) []byte { return seededValue(seed, key, dfValueBytes) }
+
+// seededValue is size bytes derived from seed and key (a multiple of 8).
+func seededValue(seed uint64, key string, size int) []byte {
 	h := fnv.New64a()
 	h.Write([]byte(key))
 	rng := rand.New(rand.NewPCG(seed, h.Sum64()))
-	v := make([]byte, dfValueBytes)
+	v := make([]byte, size)
 	for i := 0; i < len(v); i += 8 {
 		u := rng.Uint64()
 		for j := 0; j < 8; j++ {
@@ -553,11 +556,12 @@ func (p pingDoc) converged() (bool, int) {
 // smart client, retrying a refused put (same key, same value) until it is
 // acknowledged; it counts what came back.
 type dfLoad struct {
-	c    *client.Client
-	seed uint64
-	size int
-	stop chan struct{}
-	wg   sync.WaitGroup
+	c      *client.Client
+	prefix string
+	seed   uint64
+	size   int
+	stop   chan struct{}
+	wg     sync.WaitGroup
 
 	mu     sync.Mutex
 	acked  map[string][]byte
@@ -565,12 +569,21 @@ type dfLoad struct {
 	first  map[string]string // the first error of each kind
 	events []dfEvent         // every attempt's end, in order
 	pace   atomic.Int64      // each writer's pause after an acknowledged put (ns)
-	ops    int
-	ackSeq atomic.Int64 // acknowledged puts so far
+	// syncMix: each put is SYNC or WRITE_NO_SYNC (on every replica), at
+	// random; otherwise SYNC.
+	syncMix bool
+	ops     int
+	ackSeq  atomic.Int64 // acknowledged puts so far
 }
 
 func startDFLoad(c *client.Client, seed uint64, writers, size int) *dfLoad {
-	l := &dfLoad{c: c, seed: seed, size: size, stop: make(chan struct{}), acked: map[string][]byte{}, errs: map[string]int{}, first: map[string]string{}}
+	return startLoad(c, "dfn", seed, writers, size, false)
+}
+
+// startLoad starts writers of keys /prefix/wW/kNNNNN/-/v.
+func startLoad(c *client.Client, prefix string, seed uint64, writers, size int, syncMix bool) *dfLoad {
+	l := &dfLoad{c: c, prefix: prefix, seed: seed, size: size, syncMix: syncMix, stop: make(chan struct{}),
+		acked: map[string][]byte{}, errs: map[string]int{}, first: map[string]string{}}
 	for w := range writers {
 		l.wg.Add(1)
 		go l.run(w)
@@ -580,10 +593,16 @@ func startDFLoad(c *client.Client, seed uint64, writers, size int) *dfLoad {
 
 func (l *dfLoad) run(w int) {
 	defer l.wg.Done()
+	rng := rand.New(rand.NewPCG(l.seed, uint64(w)))
 	d := client.Durability{MasterSync: client.Sync, ReplicaSync: client.Sync, ReplicaAck: client.AckSimpleMajority}
 	for n := 0; ; n++ {
-		k := client.MustParseKey(fmt.Sprintf("/dfn/w%d/k%05d/-/v", w, n))
-		v := dfValue(l.seed, k.String())[:l.size]
+		k := client.MustParseKey(fmt.Sprintf("/%s/w%d/k%05d/-/v", l.prefix, w, n))
+		v := seededValue(l.seed, k.String(), l.size)
+		if l.syncMix && rng.IntN(2) == 0 {
+			d.MasterSync, d.ReplicaSync = client.WriteNoSync, client.WriteNoSync
+		} else {
+			d.MasterSync, d.ReplicaSync = client.Sync, client.Sync
+		}
 		for {
 			select {
 			case <-l.stop:
@@ -680,6 +699,13 @@ func (l *dfLoad) errorsAfter(kind string, t time.Time) int {
 		}
 	}
 	return n
+}
+
+// snapshot returns a copy of what was acknowledged so far.
+func (l *dfLoad) snapshot() map[string][]byte {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return maps.Clone(l.acked)
 }
 
 // end stops the writers and returns what was acknowledged.
