@@ -869,3 +869,54 @@ func TestDiskFullOneNode(t *testing.T) {
 	t.Logf("summary: ops=%d acked=%d refused=%d faults=1 lost=0 (failed attempts: %s; took %v)",
 		ops, len(acked), ops-len(acked), load.errors(), time.Since(start).Round(time.Millisecond))
 }
+
+var diskFullKnownBugs = flag.Bool("diskfull.knownbugs", false, "run the disk-full tests that reproduce known, unfixed bugs")
+
+// TestDiskFullSnapshotToFullFollower reproduces a known bug: a follower
+// whose disk is low is sent a snapshot (its shard's log was truncated past
+// what it has, --raft-log-keep 20) and installs it without asking its
+// engine for room (replica.admitAppend admits MsgApp only), runs out of
+// space writing it, and exits 70; the state file cannot record the fault
+// either. Skipped unless -diskfull.knownbugs.
+func TestDiskFullSnapshotToFullFollower(t *testing.T) {
+	if !*diskFullKnownBugs {
+		t.Skip("reproduces a known bug (a snapshot is installed on a full disk and the follower exits 70); run with -diskfull.knownbugs")
+	}
+	seed := dfSeed(t)
+	mnt := mountTmpfs(t, 256<<20) // Pebble's WAL preallocation (70 MiB) fits
+	const full = 1 // sn2
+	nodes := initNodesWith(t, 3, map[int][]string{full: {"--storagedir", filepath.Join(mnt, "data")}})
+	for _, sn := range nodes {
+		sn.extra = []string{"--raft-log-keep", "20"}
+	}
+	nodes[full].extra = append(nodes[full].extra, "--min-free-bytes", strconv.Itoa(dfMargin))
+	deployWhitePaperOn(t, nodes)
+	c := openStore(t, nodes)
+	put := func(from, n int) (refused int) {
+		for i := from; i < from+n; i++ {
+			k := client.MustParseKey(fmt.Sprintf("/snapfull/k%05d/-/v", i))
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			if _, err := c.Put(ctx, k, seededValue(seed, k.String(), dfValueBytes)); err != nil {
+				refused++
+			}
+			cancel()
+		}
+		return refused
+	}
+	put(0, 400) // 25 MiB
+	waitFor(t, time.Minute, "every replica to apply the load", func() bool {
+		same, n := pingNodes(t, nodes[0]).converged()
+		return same && n == 6
+	})
+	// sn2's disk: 2 MiB above the margin. The load goes on: sn2 lags, its
+	// shards' logs are truncated past it, and its leaders send snapshots.
+	writeBallast(t, filepath.Join(mnt, "ballast"), freeBytes(t, mnt)-(dfMargin+2<<20))
+	t.Logf("sn2's disk: %d bytes free (margin %d)", freeBytes(t, mnt), dfMargin)
+	refused := put(400, 300)
+	t.Logf("300 more puts: %d failed; sn2 installed %d snapshots; free %d", refused,
+		strings.Count(nodes[full].stderr.String(), `msg="installing snapshot"`), freeBytes(t, mnt))
+	if !nodes[full].running() {
+		t.Fatalf("sn2 exited (code %d) with its disk full:\n%s", nodes[full].state.ExitCode(),
+			logLines(nodes[full].stderr.String(), "snapshot")+"\n"+logLines(nodes[full].stderr.String(), "level=ERROR"))
+	}
+}
