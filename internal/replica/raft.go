@@ -171,9 +171,11 @@ type Raft struct {
 	ticks     int
 	// impossibleLogged is when impossibleAck last logged (loop goroutine only).
 	impossibleLogged time.Time
-	spaceLogged      time.Time // admitAppend last logged (loop goroutine only)
-	lastTerm         uint64    // the term of the last applied entry
-	snapCache        *raftpb.Snapshot
+	// staleLogged is when staleCommit last logged (loop goroutine only).
+	staleLogged time.Time
+	spaceLogged time.Time // admitAppend last logged (loop goroutine only)
+	lastTerm    uint64    // the term of the last applied entry
+	snapCache   *raftpb.Snapshot
 }
 
 // noticeSeen is the freshest commit notice a follower has received.
