@@ -23,7 +23,6 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
 )
 
-
 // boundary is a place where the write path persists: an operation on a
 // kind of file.
 type boundary struct {
@@ -37,7 +36,9 @@ type boundary struct {
 	dies bool
 }
 
-func suffix(s string) func(string) bool { return func(p string) bool { return strings.HasSuffix(p, s) } }
+func suffix(s string) func(string) bool {
+	return func(p string) bool { return strings.HasSuffix(p, s) }
+}
 func prefix(s string) func(string) bool {
 	return func(p string) bool { return strings.HasPrefix(p[strings.LastIndexByte(p, '/')+1:], s) }
 }

@@ -884,7 +884,7 @@ func TestDiskFullSnapshotToFullFollower(t *testing.T) {
 	}
 	seed := dfSeed(t)
 	mnt := mountTmpfs(t, 256<<20) // Pebble's WAL preallocation (70 MiB) fits
-	const full = 1 // sn2
+	const full = 1                // sn2
 	nodes := initNodesWith(t, 3, map[int][]string{full: {"--storagedir", filepath.Join(mnt, "data")}})
 	for _, sn := range nodes {
 		sn.extra = []string{"--raft-log-keep", "20"}

@@ -8,37 +8,22 @@ package e2e
 import (
 	"errors"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/cairndb/cairn/test/clustertest"
 )
 
 // mountTmpfs mounts a tmpfs of size bytes on a new directory and returns
-// it; it is unmounted when the test ends, after the processes the test
-// starts later (cleanups run last-registered first). Where mount is not
-// allowed the test is skipped, saying why.
+// it (clustertest.MountTmpfs: unmounted when the test ends, after the
+// processes the test starts later). Where mount is not allowed the test is
+// skipped, saying why.
 func mountTmpfs(t *testing.T, size int64) string {
 	t.Helper()
-	dir := filepath.Join(t.TempDir(), "tmpfs")
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+strconv.FormatInt(size, 10), "tmpfs", dir).CombinedOutput()
+	dir, err := clustertest.MountTmpfs(t, size)
 	if err != nil {
-		t.Skipf("this test needs a small real file system: mount -t tmpfs failed (%v: %s); run it as root where mount is allowed",
-			err, strings.TrimSpace(string(out)))
+		t.Skipf("this test needs a small real file system: %v; run it as root where mount is allowed", err)
 	}
-	t.Cleanup(func() {
-		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
-			// A process still holding a file: detach it instead, so the
-			// next test is not left with the mount.
-			t.Errorf("umount %s: %v: %s", dir, err, strings.TrimSpace(string(out)))
-			_ = exec.Command("umount", "-l", dir).Run()
-		}
-	})
 	t.Logf("mounted a %d MiB tmpfs on %s", size>>20, dir)
 	return dir
 }
@@ -47,21 +32,21 @@ func mountTmpfs(t *testing.T, size int64) string {
 // unprivileged writers (what the engine reads).
 func freeBytes(t testing.TB, dir string) int64 {
 	t.Helper()
-	var st syscall.Statfs_t
-	if err := syscall.Statfs(dir, &st); err != nil {
+	n, err := clustertest.FreeBytes(dir)
+	if err != nil {
 		t.Fatalf("statfs %s: %v", dir, err)
 	}
-	return int64(st.Bavail) * int64(st.Bsize)
+	return n
 }
 
 // freeBytesNoFail is freeBytes for goroutines other than the test's: a
 // failed statfs reads as plenty.
 func freeBytesNoFail(dir string) int64 {
-	var st syscall.Statfs_t
-	if err := syscall.Statfs(dir, &st); err != nil {
+	n, err := clustertest.FreeBytes(dir)
+	if err != nil {
 		return 1 << 62
 	}
-	return int64(st.Bavail) * int64(st.Bsize)
+	return n
 }
 
 // writeBallast writes a file of size bytes of zeros (tmpfs stores every
