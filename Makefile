@@ -5,6 +5,7 @@ VERSION := $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 FUZZTIME ?= 100000x
 CHAOS_TIME ?= 10m
+CHAOS_STORAGE_TIME ?= 60s
 
 .PHONY: build test test-go fuzz-short fuzz proto demo vet clean
 
@@ -36,10 +37,11 @@ demo: build
 
 # The robustness tests (test/robustness) in a loop with random seeds until
 # the first failure, which prints the seed and the command to reproduce it:
-# make chaos CHAOS_TIME=1h (CHAOS_RUN=TestName for one test).
+# make chaos CHAOS_TIME=1h (CHAOS_RUN=TestName for one test; CHAOS_STORAGE_TIME
+# is how long each run of TestStorageFaultsUnderLoad injects faults).
 .PHONY: chaos
 chaos: build
-	CAIRN_BIN=$(abspath $(BIN)) CHAOS_TIME=$(CHAOS_TIME) ./scripts/chaos.sh
+	CAIRN_BIN=$(abspath $(BIN)) CHAOS_TIME=$(CHAOS_TIME) CHAOS_STORAGE_TIME=$(CHAOS_STORAGE_TIME) ./scripts/chaos.sh
 
 # YCSB workloads A, B, C x zipfian, uniform against cairn lite over loopback
 # and embedded in the benchmark process, a fresh store for each: results/

@@ -7,6 +7,10 @@
 #   CHAOS_TIME=1h ./scripts/chaos.sh
 #   CHAOS_RUN=TestPartitionedLeader ./scripts/chaos.sh   # one test only
 #
+# TestStorageFaultsUnderLoad runs rounds of storage faults for
+# $CHAOS_STORAGE_TIME (default 60s) each time, instead of its 10 s in
+# make test. It mounts a tmpfs for its full-disk rounds when it can (root).
+#
 # CAIRN_BIN names the cairn binary under test (default: built once here).
 # Each round's artifacts (node logs, histories, porcupine visualizations of
 # failed checks) go to $CHAOS_DIR/round-N (default: a new temporary dir).
@@ -15,6 +19,7 @@ cd "$(dirname "$0")/.."
 
 chaos_time="${CHAOS_TIME:-10m}"
 run="${CHAOS_RUN:-.}"
+storage_time="${CHAOS_STORAGE_TIME:-60s}"
 go="${GO:-go}"
 
 seconds() { # 90s, 10m, 1h, or a bare number of seconds
@@ -47,7 +52,8 @@ while (( SECONDS - start < budget )); do
   out="$dir/round-$round"
   mkdir -p "$out"
   if (cd test/robustness && CAIRN_ARTIFACTS="$out" "$dir/robustness.test" \
-        -test.run "$run" -test.count=1 -test.v -test.timeout=10m -seed="$seed") >"$out/test.log" 2>&1; then
+        -test.run "$run" -test.count=1 -test.v -test.timeout=10m -seed="$seed" \
+        -storagefaults.time="$storage_time") >"$out/test.log" 2>&1; then
     echo "chaos: round $round (seed $seed) passed after $((SECONDS - start))s"
     continue
   fi
@@ -61,7 +67,7 @@ while (( SECONDS - start < budget )); do
   echo "seed:        $seed"
   echo "log:         $out/test.log"
   echo "artifacts:   $out"
-  echo "reproduce:   go test ./test/robustness/ -run '^${failed:-.*}\$' -count=1 -v -seed=$seed"
+  echo "reproduce:   go test ./test/robustness/ -run '^${failed:-.*}\$' -count=1 -v -seed=$seed -storagefaults.time=$storage_time"
   exit 1
 done
 echo "chaos: $round rounds passed in $((SECONDS - start))s"

@@ -1,6 +1,7 @@
 package node
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -70,6 +71,32 @@ func (n *SN) openEngine(topo *topology.Topology, joined bool) error {
 	n.forceRejoin.Store(true)
 	n.log.Warn(healLine(in, "the store in "+sc.Dir+" cannot be proven whole"))
 	return nil
+}
+
+// healOpening heals corruption found while the replicas open at start (a
+// read of a block the engine's open does not prove, such as a shard's Raft
+// state or log) as openEngine heals what the open finds: the engine is set
+// aside and replaced, and the replicas open again, to rebuild from their
+// peers. Any other error is returned as it is. Nothing serves yet.
+func (n *SN) healOpening(topo *topology.Topology, cause error) error {
+	e := n.engine()
+	if !errors.Is(cause, storage.ErrCorrupt) || e.Corrupt() == nil {
+		return cause
+	}
+	shards, why, err := n.rebuildable(topo, n.member.Store != "")
+	switch {
+	case err != nil:
+		return fmt.Errorf("%w (and %w)", cause, err)
+	case why != "":
+		return fmt.Errorf("%w; this node does not start: %s", cause, why)
+	}
+	n.closeReplicas()
+	in, err := n.swapEngine(e, cause, shards)
+	if err != nil {
+		return fmt.Errorf("%w; and setting it aside failed: %w", cause, err)
+	}
+	n.log.Warn(healLine(in, "corruption was found in the store in "+n.cfg.dataDir()+" while its replicas opened"))
+	return n.openTopology(topo)
 }
 
 // healLine is the one log line of a heal: what happened, where the old

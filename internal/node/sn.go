@@ -260,7 +260,9 @@ func (n *SN) start(addr string, topo *topology.Topology) error {
 	}
 	if topo != nil {
 		if err := n.openTopology(topo); err != nil {
-			return err
+			if err := n.healOpening(topo, err); err != nil {
+				return err
+			}
 		}
 	}
 	if n.member.Admin {

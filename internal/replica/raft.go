@@ -171,7 +171,9 @@ type Raft struct {
 	ticks     int
 	// impossibleLogged is when impossibleAck last logged (loop goroutine only).
 	impossibleLogged time.Time
-	spaceLogged      time.Time // admitAppend last logged (loop goroutine only)
+	// staleLogged is when staleCommit last logged (loop goroutine only).
+	staleLogged time.Time
+	spaceLogged time.Time // admitAppend last logged (loop goroutine only)
 	// transferTo is a pending leadership transfer's target, for
 	// transferTicks ticks; avoid holds targets not to try again before a
 	// time (raft_space.go). Loop goroutine only.

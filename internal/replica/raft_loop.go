@@ -79,7 +79,7 @@ func (r *Raft) drain() {
 }
 
 func (r *Raft) step(m *raftpb.Message) {
-	if r.e.ReadOnly() || r.impossibleAck(m) || !r.admitAppend(m) {
+	if r.e.ReadOnly() || r.impossibleAck(m) || r.staleCommit(m) || !r.admitAppend(m) {
 		return // a read-only engine cannot even record a vote
 	}
 	if err := r.rn.Step(m); err != nil && !errors.Is(err, raft.ErrStepPeerNotFound) {
@@ -105,6 +105,28 @@ func (r *Raft) impossibleAck(m *raftpb.Message) bool {
 		r.impossibleLogged = time.Now()
 		r.log.Error("ignoring a replica that acknowledges entries this leader never had: was it restored alone? restore every replica of the shard from the same snapshot",
 			"from", m.GetFrom(), "index", m.GetIndex(), "last", r.ls.lastIndex)
+	}
+	return true
+}
+
+// staleCommit reports, and logs, a heartbeat that commits beyond this
+// replica's log. A leader commits on a follower at most what the follower
+// acknowledged, which it persisted first, except when the follower has
+// lost its log since: a replica readmitted after a data loss (or a heal)
+// may still get a heartbeat the leader built from its old progress, on its
+// way while the readmission ran (the rejoin RPC and the Raft stream keep
+// no common order). etcd raft panics on it ("tocommit(N) is out of range
+// [lastIndex(M)]"); dropped, it is a lost heartbeat, and the next one,
+// built from the readmitted replica's new progress, commits nothing it
+// lacks.
+func (r *Raft) staleCommit(m *raftpb.Message) bool {
+	if m.GetType() != raftpb.MsgHeartbeat || m.GetCommit() <= r.ls.lastIndex {
+		return false
+	}
+	if time.Since(r.staleLogged) >= 10*time.Second { // at most one line per 10 s
+		r.staleLogged = time.Now()
+		r.log.Warn("ignoring a heartbeat that commits beyond this replica's log: the leader still remembers the log this replica lost",
+			"from", m.GetFrom(), "commit", m.GetCommit(), "last", r.ls.lastIndex)
 	}
 	return true
 }

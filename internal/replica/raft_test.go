@@ -374,3 +374,47 @@ func TestRaftWipedReplicaRejoins(t *testing.T) {
 		t.Fatalf("rejoined replica sees voters %v", v)
 	}
 }
+
+// TestRaftRejoinedReplicaIgnoresStaleHeartbeat: a heartbeat the leader
+// built from the progress of a replica before it lost its data (on its
+// way while the replica was readmitted: the transport and the rejoin RPC
+// do not keep one order) commits beyond the rejoined replica's empty log.
+// etcd raft would panic on it ("tocommit(N) is out of range
+// [lastIndex(0)]"); the replica drops it as a lost heartbeat and catches up.
+func TestRaftRejoinedReplicaIgnoresStaleHeartbeat(t *testing.T) {
+	g := newGroup(t, 20)
+	l := g.leader()
+	lid, term := l.Leader()
+	victim := uint64(1)
+	if victim == lid {
+		victim = 2
+	}
+	for i := range 50 {
+		if _, err := g.write(l, fmt.Sprintf("/h/-/%03d", i), "v"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stale := l.AppliedIndex()
+	g.stop(victim)
+	g.dirs[victim] = t.TempDir() // lost
+	g.startWith(victim, true)
+	r := g.net.get(victim)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := l.Readmit(ctx, victim); err != nil {
+		t.Fatalf("readmit: %v", err)
+	}
+	r.Admit()
+	r.Step(&raftpb.Message{Type: raftpb.MsgHeartbeat.Enum(), From: proto.Uint64(lid), To: proto.Uint64(victim),
+		Term: proto.Uint64(term), Commit: proto.Uint64(stale)})
+	var last []byte
+	for i := range 20 {
+		v, err := g.write(l, fmt.Sprintf("/h/-/x%02d", i), "v")
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = v
+	}
+	_, idx, _ := storage.ParseVersion(last)
+	waitApplied(t, r, idx)
+}

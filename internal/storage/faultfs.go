@@ -123,8 +123,15 @@ func (f *ioFile) WriteAt(p []byte, off int64) (int, error) {
 	return n, f.fs.fail("write", f.name, err)
 }
 
+// Preallocate annotates a failure but never records it as a fault:
+// preallocation is a hint, and Pebble ignores its failure (it asks for
+// 110% of a memtable for each new WAL, more than a small or nearly full
+// disk has). A write that then finds no room fails on its own.
 func (f *ioFile) Preallocate(off, n int64) error {
-	return f.fs.fail("preallocate", f.name, f.File.Preallocate(off, n))
+	if err := f.File.Preallocate(off, n); err != nil {
+		return &IOError{Op: "preallocate", Path: f.name, Err: err}
+	}
+	return nil
 }
 
 func (f *ioFile) Sync() error { return f.fs.fail("fsync", f.name, f.File.Sync()) }

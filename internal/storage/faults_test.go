@@ -522,3 +522,44 @@ func TestReadOnlyStartBecomesWritable(t *testing.T) {
 }
 
 var _ = io.EOF
+
+// TestFailedPreallocateIsNoFault: Pebble preallocates each new WAL (110%
+// of a memtable) and ignores a failure, a hint the writes that follow do
+// not depend on. On a disk with less room than that (a small volume, or a
+// full one) every new WAL's preallocation fails with ENOSPC; that is not a
+// fault: nothing is recorded, and the next open is not refused (a storage
+// node would set all its data aside and rebuild it from its peers).
+func TestFailedPreallocateIsNoFault(t *testing.T) {
+	var failed atomic.Int64
+	inj := errorfs.InjectorFunc(func(op errorfs.Op) error {
+		if op.Kind == errorfs.OpFilePreallocate {
+			failed.Add(1)
+			return syscall.ENOSPC
+		}
+		return nil
+	})
+	cfg := memConfig(errorfs.Wrap(vfs.Default, inj))
+	cfg.Dir = t.TempDir() // a real file, with a descriptor Pebble preallocates through
+	e, err := Open(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &applier{t: t, e: e}
+	for i := range 100 { // into the WAL the open preallocated
+		a.apply(1, []*cairnpb.Operation{putOp(recKey(i), recValue(i), 0, nil)}, Sync)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if failed.Load() == 0 {
+		t.Fatal("Pebble preallocated no WAL: the test checks nothing")
+	}
+	e, err = Open(cfg)
+	if err != nil {
+		t.Fatalf("open after %d failed WAL preallocations: %v", failed.Load(), err)
+	}
+	defer e.Close()
+	if _, ok := mustGet(t, e, recKey(99), 1); !ok {
+		t.Fatal("the last SYNC write is gone")
+	}
+}

@@ -79,10 +79,34 @@ type Node struct {
 	args []string
 	log  *logBuffer // the output of every run
 
-	mu      sync.Mutex
-	proc    *process // the latest run; nil before the first
-	stopped bool     // SIGSTOPped
-	runs    int
+	mu       sync.Mutex
+	proc     *process // the latest run; nil before the first
+	stopped  bool     // SIGSTOPped
+	runs     int
+	runStart int // where the latest run's output begins in log
+}
+
+// runMark begins the line the log gets before each run.
+const runMark = "=== clustertest: run "
+
+// RunLog returns what the node's latest run printed.
+func (n *Node) RunLog() string {
+	n.mu.Lock()
+	start := n.runStart
+	n.mu.Unlock()
+	return n.log.String()[start:]
+}
+
+// ExitCode returns the exit code of the node's latest run (-1 if a signal
+// ended it), and false while it runs.
+func (n *Node) ExitCode() (int, bool) {
+	n.mu.Lock()
+	p := n.proc
+	n.mu.Unlock()
+	if p == nil || p.running() {
+		return 0, false
+	}
+	return p.state.ExitCode(), true
 }
 
 // Log returns everything the node printed, over all its runs.
@@ -253,14 +277,17 @@ func (c *Cluster) cleanup() {
 	}
 }
 
-// launch starts a run of n without waiting for it.
-func (c *Cluster) launch(n *Node) {
+// launch starts a run of n with env (KEY=VALUE, may be nil) without
+// waiting for it.
+func (c *Cluster) launch(n *Node, env ...string) {
 	c.t.Helper()
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.runs++
-	fmt.Fprintf(n.log, "=== clustertest: run %d of node %d at %s ===\n", n.runs, n.ID, time.Now().Format("15:04:05.000"))
-	p, err := startProcess(Binary(c.t), n.args, n.log)
+	fmt.Fprintf(n.log, "%s%d of node %d at %s%s ===\n", runMark, n.runs, n.ID, time.Now().Format("15:04:05.000"),
+		strings.Join(append([]string{""}, env...), " with "))
+	n.runStart = n.log.Len()
+	p, err := startProcess(Binary(c.t), n.args, env, n.log)
 	if err != nil {
 		c.t.Fatalf("node %d: start: %v", n.ID, err)
 	}
@@ -363,6 +390,31 @@ func (c *Cluster) signal(id topology.NodeID, sig syscall.Signal, stop bool) {
 func (c *Cluster) Restart(id topology.NodeID) {
 	c.t.Helper()
 	c.restart(id, false)
+}
+
+// RestartWithEnv starts node id again on its root (SIGKILLing it first if
+// it still runs) with env (KEY=VALUE) added to its environment for this
+// run only, e.g. CAIRN_FAULTS, and waits for its ready line or its exit:
+// it reports whether the node became ready. Later restarts go without env.
+func (c *Cluster) RestartWithEnv(id topology.NodeID, env ...string) bool {
+	c.t.Helper()
+	n := c.Node(id)
+	if n.Running() {
+		c.Kill(id)
+	}
+	c.launch(n, env...)
+	n.mu.Lock()
+	p := n.proc
+	n.mu.Unlock()
+	select {
+	case <-p.stdout.ready:
+		return true
+	case <-p.exited:
+		return false
+	case <-time.After(readyTimeout):
+		c.t.Fatalf("node %d: no ready line and no exit within %v", n.ID, readyTimeout)
+		return false
+	}
 }
 
 // WipeAndRestart SIGKILLs node id if it runs, deletes its data directory

@@ -11,7 +11,11 @@
 // real: Kill sends SIGKILL, Stop and Cont send SIGSTOP and SIGCONT, Restart
 // starts a node again on its root, WipeAndRestart deletes the node's data
 // directory (ROOT/data; topology.json and everything else in ROOT stay)
-// before it starts again.
+// before it starts again. RestartWithEnv starts one run with extra
+// environment (CAIRN_FAULTS injects storage faults) and reports whether it
+// became ready; Node.ExitCode and Node.RunLog tell how that run ended.
+// MountTmpfs (root only) gives a small real file system, and MoveDataTo
+// moves a stopped node's data onto it, so that its disk can be filled.
 //
 // With Options.Proxies, every node reaches every other node through a TCP
 // proxy of its own (`--peer ID=PROXY` on the sn command line), one per

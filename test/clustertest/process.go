@@ -39,6 +39,13 @@ func (b *logBuffer) Write(p []byte) (int, error) {
 	return b.buf.Write(p)
 }
 
+// Len returns how many bytes were written.
+func (b *logBuffer) Len() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Len()
+}
+
 func (b *logBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -75,13 +82,17 @@ type process struct {
 	state  *os.ProcessState
 }
 
-// startProcess starts bin with args; both output streams go to log.
-func startProcess(bin string, args []string, log *logBuffer) (*process, error) {
+// startProcess starts bin with args and env (KEY=VALUE, added to the
+// test's environment); both output streams go to log.
+func startProcess(bin string, args, env []string, log *logBuffer) (*process, error) {
 	p := &process{
 		stdout: &lineWatch{to: log, ready: make(chan string, 1)},
 		exited: make(chan struct{}),
 	}
 	p.cmd = exec.Command(bin, args...)
+	if env != nil {
+		p.cmd.Env = append(os.Environ(), env...)
+	}
 	p.cmd.Stdout, p.cmd.Stderr = p.stdout, log
 	// The node dies with the test process even if the test binary crashes
 	// (a panic in a workload goroutine skips every Cleanup).

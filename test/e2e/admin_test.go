@@ -32,10 +32,18 @@ type storageNode struct {
 // initNodes runs cairn sn init for n nodes on free ports.
 func initNodes(t *testing.T, n int) []*storageNode {
 	t.Helper()
+	return initNodesWith(t, n, nil)
+}
+
+// initNodesWith is initNodes with extra flags of sn init for some nodes,
+// by index (e.g. --storagedir).
+func initNodesWith(t *testing.T, n int, extra map[int][]string) []*storageNode {
+	t.Helper()
 	var out []*storageNode
 	for i := range n {
 		sn := &storageNode{root: filepath.Join(t.TempDir(), fmt.Sprintf("sn%d", i+1)), port: freePort(t)}
-		mustCairn(t, "sn", "init", "--root", sn.root, "--host", "127.0.0.1", "--port", strconv.Itoa(sn.port), "--capacity", "2")
+		args := []string{"sn", "init", "--root", sn.root, "--host", "127.0.0.1", "--port", strconv.Itoa(sn.port), "--capacity", "2"}
+		mustCairn(t, append(args, extra[i]...)...)
 		out = append(out, sn)
 	}
 	return out

@@ -13,8 +13,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -26,6 +28,7 @@ import (
 
 	"github.com/cairndb/cairn/api/cairnpb"
 	"github.com/cairndb/cairn/client"
+	"github.com/cairndb/cairn/internal/storage"
 	"google.golang.org/grpc/codes"
 )
 
@@ -65,6 +68,25 @@ func TestCorruptReplicaHeals(t *testing.T) {
 	h := &healRun{t: t, nodes: nodes, c: openStore(t, nodes), rng: rand.New(rand.NewPCG(seed, 0x6865616c)),
 		acked: map[string][]byte{}, incidents: map[int]int{}}
 	h.load(t, 300)
+
+	t.Run("raft_state", func(t *testing.T) {
+		v := h.victim(t)
+		if code := v.stop(); code != 0 { // a clean stop flushes: the Raft state is in sstables
+			t.Fatalf("SIGTERM: exit %d", code)
+		}
+		// A block the engine's open does not prove (it checks the
+		// MANIFEST, the WALs, the tables' sizes, its meta and applied
+		// indexes) but the replicas read when they open: their Raft state.
+		if !damageRaftState(t, v) {
+			v.start(t)
+			t.Skip("no block of this node's tables holds Raft state without the indexes its open proves")
+		}
+		h.load(t, 50)
+		start := time.Now()
+		v.start(t)
+		h.checkHealing(t, v, ".sst")
+		h.checkHealed(t, v, start)
+	})
 
 	t.Run("manifest", func(t *testing.T) {
 		v := h.victim(t)
@@ -113,6 +135,64 @@ func TestCorruptReplicaHeals(t *testing.T) {
 	})
 
 	t.Run("admin", func(t *testing.T) { h.adminHeals(t) })
+}
+
+// damageRaftState flips 16 bytes of the stopped node's sstables where an
+// engine still opens but a replica's Raft state (truncated and hard
+// state, configuration, last log index, which the replica reads when it
+// opens) fails its checksum. It tries offsets 512 bytes apart, each on a copy
+// of the data directory opened with storage.Open, and damages the node's
+// own files at the first that qualifies; false if none does.
+func damageRaftState(t *testing.T, v *storageNode) bool {
+	t.Helper()
+	data := filepath.Join(v.root, "data")
+	tables, _ := filepath.Glob(filepath.Join(data, "*.sst"))
+	for _, path := range tables {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for at := 0; at+16 <= len(b); at += 512 {
+			if !openOnlyRaftStateCorrupt(t, data, filepath.Base(path), at) {
+				continue
+			}
+			flipAt(t, path, at)
+			t.Logf("flipped 16 bytes at offset %d of %s (%d bytes): the engine opens, a replica's Raft state is corrupt", at, filepath.Base(path), len(b))
+			return true
+		}
+	}
+	return false
+}
+
+// openOnlyRaftStateCorrupt reports whether, with 16 bytes of table flipped
+// at offset at in a copy of data, storage.Open succeeds and reading a
+// shard's Raft state fails as corruption.
+func openOnlyRaftStateCorrupt(t *testing.T, data, table string, at int) bool {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "data")
+	if err := os.CopyFS(dir, os.DirFS(data)); err != nil {
+		t.Fatal(err)
+	}
+	flipAt(t, filepath.Join(dir, table), at)
+	cfg := storage.DefaultConfig(dir)
+	cfg.CacheBytes, cfg.MinFreeBytes, cfg.CheckpointInterval = 1<<20, 0, -1
+	cfg.Logger = slog.New(slog.DiscardHandler)
+	e, err := storage.Open(cfg)
+	if err != nil {
+		return false
+	}
+	defer e.Close()
+	for shard := uint64(1); shard <= 2; shard++ {
+		for _, kind := range []byte{storage.ShardTruncated, storage.ShardHardState, storage.ShardConfState} {
+			if _, _, err := e.ShardState(shard, kind); errors.Is(err, storage.ErrCorrupt) {
+				return true
+			}
+		}
+		if _, _, err := e.LastLogIndex(shard); errors.Is(err, storage.ErrCorrupt) {
+			return true
+		}
+	}
+	return false
 }
 
 func healKey(i int) string { return fmt.Sprintf("/heal/k%04d/-/v", i) }

@@ -1,7 +1,8 @@
 // Package robustness checks the replication guarantees of docs/guarantees.md
 // against clusters of real `cairn sn` processes with real faults: SIGKILL,
-// SIGSTOP, wiped data directories and links cut by proxies
-// (test/clustertest). Workloads go through the smart client (package
+// SIGSTOP, wiped data directories, links cut by proxies, failed writes and
+// fsyncs injected into a node's files (CAIRN_FAULTS), flipped bytes and full
+// disks (test/clustertest). Workloads go through the smart client (package
 // client) and are recorded in histories that are checked for lost
 // acknowledged writes and for linearizability (porcupine).
 //
@@ -13,9 +14,15 @@
 //   - TestPartitionedLeader: a leader cut off from its followers never
 //     acknowledges a write, and the majority side carries on.
 //   - TestKillAllNoSync: NO_SYNC writes survive SIGKILL of every node.
+//   - TestStorageFaultsUnderLoad: rounds of storage faults on random nodes
+//     (a failed WAL fsync or write, bytes flipped in a MANIFEST, WAL or
+//     sstable, a full disk on a tmpfs where one can be mounted); after each
+//     round the node has healed or caught up and every acknowledged write
+//     reads back. Rounds for -storagefaults.time (10 s; make chaos: a
+//     minute); skipped with -short.
 //
-// docs/guarantees.md ("Replication", R1-R11) says which test checks which
-// promise.
+// docs/guarantees.md ("Replication", R1-R11; "Storage faults", S1-S9) says
+// which test checks which promise.
 //
 // Each test takes its randomness from -seed (0: from the clock) and prints
 // the seed it used with the command that reruns it; `make chaos` runs them

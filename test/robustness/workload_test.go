@@ -63,10 +63,18 @@ type workload struct {
 	stop    chan struct{}
 	wg      sync.WaitGroup
 	acked   atomic.Int64 // acknowledged puts
+	// replicaSync: followers persist each put with its own sync policy
+	// (ReplicaSync), so SYNC puts fsync the followers' logs too.
+	replicaSync bool
 }
 
 func startWorkload(c *client.Client, h *clustertest.History, topo *topology.Topology, keys []client.Key, clients int, seed uint64) *workload {
-	w := &workload{c: c, h: h, topo: topo, keys: keys, clients: clients, stop: make(chan struct{})}
+	return startWorkloadSync(c, h, topo, keys, clients, seed, false)
+}
+
+// startWorkloadSync is startWorkload with replicaSync.
+func startWorkloadSync(c *client.Client, h *clustertest.History, topo *topology.Topology, keys []client.Key, clients int, seed uint64, replicaSync bool) *workload {
+	w := &workload{c: c, h: h, topo: topo, keys: keys, clients: clients, stop: make(chan struct{}), replicaSync: replicaSync}
 	for id := range clients {
 		w.wg.Add(1)
 		go w.run(id, clustertest.Rand(seed, uint64(id)+1))
@@ -96,8 +104,11 @@ func (w *workload) run(id int, rng *rand.Rand) {
 			}
 			v := fmt.Sprintf("c%d-%d", id, seq)
 			call := w.h.Now()
-			_, err := w.c.Put(ctx, k, []byte(v), client.WithTimeout(opTimeout),
-				client.WithDurability(client.Durability{MasterSync: sync, ReplicaAck: client.AckSimpleMajority}))
+			d := client.Durability{MasterSync: sync, ReplicaAck: client.AckSimpleMajority}
+			if w.replicaSync {
+				d.ReplicaSync = sync
+			}
+			_, err := w.c.Put(ctx, k, []byte(v), client.WithTimeout(opTimeout), client.WithDurability(d))
 			o := clustertest.ClientWriteOutcome(err)
 			w.h.Add(clustertest.Op{Client: id, Kind: clustertest.Put, Key: keyName(k), Value: v,
 				Call: call, Return: w.h.Now(), Outcome: o, Err: clustertest.ErrKind(err), Note: note + " " + sync.String()})
