@@ -21,7 +21,19 @@ func (h handler) HandleRaft(s transport.ShardID, m *raftpb.Message) {
 	}
 }
 
-func (h handler) HandleSnapshot(s transport.ShardID, m *raftpb.Message) { h.HandleRaft(s, m) }
+// HandleSnapshot refuses a snapshot the replica has no room for, so its
+// sender learns it failed (and backs off) instead of sending it again.
+func (h handler) HandleSnapshot(s transport.ShardID, m *raftpb.Message) error {
+	r := h.n.raftFor(uint64(s))
+	if r == nil {
+		return nil
+	}
+	if err := r.AdmitSnapshot(m); err != nil {
+		return err
+	}
+	r.Step(m)
+	return nil
+}
 
 func (h handler) HandleNotice(s transport.ShardID, _ transport.NodeID, c *transportpb.CommitNotice) {
 	if r := h.n.raftFor(uint64(s)); r != nil {

@@ -180,7 +180,8 @@ type Raft struct {
 	transferTo    uint64
 	transferTicks int
 	avoid         map[uint64]time.Time
-	lastTerm      uint64 // the term of the last applied entry
+	snapFailed    time.Time // a snapshot last failed to reach a peer (loop only)
+	lastTerm      uint64    // the term of the last applied entry
 	snapCache     *raftpb.Snapshot
 }
 
@@ -292,7 +293,12 @@ func (r *Raft) ReportSnapshot(node uint64, ok bool) {
 	if !ok {
 		status = raft.SnapshotFailure
 	}
-	r.report(func(rn *raft.RawNode) { rn.ReportSnapshot(node, status) })
+	r.report(func(rn *raft.RawNode) {
+		if !ok {
+			r.snapFailed = time.Now()
+		}
+		rn.ReportSnapshot(node, status)
+	})
 }
 
 // report runs fn on the loop goroutine; dropped if the queue is full (Raft

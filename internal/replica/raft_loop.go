@@ -134,11 +134,13 @@ func (r *Raft) staleCommit(m *raftpb.Message) bool {
 func (r *Raft) tick() {
 	r.ticks++
 	r.watchTransfer(r.rn.BasicStatus())
-	if r.ticks%20 == 0 && r.rn.BasicStatus().RaftState == raft.StateLeader {
-		// before Tick: Tick's quorum check clears RecentActive
-		if r.e.LowDisk() {
+	// Before Tick: Tick's quorum check clears RecentActive. A leader whose
+	// disk refuses puts looks for a successor every 5 ticks.
+	if (r.ticks%5 == 0 || r.ticks%20 == 0) && r.rn.BasicStatus().RaftState == raft.StateLeader {
+		switch {
+		case r.ticks%5 == 0 && r.e.LowDisk():
 			r.leaveFullDisk()
-		} else {
+		case r.ticks%20 == 0:
 			r.preferLeader()
 		}
 	}
@@ -508,6 +510,9 @@ func (r *Raft) buildSnapshot() (*raftpb.Snapshot, error) {
 	idx := r.applied.Load()
 	if c := r.snapCache; c != nil && c.GetMetadata().GetIndex() == idx {
 		return c, nil
+	}
+	if time.Since(r.snapFailed) < snapshotBackoff {
+		return nil, raft.ErrSnapshotTemporarilyUnavailable // raft asks again later
 	}
 	term, err := r.ls.Term(idx)
 	if err != nil {

@@ -83,6 +83,18 @@ func (r *Raft) leaveFullDisk() {
 	r.rn.TransferLeader(best)
 }
 
+// AdmitSnapshot refuses an inbound snapshot the engine has no room for
+// (its data is filed once and may be flushed: two copies). The transport
+// sends the refusal back, so the leader backs off (snapshotBackoff).
+func (r *Raft) AdmitSnapshot(m *raftpb.Message) error {
+	return r.e.Admit(2*int64(len(m.GetSnapshot().GetData())), storage.AddsData)
+}
+
+// snapshotBackoff is how long a leader builds no snapshot after one failed
+// to reach a peer: the peer is down, or refused it for want of room, and
+// raft would otherwise export the shard again at every heartbeat.
+const snapshotBackoff = 5 * time.Second
+
 // transferPatience is how long a leadership transfer may stay pending
 // before the leader aborts it, and transferBackoff how long the leader then
 // leaves that target alone. etcd raft drops every proposal while a transfer

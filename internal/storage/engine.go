@@ -151,6 +151,7 @@ func Open(cfg Config) (_ *Engine, err error) {
 	}
 	e := &Engine{cfg: cfg, log: cfg.Logger, stop: make(chan struct{})}
 	e.io = &ioFS{FS: cfg.FS}
+	e.io.budget = func(n int64) error { return e.space.compactionWrite(n) }
 	e.io.fatal = func(err *IOError) {
 		e.log.Error("a write Pebble cannot survive failed; recording the fault", "err", err)
 		e.recordFault(err)

@@ -46,6 +46,8 @@ func Errno(err error) string {
 type ioFS struct {
 	vfs.FS
 	last atomic.Pointer[IOError]
+	// budget, when set, admits the bytes a compaction writes (space.go).
+	budget func(n int64) error
 	// fatal is called, before the error is returned, for a failure that
 	// Pebble cannot survive (a WAL's or the MANIFEST's): Pebble may then
 	// call Fatalf, or panic (it does when it cannot create the next WAL),
@@ -85,7 +87,11 @@ func (fs *ioFS) file(name string, f vfs.File, err error, op string) (vfs.File, e
 
 func (fs *ioFS) Create(name string, c vfs.DiskWriteCategory) (vfs.File, error) {
 	f, err := fs.FS.Create(name, c)
-	return fs.file(name, f, err, "create")
+	out, err := fs.file(name, f, err, "create")
+	if err == nil && (c == "pebble-compaction" || c == "pebble-blob-file-rewrite") && fs.budget != nil {
+		out.(*ioFile).budget = fs.budget
+	}
+	return out, err
 }
 
 func (fs *ioFS) ReuseForWrite(oldname, newname string, c vfs.DiskWriteCategory) (vfs.File, error) {
@@ -111,9 +117,17 @@ type ioFile struct {
 	vfs.File
 	fs   *ioFS
 	name string
+	// budget admits each write of a compaction's output (space.go), so a
+	// compaction never takes the disk below half the free-space margin.
+	budget func(n int64) error
 }
 
 func (f *ioFile) Write(p []byte) (int, error) {
+	if f.budget != nil {
+		if err := f.budget(int64(len(p))); err != nil {
+			return 0, &IOError{Op: "write", Path: f.name, Err: err}
+		}
+	}
 	n, err := f.File.Write(p)
 	return n, f.fs.fail("write", f.name, err)
 }
@@ -123,11 +137,18 @@ func (f *ioFile) WriteAt(p []byte, off int64) (int, error) {
 	return n, f.fs.fail("write", f.name, err)
 }
 
-// Preallocate annotates a failure but never records it as a fault:
-// preallocation is a hint, and Pebble ignores its failure (it asks for
-// 110% of a memtable for each new WAL, more than a small or nearly full
-// disk has). A write that then finds no room fails on its own.
+// Preallocate does nothing for a WAL. Pebble asks for 110% of a memtable
+// (70 MiB by default) for each new WAL: space the free-space account
+// (space.go) would see as taken although only the WAL may use it, and more
+// than a small or nearly full disk has. A recycled WAL keeps its size, so
+// steady-state appends do not grow files anyway. Other files' requests pass
+// through; a failure is annotated but never a fault: preallocation is a
+// hint, Pebble ignores its failure, and a write that then finds no room
+// fails on its own.
 func (f *ioFile) Preallocate(off, n int64) error {
+	if strings.HasSuffix(f.name, ".log") {
+		return nil
+	}
 	if err := f.File.Preallocate(off, n); err != nil {
 		return &IOError{Op: "preallocate", Path: f.name, Err: err}
 	}

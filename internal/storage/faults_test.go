@@ -523,43 +523,123 @@ func TestReadOnlyStartBecomesWritable(t *testing.T) {
 
 var _ = io.EOF
 
-// TestFailedPreallocateIsNoFault: Pebble preallocates each new WAL (110%
-// of a memtable) and ignores a failure, a hint the writes that follow do
-// not depend on. On a disk with less room than that (a small volume, or a
-// full one) every new WAL's preallocation fails with ENOSPC; that is not a
-// fault: nothing is recorded, and the next open is not refused (a storage
-// node would set all its data aside and rebuild it from its peers).
-func TestFailedPreallocateIsNoFault(t *testing.T) {
-	var failed atomic.Int64
+// TestWALIsNotPreallocated: Pebble's request to preallocate each new WAL
+// (110% of a memtable) never reaches the disk, so a small disk keeps its
+// room and the free-space account sees what the WAL holds; a WAL holds
+// about what was written to it, and every SYNC write survives a reopen.
+func TestWALIsNotPreallocated(t *testing.T) {
+	var asked atomic.Int64
 	inj := errorfs.InjectorFunc(func(op errorfs.Op) error {
-		if op.Kind == errorfs.OpFilePreallocate {
-			failed.Add(1)
-			return syscall.ENOSPC
+		if op.Kind == errorfs.OpFilePreallocate && strings.HasSuffix(op.Path, ".log") {
+			asked.Add(1)
+			return syscall.ENOSPC // would be a fault if it were recorded as one
 		}
 		return nil
 	})
 	cfg := memConfig(errorfs.Wrap(vfs.Default, inj))
-	cfg.Dir = t.TempDir() // a real file, with a descriptor Pebble preallocates through
+	cfg.Dir = t.TempDir() // a real file system, where Pebble preallocates
+	cfg.MemTableBytes = 64 << 20
 	e, err := Open(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	a := &applier{t: t, e: e}
-	for i := range 100 { // into the WAL the open preallocated
+	for i := range 100 {
 		a.apply(1, []*cairnpb.Operation{putOp(recKey(i), recValue(i), 0, nil)}, Sync)
+	}
+	var walBytes int64
+	for _, w := range e.wals() {
+		walBytes += e.size(w.name)
 	}
 	if err := e.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if failed.Load() == 0 {
-		t.Fatal("Pebble preallocated no WAL: the test checks nothing")
+	if asked.Load() != 0 {
+		t.Fatalf("%d WAL preallocations reached the file system", asked.Load())
+	}
+	if walBytes > 1<<20 {
+		t.Fatalf("the WALs take %d bytes for 100 records of 500 bytes: preallocated", walBytes)
 	}
 	e, err = Open(cfg)
 	if err != nil {
-		t.Fatalf("open after %d failed WAL preallocations: %v", failed.Load(), err)
+		t.Fatal(err)
 	}
 	defer e.Close()
 	if _, ok := mustGet(t, e, recKey(99), 1); !ok {
 		t.Fatal("the last SYNC write is gone")
 	}
+}
+
+// lowWaterFS is a usageFS that remembers the least free space seen after
+// any write.
+type lowWaterFS struct {
+	*usageFS
+	low atomic.Int64
+}
+
+func (l *lowWaterFS) Create(name string, c vfs.DiskWriteCategory) (vfs.File, error) {
+	f, err := l.usageFS.Create(name, c)
+	if err != nil {
+		return nil, err
+	}
+	return &lowWaterFile{File: f, fs: l}, nil
+}
+
+type lowWaterFile struct {
+	vfs.File
+	fs *lowWaterFS
+}
+
+func (f *lowWaterFile) Write(p []byte) (int, error) {
+	n, err := f.File.Write(p)
+	if u, uerr := f.fs.GetDiskUsage(faultDir); uerr == nil && int64(u.AvailBytes) < f.fs.low.Load() {
+		f.fs.low.Store(int64(u.AvailBytes))
+	}
+	return n, err
+}
+
+// TestCompactionKeepsHalfTheMargin: a compaction whose output would not
+// fit fails (Pebble retries it later) instead of taking the disk below
+// half the free-space margin, and the engine keeps taking writes.
+func TestCompactionKeepsHalfTheMargin(t *testing.T) {
+	fs := &lowWaterFS{usageFS: &usageFS{MemFS: vfs.NewMem(), total: 64 << 20}}
+	fs.low.Store(1 << 62)
+	cfg := memConfig(fs)
+	cfg.MinFreeBytes = 16 << 20
+	cfg.MemTableBytes = 4 << 20
+	e, err := Open(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	// Random values (incompressible) until about 20 MiB are free.
+	rng := rand.New(rand.NewPCG(1, 2))
+	val := make([]byte, 32<<10)
+	a := &applier{t: t, e: e}
+	for i := 0; ; i++ {
+		for j := range val {
+			val[j] = byte(rng.Uint32())
+		}
+		op := &cairnpb.Operation{Op: &cairnpb.Operation_Put{Put: &cairnpb.PutOp{Key: pbKey(recKey(i)), Value: val}}}
+		a.apply(1, []*cairnpb.Operation{op}, WriteNoSync)
+		if u, _ := fs.GetDiskUsage(faultDir); int64(u.AvailBytes) < 22<<20 {
+			break
+		}
+	}
+	if err := e.db.Load().Flush(); err != nil {
+		t.Fatal(err)
+	}
+	fs.low.Store(1 << 62)
+	before, _ := fs.GetDiskUsage(faultDir)
+	err = e.db.Load().Compact(t.Context(), []byte{0}, []byte{0xff}, true) // all of it: needs its size again
+	if err == nil || !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("a compaction of %d MiB with %d MiB free: %v; want ENOSPC", (64<<20-int64(before.AvailBytes))>>20, before.AvailBytes>>20, err)
+	}
+	if low := fs.low.Load(); low < cfg.MinFreeBytes/2-(1<<20) {
+		t.Fatalf("the compaction took the disk down to %d bytes free, below half the %d margin", low, cfg.MinFreeBytes)
+	}
+	if err := e.Admit(1<<10, Reclaims); err != nil {
+		t.Fatalf("a delete after the failed compaction: %v", err)
+	}
+	t.Logf("free before %d MiB, least free during the compaction %d MiB (margin %d MiB)", before.AvailBytes>>20, fs.low.Load()>>20, cfg.MinFreeBytes>>20)
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -27,7 +28,7 @@ type DiskFullError struct {
 
 func (e *DiskFullError) Error() string {
 	if e.ReadOnly {
-		return fmt.Sprintf("%v: the store started on a disk too full to open for writing and serves reads only until space is freed (%s free, %s needed)",
+		return fmt.Sprintf("%v: the store started on a disk too full to open for writing and is read-only until space is freed (%s free, %s needed)",
 			ErrDiskFull, mib(e.Avail), mib(e.Need))
 	}
 	return fmt.Sprintf("%v: %s free, and this write needs %s (the margin of %s, %s to flush and compact, %s for the write itself); delete records or free disk space, then retry",
@@ -117,7 +118,10 @@ func (s *space) poll() {
 		return
 	}
 	s.free, s.since = free, 0
-	if s.refused && free-s.floor(AddsData) > 1<<20 {
+	// Hysteresis: puts are admitted again (and a replica may lead again)
+	// only with a quarter of the margin to spare, so a node at the edge
+	// does not flap between refusing and taking puts.
+	if s.refused && free-s.floor(AddsData) > max(s.min/4, 1<<20) {
 		s.refused = false
 		s.e.log.Info("free disk space is above the margin again: writes are admitted", "free_bytes", free, "min_free_bytes", s.min)
 	}
@@ -292,4 +296,34 @@ func (e *Engine) reopen() error {
 	e.ro.Store(false)
 	e.log.Info("the disk has room again: the engine is writable", "dir", e.cfg.Dir)
 	return nil
+}
+
+// compactionBudgetWait bounds how long a compaction's write waits for room
+// before it fails: Pebble retries a failed compaction at once, so failing
+// fast would spin.
+const compactionBudgetWait = time.Second
+
+// compactionWrite admits n bytes of a compaction's output: they may use
+// the upper half of the margin, never the lower half, which the WAL, the
+// MANIFEST, flushes and deletes need. Without room it waits up to
+// compactionBudgetWait, then fails the write with ENOSPC; Pebble drops the
+// compaction's output and tries again later.
+func (s *space) compactionWrite(n int64) error {
+	deadline := time.Now().Add(compactionBudgetWait)
+	for {
+		s.mu.Lock()
+		ok := s.free < 0 || s.free-s.since-n >= s.min/2
+		if ok {
+			s.since += n
+		}
+		s.mu.Unlock()
+		if ok {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("a compaction's output would take the disk below half the free-space margin (%s): %w", mib(s.min/2), syscall.ENOSPC)
+		}
+		time.Sleep(100 * time.Millisecond) // then look again: a flush or compaction may have freed space
+		s.poll()
+	}
 }

@@ -55,7 +55,7 @@
 //	                         Snapshot.Data left out (marshaled raftpb.Message),
 //	                         data: Data[0:C], last: len(Data) <= C}
 //	chunk i:   SnapshotChunk{from_node, shard, data: Data[iC:(i+1)C], last}
-//	server -> client: Ack after HandleSnapshot returned, or an error status
+//	server -> client: Ack after HandleSnapshot returned nil, or an error status
 //
 // where C is Config.SnapshotChunkBytes. The receiver reassembles the data
 // (refusing more than 1 GiB with ResourceExhausted), restores

@@ -57,11 +57,12 @@ func (r *recorder) HandleRaft(shard ShardID, m *raftpb.Message) {
 	r.signal()
 }
 
-func (r *recorder) HandleSnapshot(shard ShardID, m *raftpb.Message) {
+func (r *recorder) HandleSnapshot(shard ShardID, m *raftpb.Message) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.snapshots = append(r.snapshots, received{shard, m})
 	r.signal()
+	return nil
 }
 
 // HandleRejoin readmits every request, recording it as a notice-less event.

@@ -115,7 +115,11 @@ func (s *service) Snapshot(stream transportpb.Raft_SnapshotServer) error {
 	if !t.gate.enter() {
 		return errClosed
 	}
-	t.h.HandleSnapshot(shard, m)
+	err = t.h.HandleSnapshot(shard, m)
 	t.gate.exit()
+	if err != nil {
+		t.log.Warn("refusing inbound snapshot", "shard", uint64(shard), "err", err)
+		return status.Error(codes.ResourceExhausted, err.Error())
+	}
 	return stream.SendAndClose(&transportpb.Ack{})
 }

@@ -30,8 +30,10 @@ type Handler interface {
 	// HandleRaft delivers one inbound Raft message (never MsgSnap).
 	HandleRaft(shard ShardID, m *raftpb.Message)
 	// HandleSnapshot delivers an inbound MsgSnap with Snapshot.Data fully
-	// reassembled. The sender learns of success when it returns.
-	HandleSnapshot(shard ShardID, m *raftpb.Message)
+	// reassembled. The sender learns of success when it returns nil; an
+	// error (the replica has no room for it, say) is sent back as
+	// ResourceExhausted, and the sender reports the snapshot failed.
+	HandleSnapshot(shard ShardID, m *raftpb.Message) error
 	// HandleNotice delivers a commit notice sent by node from.
 	HandleNotice(shard ShardID, from NodeID, n *transportpb.CommitNotice)
 	// HandleRejoin readmits node into shard if this node leads it (see

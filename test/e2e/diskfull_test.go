@@ -818,12 +818,12 @@ func TestDiskFullOneNode(t *testing.T) {
 	if during < int64(fullTime/fullPace) {
 		t.Errorf("only %d puts acknowledged in the %v with sn2 full; its peers are a majority", during, fullTime)
 	}
-	// Known bug, reported and not asserted: sn2 hands rg2 off, but the new
-	// leader hands it back to sn2, its preferred leader, at its next check
-	// (replica.preferLeader knows nothing of sn2's disk), and sn2 refuses
-	// puts with disk_full until its own next check, 2 s later.
-	if late := load.errorsAfter("disk_full", fullAt.Add(handoffTime)); late > 0 || len(p.leads(full+1)) > 0 {
-		t.Logf("KNOWN BUG: leadership of rg2 returned to sn2 with its disk full: %d puts refused with disk_full more than %v after sn2 was seen full (sn2 led %v at the end)",
+	// sn2 hands rg2 off, and refuses to take it back (it is rg2's
+	// preferred leader): the new leader's transfer to it is aborted and
+	// that node left alone, so puts on rg2 stop being refused once the
+	// handoff is done.
+	if late := load.errorsAfter("disk_full", fullAt.Add(handoffTime)); late > 0 {
+		t.Errorf("leadership of rg2 returned to sn2 with its disk full: %d puts refused with disk_full more than %v after sn2 was seen full (sn2 led %v at the end)",
 			late, handoffTime, p.leads(full+1))
 	}
 	for i, sn := range nodes {
@@ -870,18 +870,13 @@ func TestDiskFullOneNode(t *testing.T) {
 		ops, len(acked), ops-len(acked), load.errors(), time.Since(start).Round(time.Millisecond))
 }
 
-var diskFullKnownBugs = flag.Bool("diskfull.knownbugs", false, "run the disk-full tests that reproduce known, unfixed bugs")
-
-// TestDiskFullSnapshotToFullFollower reproduces a known bug: a follower
-// whose disk is low is sent a snapshot (its shard's log was truncated past
-// what it has, --raft-log-keep 20) and installs it without asking its
-// engine for room (replica.admitAppend admits MsgApp only), runs out of
-// space writing it, and exits 70; the state file cannot record the fault
-// either. Skipped unless -diskfull.knownbugs.
+// TestDiskFullSnapshotToFullFollower: a follower whose disk is low is sent
+// a snapshot (its shard's log was truncated past what it has,
+// --raft-log-keep 20). It refuses what it has no room for (the sender
+// backs off), never runs out of space writing it, keeps running, and
+// catches up once space is freed. (It used to install the snapshot
+// without asking its engine, run out of space in the WAL and exit 70.)
 func TestDiskFullSnapshotToFullFollower(t *testing.T) {
-	if !*diskFullKnownBugs {
-		t.Skip("reproduces a known bug (a snapshot is installed on a full disk and the follower exits 70); run with -diskfull.knownbugs")
-	}
 	seed := dfSeed(t)
 	mnt := mountTmpfs(t, 256<<20) // Pebble's WAL preallocation (70 MiB) fits
 	const full = 1                // sn2
@@ -918,5 +913,15 @@ func TestDiskFullSnapshotToFullFollower(t *testing.T) {
 	if !nodes[full].running() {
 		t.Fatalf("sn2 exited (code %d) with its disk full:\n%s", nodes[full].state.ExitCode(),
 			logLines(nodes[full].stderr.String(), "snapshot")+"\n"+logLines(nodes[full].stderr.String(), "level=ERROR"))
+	}
+	if err := os.Remove(filepath.Join(mnt, "ballast")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, time.Minute, "sn2 to catch up once space is freed", func() bool {
+		same, n := pingNodes(t, nodes[0]).converged()
+		return same && n == 6
+	})
+	if !nodes[full].running() {
+		t.Fatalf("sn2 exited (code %d) while catching up", nodes[full].state.ExitCode())
 	}
 }
