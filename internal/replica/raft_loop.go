@@ -133,7 +133,13 @@ func (r *Raft) staleCommit(m *raftpb.Message) bool {
 
 func (r *Raft) tick() {
 	r.ticks++
-	r.watchTransfer(r.rn.BasicStatus())
+	bs := r.rn.BasicStatus()
+	r.watchTransfer(bs)
+	if bs.RaftState != raft.StateLeader && r.ticks%3 != 0 && r.e.LowDisk() {
+		// A replica whose disk refuses puts runs its election timer at a
+		// third of the pace, so a replica with room wins the elections.
+		return
+	}
 	// Before Tick: Tick's quorum check clears RecentActive. A leader whose
 	// disk refuses puts looks for a successor every 5 ticks.
 	if (r.ticks%5 == 0 || r.ticks%20 == 0) && r.rn.BasicStatus().RaftState == raft.StateLeader {

@@ -58,6 +58,9 @@ type Config struct {
 	Fatal func(error)
 	// Logger receives Pebble's log lines (info as debug). Default slog.Default().
 	Logger *slog.Logger
+
+	// tune adjusts Pebble's options (this package's tests only).
+	tune func(*pebble.Options)
 }
 
 // DefaultConfig returns the defaults for dir.
@@ -182,6 +185,9 @@ func (e *Engine) options(readOnly bool) *pebble.Options {
 	}
 	for i := range opts.Levels {
 		opts.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
+	}
+	if e.cfg.tune != nil {
+		e.cfg.tune(opts)
 	}
 	return opts
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/cairndb/cairn/api/cairnpb"
 	"github.com/cairndb/cairn/internal/keys"
+	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
 )
@@ -600,19 +601,21 @@ func (f *lowWaterFile) Write(p []byte) (int, error) {
 
 // TestCompactionKeepsHalfTheMargin: a compaction whose output would not
 // fit fails (Pebble retries it later) instead of taking the disk below
-// half the free-space margin, and the engine keeps taking writes.
+// half the free-space margin, and the engine keeps taking deletes.
 func TestCompactionKeepsHalfTheMargin(t *testing.T) {
 	fs := &lowWaterFS{usageFS: &usageFS{MemFS: vfs.NewMem(), total: 64 << 20}}
 	fs.low.Store(1 << 62)
 	cfg := memConfig(fs)
 	cfg.MinFreeBytes = 16 << 20
 	cfg.MemTableBytes = 4 << 20
+	// Only the test's compaction runs, so nothing else moves the disk.
+	cfg.tune = func(o *pebble.Options) { o.DisableAutomaticCompactions = true }
 	e, err := Open(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	// Random values (incompressible) until about 20 MiB are free.
+	// Random (incompressible) values until about 20 MiB are free.
 	rng := rand.New(rand.NewPCG(1, 2))
 	val := make([]byte, 32<<10)
 	a := &applier{t: t, e: e}
@@ -643,3 +646,4 @@ func TestCompactionKeepsHalfTheMargin(t *testing.T) {
 	}
 	t.Logf("free before %d MiB, least free during the compaction %d MiB (margin %d MiB)", before.AvailBytes>>20, fs.low.Load()>>20, cfg.MinFreeBytes>>20)
 }
+

@@ -218,16 +218,17 @@ func (f *faultRun) inject(t *testing.T, fc faultCase) {
 // leads no shard.
 func (f *faultRun) follower(t *testing.T) int {
 	t.Helper()
-	p := pingNodes(t, f.nodes[0])
 	var cands []int
-	for i := 1; i < len(f.nodes); i++ {
-		if len(p.leads(i+1)) == 0 {
-			cands = append(cands, i)
+	waitFor(t, 30*time.Second, "a node other than sn1 that leads no shard", func() bool {
+		p := pingNodes(t, f.nodes[0])
+		cands = cands[:0]
+		for i := 1; i < len(f.nodes); i++ {
+			if len(p.leads(i+1)) == 0 {
+				cands = append(cands, i)
+			}
 		}
-	}
-	if len(cands) == 0 {
-		t.Fatalf("every node but sn1 leads a shard")
-	}
+		return len(cands) > 0
+	})
 	return cands[f.rng.IntN(len(cands))]
 }
 
