@@ -646,4 +646,3 @@ func TestCompactionKeepsHalfTheMargin(t *testing.T) {
 	}
 	t.Logf("free before %d MiB, least free during the compaction %d MiB (margin %d MiB)", before.AvailBytes>>20, fs.low.Load()>>20, cfg.MinFreeBytes>>20)
 }
-
