@@ -108,6 +108,10 @@ func (c *shardCheck) mayRebuild(ctx context.Context, sn uint64, cmp comparison) 
 		return "-no-repair was given", false
 	case len(cmp.NoMajority) > 0:
 		return "some partitions have no majority, so nothing is repaired", false
+	case len(cmp.divergentNodes()) > 1:
+		// A rebuild copies the leader's data, and with two replicas that
+		// differ (each on its own partitions) the leader may be one of them.
+		return "more than one replica differs from the majority, so no copy can be trusted to rebuild from; nothing is repaired", false
 	}
 	if err := checkMajority(c.m, c.sh, sn, c.s.describeAll(ctx, c.m), c.p.ID); err != nil {
 		return "rebuilding it " + strings.TrimPrefix(status.Convert(err).Message(), "stopping "+serviceName(c.shard, sn)+" "), false
@@ -286,6 +290,10 @@ func (c *shardCheck) poll(ctx context.Context, sn, id, index uint64, pr *replica
 		pr.applied, pr.moved = r.GetApplied(), time.Now()
 	}
 	switch {
+	case r.GetKnown() && r.GetIndex() != index:
+		// The id was applied at another index here (proposed again after a
+		// restart): its sums are of another state. Missed: a new round.
+		return res, true, false
 	case !r.GetKnown() && r.GetApplied() >= index:
 		return res, true, false
 	case !r.GetKnown() && time.Since(pr.moved) > giveUpAfter:

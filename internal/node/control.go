@@ -26,8 +26,8 @@ func (n *SN) describe() *controlpb.NodeInfo {
 	if c := n.cfg.Init; c != nil {
 		info.Uid, info.Capacity, info.StorageDirs = c.UID, uint32(c.Capacity), c.StorageDirs
 	}
-	if s := n.store.Load(); s != nil {
-		info.Store = *s // not under ctlMu: a heal holds it for seconds
+	if v := n.view.Load(); v != nil {
+		info.Store = v.store // not under ctlMu: a heal holds it for seconds
 	}
 	if h := n.admin.Load(); h != nil {
 		info.Admin, info.AdminApplied = true, h.rep.AppliedIndex()
@@ -58,10 +58,19 @@ func (c controlRPC) Describe(context.Context, *controlpb.DescribeRequest) (*cont
 	return c.n.describe(), nil
 }
 
-// noteStore publishes member.Store for describe; the caller holds ctlMu.
+// noteStore publishes the membership's store and stopped shards for
+// readers that must not take ctlMu (describe, the request path); the
+// caller holds ctlMu.
 func (n *SN) noteStore() {
-	s := n.member.Store
-	n.store.Store(&s)
+	n.view.Store(&memberView{store: n.member.Store, stopped: slices.Clone(n.member.Stopped)})
+}
+
+// memberView is what readers outside ctlMu need of the membership: a
+// request path must never wait for ctlMu, which a heal holds while it
+// waits for requests to drain (serveMu).
+type memberView struct {
+	store   string
+	stopped []uint64
 }
 
 // checkStore checks that a request is for this node's store; the caller

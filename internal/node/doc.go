@@ -34,7 +34,7 @@
 //
 // Lite has no peer: an engine that cannot be proven whole is refused with
 // what is wrong and how to restore (litestore.go), a recorded fault opens
-// with a warning once the files prove whole (storage.Config.ClearFault),
+// with a warning once the files prove whole (storage.Config.NoPeers),
 // and ROOT/store.json notices a lost data directory.
 //
 // A storage node heals (heal.go, adminheal.go): an engine found corrupt at

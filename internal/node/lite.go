@@ -161,7 +161,7 @@ func StartLite(ctx context.Context, cfg LiteConfig) (*Lite, error) {
 	sc.CacheBytes, sc.MinFreeBytes, sc.Logger, sc.FS = cfg.CacheBytes, cfg.MinFreeBytes, cfg.Logger, cfg.FS
 	// No peer can rebuild a lite store: after a fault it opens once its
 	// files prove whole, with a warning (only unsynced writes can be lost).
-	sc.ClearFault = true
+	sc.NoPeers = true
 	e, err := storage.Open(sc)
 	if err != nil {
 		_ = lis.Close()

@@ -203,14 +203,19 @@ func (c *blockCheck) reply(e *storage.Engine) *controlpb.VerifyBlocksReply {
 
 func (c controlRPC) VerifyBlocks(_ context.Context, req *controlpb.VerifyBlocksRequest) (*controlpb.VerifyBlocksReply, error) {
 	n := c.n
-	n.ctlMu.Lock()
-	err := n.checkStore(req.GetStore())
-	n.ctlMu.Unlock()
-	if err != nil {
-		return nil, err
-	}
 	if req.GetId() == 0 || req.GetBytesPerSec() < 0 {
 		return nil, status.Error(codes.InvalidArgument, "verify blocks: an id and a non-negative rate are required")
 	}
-	return n.blocks.get(n.engine(), req.GetId(), req.GetBytesPerSec(), n.log).reply(n.engine()), nil
+	// Under ctlMu, which a heal holds while it replaces the engine: the
+	// check starts on the engine in place, and a heal stops it (n.blocks).
+	n.ctlMu.Lock()
+	defer n.ctlMu.Unlock()
+	if err := n.checkStore(req.GetStore()); err != nil {
+		return nil, err
+	}
+	if n.healing.Load() {
+		return nil, errHealing(n.id())
+	}
+	e := n.engine()
+	return n.blocks.get(e, req.GetId(), req.GetBytesPerSec(), n.log).reply(e), nil
 }

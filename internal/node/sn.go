@@ -139,7 +139,7 @@ type SN struct {
 
 	ctlMu  sync.Mutex // serializes control changes; guards member and rebuilt
 	member membership
-	store  atomic.Pointer[string] // member.Store, for describe (noteStore)
+	view   atomic.Pointer[memberView] // member's store and stopped shards, read without ctlMu (noteStore)
 	// rebuildIDs holds, per shard, the id of the last RebuildReplica
 	// request (rebuild.go), so a repeated request does nothing.
 	rebuildIDs map[uint64]uint64

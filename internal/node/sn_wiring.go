@@ -87,9 +87,8 @@ func (n *SN) stoppedByPlan(id uint64) bool {
 	if !ok || !slices.Contains(s.Replicas, n.id()) {
 		return false
 	}
-	n.ctlMu.Lock()
-	defer n.ctlMu.Unlock()
-	return slices.Contains(n.member.Stopped, id)
+	v := n.view.Load()
+	return v != nil && slices.Contains(v.stopped, id)
 }
 
 // stoppedError is the answer of a node whose replica of a shard plan

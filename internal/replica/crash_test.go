@@ -177,7 +177,7 @@ func crashConfig(fs vfs.FS, boot string) storage.Config {
 	sc.CacheBytes, sc.MemTableBytes, sc.MinFreeBytes = 1<<20, 1<<20, 0
 	sc.CheckpointInterval = 20 * time.Millisecond
 	sc.BootID = func() string { return boot }
-	sc.ClearFault = true // lite's policy: a fault leaves only unsynced writes missing
+	sc.NoPeers = true // lite's policy: a fault leaves only unsynced writes missing
 	sc.Logger = slog.New(slog.DiscardHandler)
 	return sc
 }
@@ -301,12 +301,12 @@ func crashInChild(t *testing.T, name string, k int64) {
 	}
 	sc := crashConfig(vfs.Default, "boot-1")
 	sc.Dir = filepath.Join(dir, "db")
-	sc.ClearFault = false
+	sc.NoPeers = false
 	var fe *storage.FaultError
 	if _, err := storage.Open(sc); !errors.As(err, &fe) || fe.Fault.Errno != "EIO" {
 		t.Fatalf("reopen after the child died of a failed %s: %v; want the fault recorded", name, err)
 	}
-	sc.ClearFault = true
+	sc.NoPeers = true
 	e, err := storage.Open(sc)
 	if err != nil {
 		t.Fatal(err)

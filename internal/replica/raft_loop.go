@@ -44,7 +44,7 @@ func (r *Raft) loop() {
 			fn(r.rn)
 		}
 		r.drain()
-		if r.rn.HasReady() {
+		if !r.e.ReadOnly() && r.rn.HasReady() { // a read-only engine takes no batch
 			if err := r.handleReady(); err != nil {
 				r.failed.Store(true)
 				r.shutdown()

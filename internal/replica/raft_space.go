@@ -19,13 +19,12 @@ import (
 // admitAppend reports whether the engine has room for what m brings: the
 // entries of a MsgApp (each is filed in the log and applied: two copies;
 // entries that only delete or carry Raft's own state may use part of the
-// margin) or the data of a snapshot. A replica whose disk refuses puts also
-// refuses to become leader (MsgTimeoutNow): it could not take a write.
+// margin). A snapshot was admitted by the transport (AdmitSnapshot), which
+// can tell its sender. A replica whose disk refuses puts also refuses to
+// become leader (MsgTimeoutNow): it could not take a write.
 func (r *Raft) admitAppend(m *raftpb.Message) bool {
 	var err error
 	switch {
-	case m.GetType() == raftpb.MsgSnap:
-		err = r.e.Admit(2*int64(len(m.GetSnapshot().GetData())), storage.AddsData)
 	case m.GetType() == raftpb.MsgTimeoutNow && r.e.LowDisk():
 		err = errors.New("asked to take leadership, on a disk that refuses puts")
 	case m.GetType() != raftpb.MsgApp || len(m.GetEntries()) == 0:

@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -43,11 +44,14 @@ type Config struct {
 	// boot id, "" where unknown). A change since the engine last opened
 	// means the machine restarted, so unsynced pages may be missing.
 	BootID func() string
-	// ClearFault opens an engine whose last run stopped on a fatal I/O
-	// error (Fault) once its files prove whole, with a warning, instead of
-	// refusing it with ErrFaulted. For a store without peers (lite): only
-	// unsynced writes can be missing after such a stop.
-	ClearFault bool
+	// NoPeers is set for an engine that no peer can rebuild (lite). Such
+	// an engine opens, with a warning, once its files prove whole, where an
+	// engine with peers is refused (and its node rebuilds from them): after
+	// a fatal I/O error of its last run (a Fault: only unsynced writes can
+	// be missing), and after a reboot with a hole in its newest WAL (power
+	// loss can persist a later unsynced page without an earlier one; the
+	// writes after the hole were never synced, and are dropped).
+	NoPeers bool
 	// OnCorruption is called once, on its own goroutine, when corruption is
 	// found while the engine runs (a read, a compaction or a scrub). The
 	// engine refuses writes from then on. Default: nothing more.
@@ -128,6 +132,10 @@ type Engine struct {
 	state   engineState
 	dropMu  sync.Mutex // orders checkpoints and DropShard
 
+	// armed is set once Pebble is open for writing: from then on a failed
+	// WAL or MANIFEST write is recorded as a fault (faultfs.go).
+	armed atomic.Bool
+
 	stop     chan struct{}
 	bg       sync.WaitGroup
 	closeErr error
@@ -156,6 +164,9 @@ func Open(cfg Config) (_ *Engine, err error) {
 	e.io = &ioFS{FS: cfg.FS}
 	e.io.budget = func(n int64) error { return e.space.compactionWrite(n) }
 	e.io.fatal = func(err *IOError) {
+		if !e.armed.Load() {
+			return // opening: Pebble's open returns the error itself
+		}
 		e.log.Error("a write Pebble cannot survive failed; recording the fault", "err", err)
 		e.recordFault(err)
 	}
@@ -276,14 +287,7 @@ func linuxBootID() string {
 	if err != nil {
 		return ""
 	}
-	return string(trimSpace(b))
-}
-
-func trimSpace(b []byte) []byte {
-	for len(b) > 0 && (b[len(b)-1] == '\n' || b[len(b)-1] == ' ') {
-		b = b[:len(b)-1]
-	}
-	return b
+	return string(bytes.TrimSpace(b))
 }
 
 // Health is an engine's state for operators (ping, verify, Describe).

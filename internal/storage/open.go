@@ -16,7 +16,7 @@ import (
 )
 
 // ErrFaulted is returned (wrapped, with the Fault) by Open when the engine's
-// last run stopped on a fatal I/O error and Config.ClearFault is not set:
+// last run stopped on a fatal I/O error and Config.NoPeers is not set:
 // the files may lack writes the engine had acknowledged to its peers. A
 // replicated node rebuilds from its peers instead of using them.
 var ErrFaulted = errors.New("storage: the last run stopped on a storage fault")
@@ -69,7 +69,7 @@ func (e *Engine) open() error {
 		return err
 	}
 	st.Corrupt = nil // proven good again (prove re-checked it)
-	if e.cfg.ClearFault && st.Fault != nil {
+	if e.cfg.NoPeers && st.Fault != nil {
 		e.log.Warn("the last run stopped on a storage fault; the files proved whole, so the engine opens (only unsynced writes can be missing)",
 			"fault", st.Fault.String())
 		st.Fault = nil
@@ -104,7 +104,7 @@ func (e *Engine) openWritable(st engineState, existed bool) error {
 	}
 	db, err := pebble.Open(e.cfg.Dir, e.options(false))
 	if errors.Is(err, syscall.EWOULDBLOCK) {
-		return fmt.Errorf("storage: %s is locked by another process (is another cairn running on this root?): %w", e.cfg.Dir, err)
+		return e.lockedErr(err)
 	} else if err != nil {
 		return fmt.Errorf("storage: open %s: %w", e.cfg.Dir, err)
 	}
@@ -118,6 +118,7 @@ func (e *Engine) openWritable(st engineState, existed bool) error {
 		return fmt.Errorf("storage: open %s: %w", e.cfg.Dir, err)
 	}
 	e.db.Store(db)
+	e.armed.Store(true)
 	return nil
 }
 
@@ -129,7 +130,7 @@ func (e *Engine) checkOptions(path string) error {
 	}
 	data, err := files.ReadFile(e.fs, path)
 	if err != nil {
-		return e.refuse("%s cannot be read: %v", e.fs.PathBase(path), err)
+		return fmt.Errorf("storage: open %s: %w", e.cfg.Dir, err)
 	}
 	opts := e.options(true)
 	opts.EnsureDefaults()
@@ -170,6 +171,11 @@ func (e *Engine) size(name string) int64 {
 	return fi.Size()
 }
 
+// lockedErr is the error of an engine directory another process has open.
+func (e *Engine) lockedErr(err error) error {
+	return fmt.Errorf("storage: %s is locked by another process (is another cairn running on this root?): %w", e.cfg.Dir, err)
+}
+
 // openError explains a failed read-only open: a lock, or corruption that
 // Pebble found (named by scanning the logs ourselves when Pebble does not).
 //
@@ -181,10 +187,12 @@ func (e *Engine) size(name string) int64 {
 // reaches first).
 func (e *Engine) openError(err error, manifest string) error {
 	if errors.Is(err, syscall.EWOULDBLOCK) {
-		return fmt.Errorf("storage: %s is locked by another process (is another cairn running on this root?): %w", e.cfg.Dir, err)
+		return e.lockedErr(err)
 	}
-	rep := e.scanLogs(manifest, true)
+	rep := e.scanLogs(manifest, false)
 	switch {
+	case rep.err != nil:
+		return fmt.Errorf("storage: open %s: %w (and reading its logs: %v)", e.cfg.Dir, err, rep.err)
 	case rep.damage != "":
 		return e.refuse("%s", rep.damage)
 	case files.IsNotExist(err):
@@ -205,21 +213,25 @@ func (e *Engine) openError(err error, manifest string) error {
 
 // prove runs the checks an open needs with Pebble read-only.
 func (e *Engine) prove(ro *pebble.DB, manifest string, st engineState, hasState bool) error {
-	rep := e.scanLogs(manifest, st.BootID == "" || st.BootID != e.cfg.BootID())
-	if rep.damage != "" {
+	rebooted := st.BootID == "" || st.BootID != e.cfg.BootID()
+	rep := e.scanLogs(manifest, rebooted && e.cfg.NoPeers)
+	switch {
+	case rep.err != nil:
+		return fmt.Errorf("storage: open %s: reading its logs: %w", e.cfg.Dir, rep.err)
+	case rep.damage != "":
 		return e.refuse("%s", rep.damage)
 	}
 	if err := e.checkTables(ro); err != nil {
 		return err
 	}
 	if _, marked, err := getUint64(ro, metaStateFileKey); err != nil {
-		return e.refuse("reading its meta: %v", err)
+		return e.readFailed("reading its meta", err)
 	} else if marked && !hasState {
 		return e.refuse("%s is missing, so its last checkpoint cannot be checked", stateFileName)
 	}
 	applied, err := appliedIndexes(ro)
 	if err != nil {
-		return e.refuse("reading its applied indexes: %v", err)
+		return e.readFailed("reading its applied indexes", err)
 	}
 	if st.Checkpoint != nil {
 		if behind := st.Checkpoint.behind(applied); len(behind) > 0 {
@@ -237,18 +249,29 @@ func (e *Engine) prove(ro *pebble.DB, manifest string, st engineState, hasState 
 			return err
 		}
 	}
-	if st.Fault != nil && !e.cfg.ClearFault {
+	if st.Fault != nil && !e.cfg.NoPeers {
 		return &FaultError{Fault: *st.Fault}
 	}
 	return nil
 }
 
+// readFailed is the error of a read during the proof: a refusal when it
+// found damage, a plain error (the store may be whole) otherwise.
+func (e *Engine) readFailed(what string, err error) error {
+	if pebble.IsCorruptionError(err) || errors.Is(err, ErrCorrupt) {
+		return e.refuse("%s: %v", what, pebbleDetail(err))
+	}
+	return fmt.Errorf("storage: open %s: %s: %w", e.cfg.Dir, what, err)
+}
+
 // logReport is what scanning the MANIFEST and the WALs found: the first
 // damage (a bad chunk with good records after it), and bad chunks at the
 // ends of logs, which read as torn writes but would explain lost records.
+// err is a failure to read them at all (not a proof of damage).
 type logReport struct {
 	damage string
 	ends   []string
+	err    error
 }
 
 // scanLogs scans the MANIFEST and every WAL. rebooted tolerates damage in
@@ -258,8 +281,12 @@ func (e *Engine) scanLogs(manifest string, rebooted bool) logReport {
 	var rep logReport
 	if manifest != "" {
 		name := e.fs.PathBase(manifest)
-		res, f := e.scanFile(name, 0)
-		if f != "" {
+		res, f, err := e.scanFile(name, 0)
+		switch {
+		case err != nil:
+			rep.err = err
+			return rep
+		case f != "":
 			rep.damage = f
 			return rep
 		}
@@ -267,8 +294,11 @@ func (e *Engine) scanLogs(manifest string, rebooted bool) logReport {
 	}
 	wals := e.wals()
 	for i, w := range wals {
-		res, f := e.scanFile(w.name, w.num)
+		res, f, err := e.scanFile(w.name, w.num)
 		switch {
+		case err != nil:
+			rep.err = err
+			return rep
 		case f == "":
 			rep.noteEnd(w.name, res, false)
 		case i == len(wals)-1 && rebooted:
@@ -315,27 +345,28 @@ func (e *Engine) wals() []walName {
 	return out
 }
 
-// scanFile scans one record log; the string describes damage, or is "".
-func (e *Engine) scanFile(name string, logNum uint32) (logEnd, string) {
+// scanFile scans one record log; the string describes damage, or is "";
+// err is a failure to read the file at all.
+func (e *Engine) scanFile(name string, logNum uint32) (logEnd, string, error) {
 	path := e.fs.PathJoin(e.cfg.Dir, name)
 	f, err := e.fs.Open(path)
 	if err != nil {
-		return logEnd{}, fmt.Sprintf("%s cannot be opened: %v", name, err)
+		return logEnd{}, "", fmt.Errorf("%s: %w", name, err)
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return logEnd{}, fmt.Sprintf("%s: %v", name, err)
+		return logEnd{}, "", fmt.Errorf("%s: %w", name, err)
 	}
 	res, err := scanLog(f, fi.Size(), logNum)
 	switch {
 	case err != nil:
-		return res, fmt.Sprintf("%s cannot be read: %v", name, err)
+		return res, "", fmt.Errorf("%s: %w", name, err)
 	case res.damaged():
 		return res, fmt.Sprintf("%s is corrupt at offset %d: %s, and %d record(s) follow from offset %d (a crash leaves a torn end, never good records after a bad one)",
-			name, res.Stop, res.Why, res.ResumeRecords, res.Resume)
+			name, res.Stop, res.Why, res.ResumeRecords, res.Resume), nil
 	}
-	return res, ""
+	return res, "", nil
 }
 
 // checkTables checks that every sstable the MANIFEST names is there with
@@ -350,8 +381,10 @@ func (e *Engine) checkTables(ro *pebble.DB) error {
 			name := fmt.Sprintf("%06d.sst", uint64(t.BackingSSTNum))
 			fi, err := e.fs.Stat(e.fs.PathJoin(e.cfg.Dir, name))
 			switch {
-			case err != nil:
+			case files.IsNotExist(err):
 				return e.refuse("sstable %s of level %d, named by the MANIFEST, is missing: %v", name, level, err)
+			case err != nil:
+				return fmt.Errorf("storage: open %s: %w", e.cfg.Dir, err)
 			case !t.Virtual && uint64(fi.Size()) != t.Size:
 				return e.refuse("sstable %s of level %d is %d bytes, but the MANIFEST says %d", name, level, fi.Size(), t.Size)
 			}

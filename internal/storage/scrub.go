@@ -53,6 +53,10 @@ func (e *Engine) VerifyBlocks(ctx context.Context, bytesPerSec int64, progress f
 		switch {
 		case files.IsNotExist(err):
 			continue // compacted away meanwhile
+		case ctx.Err() != nil:
+			return ctx.Err() // stopped, not damage
+		case err != nil && !pebble.IsCorruptionError(err):
+			return fmt.Errorf("storage: verifying %s: %w", name, err) // an I/O error, not damage
 		case err != nil:
 			// The reader was opened without Pebble's file number.
 			detail := strings.Replace(err.Error(), "file 000000", name, 1)
@@ -67,7 +71,10 @@ func (e *Engine) VerifyBlocks(ctx context.Context, bytesPerSec int64, progress f
 	if err != nil {
 		return err
 	}
-	if rep := e.scanLogs(desc, false); rep.damage != "" {
+	switch rep := e.scanLogs(desc, false); {
+	case rep.err != nil:
+		return rep.err
+	case rep.damage != "":
 		return e.markCorrupt("", rep.damage)
 	}
 	return nil

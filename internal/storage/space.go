@@ -142,7 +142,11 @@ func (s *space) admit(n int64, k WriteKind) error {
 		return nil
 	}
 	avail, need := s.free-s.since, 2*n
-	if floor := s.floor(k); avail-need < floor {
+	floor := s.floor(k)
+	if k == AddsData && s.refused {
+		floor += max(s.min/4, 1<<20) // hysteresis: see poll
+	}
+	if avail-need < floor {
 		if k == AddsData && !s.refused {
 			s.refused = true
 			s.e.log.Warn("free disk space is below the margin: puts are refused until space is freed",

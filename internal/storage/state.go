@@ -84,8 +84,10 @@ func (e *Engine) readState() (st engineState, ok bool, err error) {
 	switch {
 	case files.IsNotExist(err):
 		return st, false, nil
-	case err != nil:
+	case errors.Is(err, files.ErrCorrupt):
 		return st, false, fmt.Errorf("%w: %w", ErrCorrupt, err)
+	case err != nil: // EACCES, EIO, EMFILE...: not a proof of damage
+		return st, false, fmt.Errorf("storage: %w", err)
 	case st.Format != stateFormat:
 		return st, false, fmt.Errorf("%w: %s: format %d, this version reads %d", ErrCorrupt, e.statePath(), st.Format, stateFormat)
 	}

@@ -116,6 +116,9 @@ func (r *rule) set(k, v string) error {
 		}
 		r.kinds = kinds
 	case "path":
+		if strings.Contains(v, "/") {
+			return fmt.Errorf("path=%s: a glob is matched against a file's base name, so it cannot hold '/'", v)
+		}
 		if _, err := filepath.Match(v, ""); err != nil {
 			return fmt.Errorf("path=%s: %v", v, err)
 		}
