@@ -44,7 +44,7 @@ func (r *Raft) loop() {
 			fn(r.rn)
 		}
 		r.drain()
-		if !r.e.ReadOnly() && r.rn.HasReady() { // a read-only engine takes no batch
+		if r.rn.HasReady() && r.canWrite() {
 			if err := r.handleReady(); err != nil {
 				r.failed.Store(true)
 				r.shutdown()
@@ -135,9 +135,9 @@ func (r *Raft) tick() {
 	r.ticks++
 	bs := r.rn.BasicStatus()
 	r.watchTransfer(bs)
-	if bs.RaftState != raft.StateLeader && r.ticks%3 != 0 && r.e.LowDisk() {
-		// A replica whose disk refuses puts runs its election timer at a
-		// third of the pace, so a replica with room wins the elections.
+	if bs.RaftState != raft.StateLeader && r.ticks%3 != 0 && !r.e.Roomy() {
+		// A replica whose disk is at or near its margin runs its election
+		// timer at a third of the pace, so a replica with room wins.
 		return
 	}
 	// Before Tick: Tick's quorum check clears RecentActive. A leader whose

@@ -20,13 +20,14 @@ import (
 // entries of a MsgApp (each is filed in the log and applied: two copies;
 // entries that only delete or carry Raft's own state may use part of the
 // margin). A snapshot was admitted by the transport (AdmitSnapshot), which
-// can tell its sender. A replica whose disk refuses puts also refuses to
-// become leader (MsgTimeoutNow): it could not take a write.
+// can tell its sender. A replica whose disk is at or near its margin
+// (Engine.Roomy) also refuses to become leader (MsgTimeoutNow): it would
+// soon refuse the writes.
 func (r *Raft) admitAppend(m *raftpb.Message) bool {
 	var err error
 	switch {
-	case m.GetType() == raftpb.MsgTimeoutNow && r.e.LowDisk():
-		err = errors.New("asked to take leadership, on a disk that refuses puts")
+	case m.GetType() == raftpb.MsgTimeoutNow && !r.e.Roomy():
+		err = errors.New("asked to take leadership, on a disk at or near its free-space margin")
 	case m.GetType() != raftpb.MsgApp || len(m.GetEntries()) == 0:
 		return true
 	default:
@@ -93,6 +94,29 @@ func (r *Raft) AdmitSnapshot(m *raftpb.Message) error {
 // to reach a peer: the peer is down, or refused it for want of room, and
 // raft would otherwise export the shard again at every heartbeat.
 const snapshotBackoff = 5 * time.Second
+
+// readyRoom is the room a Ready needs: its committed entries are bounded
+// by MaxCommittedSizePerReady (raft's default, MaxSizePerMsg: 1 MiB), and
+// applying them writes them again beside their log entries and state.
+const readyRoom = 4 << 20
+
+// canWrite reports whether the replica may take a Ready now. A read-only
+// engine takes no batch; an engine without room for one waits, frozen
+// (it sends nothing, so its leader sees it lag, and a leader is replaced),
+// until space is freed. Raft lets a replica apply late, never wrongly.
+func (r *Raft) canWrite() bool {
+	if r.e.ReadOnly() {
+		return false
+	}
+	if r.e.HasRoom(readyRoom) {
+		return true
+	}
+	if time.Since(r.spaceLogged) >= 10*time.Second {
+		r.spaceLogged = time.Now()
+		r.log.Warn("this node's disk has no room to apply entries: the replica waits until space is freed")
+	}
+	return false
+}
 
 // transferPatience is how long a leadership transfer may stay pending
 // before the leader aborts it, and transferBackoff how long the leader then

@@ -162,7 +162,7 @@ func Open(cfg Config) (_ *Engine, err error) {
 	}
 	e := &Engine{cfg: cfg, log: cfg.Logger, stop: make(chan struct{})}
 	e.io = &ioFS{FS: cfg.FS}
-	e.io.budget = func(n int64) error { return e.space.compactionWrite(n) }
+	e.io.budget = func(n int64, flush bool) error { return e.space.outputWrite(n, flush) }
 	e.io.fatal = func(err *IOError) {
 		if !e.armed.Load() {
 			return // opening: Pebble's open returns the error itself

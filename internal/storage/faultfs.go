@@ -46,8 +46,9 @@ func Errno(err error) string {
 type ioFS struct {
 	vfs.FS
 	last atomic.Pointer[IOError]
-	// budget, when set, admits the bytes a compaction writes (space.go).
-	budget func(n int64) error
+	// budget, when set, admits the bytes a compaction or a flush writes
+	// (space.go).
+	budget func(n int64, flush bool) error
 	// fatal is called, before the error is returned, for a failure that
 	// Pebble cannot survive (a WAL's or the MANIFEST's): Pebble may then
 	// call Fatalf, or panic (it does when it cannot create the next WAL),
@@ -88,8 +89,13 @@ func (fs *ioFS) file(name string, f vfs.File, err error, op string) (vfs.File, e
 func (fs *ioFS) Create(name string, c vfs.DiskWriteCategory) (vfs.File, error) {
 	f, err := fs.FS.Create(name, c)
 	out, err := fs.file(name, f, err, "create")
-	if err == nil && (c == "pebble-compaction" || c == "pebble-blob-file-rewrite") && fs.budget != nil {
-		out.(*ioFile).budget = fs.budget
+	if err == nil && fs.budget != nil {
+		switch c {
+		case "pebble-compaction", "pebble-blob-file-rewrite":
+			out.(*ioFile).budget = func(n int64) error { return fs.budget(n, false) }
+		case "pebble-memtable-flush":
+			out.(*ioFile).budget = func(n int64) error { return fs.budget(n, true) }
+		}
 	}
 	return out, err
 }
@@ -117,8 +123,8 @@ type ioFile struct {
 	vfs.File
 	fs   *ioFS
 	name string
-	// budget admits each write of a compaction's output (space.go), so a
-	// compaction never takes the disk below half the free-space margin.
+	// budget admits each write of a compaction's or a flush's output
+	// (space.go), so neither takes the disk below its share of the margin.
 	budget func(n int64) error
 }
 

@@ -273,6 +273,32 @@ func (e *Engine) Admit(n int64, k WriteKind) error {
 	return e.space.admit(n, k)
 }
 
+// HasRoom reports whether n more bytes fit above the quarter of the margin
+// that only the WAL's and the MANIFEST's own bookkeeping may use (nothing
+// is reserved). A replica checks it before it takes a Ready: entries
+// already in its log are applied, and so written again, whatever the disk
+// has meanwhile become.
+func (e *Engine) HasRoom(n int64) bool {
+	s := e.space
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.free < 0 || s.free-s.since-n >= s.min/4
+}
+
+// Roomy reports whether the engine takes puts with half the margin to
+// spare: a replica takes leadership (or campaigns at full pace) only then,
+// so a node hovering at its margin is not handed leadership only to refuse
+// the puts that follow.
+func (e *Engine) Roomy() bool {
+	if e.ro.Load() || e.corrupt.Load() != nil {
+		return false
+	}
+	s := e.space
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.free < 0 || !s.refused && s.free-s.since-s.floor(AddsData) >= max(s.min/2, 1<<20)
+}
+
 // LowDisk reports whether puts are being refused for lack of space (or the
 // engine is read-only).
 func (e *Engine) LowDisk() bool { return e.ro.Load() || e.space.low() }
@@ -302,21 +328,26 @@ func (e *Engine) reopen() error {
 	return nil
 }
 
-// compactionBudgetWait bounds how long a compaction's write waits for room
-// before it fails: Pebble retries a failed compaction at once, so failing
-// fast would spin.
-const compactionBudgetWait = time.Second
+// outputWait bounds how long a compaction's or a flush's write waits for
+// room before it fails: Pebble retries a failed compaction at once, so
+// failing fast would spin.
+const outputWait = time.Second
 
-// compactionWrite admits n bytes of a compaction's output: they may use
-// the upper half of the margin, never the lower half, which the WAL, the
-// MANIFEST, flushes and deletes need. Without room it waits up to
-// compactionBudgetWait, then fails the write with ENOSPC; Pebble drops the
-// compaction's output and tries again later.
-func (s *space) compactionWrite(n int64) error {
-	deadline := time.Now().Add(compactionBudgetWait)
+// outputWrite admits n bytes of a compaction's or a flush's output. A
+// compaction may use the upper half of the margin; a flush (which frees
+// its WAL once done) the upper three quarters; neither the last quarter,
+// which the WAL, the MANIFEST and Raft's own state need. Without room it
+// waits up to outputWait, then fails the write with ENOSPC; Pebble drops
+// the output and tries again later, and the data stays in the WAL.
+func (s *space) outputWrite(n int64, flush bool) error {
+	floor, what := s.min/2, "a compaction's output would take the disk below half"
+	if flush {
+		floor, what = s.min/4, "a flush's output would take the disk below a quarter"
+	}
+	deadline := time.Now().Add(outputWait)
 	for {
 		s.mu.Lock()
-		ok := s.free < 0 || s.free-s.since-n >= s.min/2
+		ok := s.free < 0 || s.free-s.since-n >= floor
 		if ok {
 			s.since += n
 		}
@@ -325,7 +356,7 @@ func (s *space) compactionWrite(n int64) error {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("a compaction's output would take the disk below half the free-space margin (%s): %w", mib(s.min/2), syscall.ENOSPC)
+			return fmt.Errorf("%s of the free-space margin (%s free needed): %w", what, mib(floor), syscall.ENOSPC)
 		}
 		time.Sleep(100 * time.Millisecond) // then look again: a flush or compaction may have freed space
 		s.poll()

@@ -813,12 +813,17 @@ func TestDiskFullOneNode(t *testing.T) {
 
 	// The store keeps acknowledging writes while sn2 is full.
 	waitFor(t, fullTime+10*time.Second, "the load to go on with sn2 full", func() bool { return time.Since(fullAt) >= fullTime })
-	p := pingNodes(t, nodes[0])
-	state, _ := p.storage(full + 1)
-	code, out, errOut := admin(t, nodes[0], "ping")
-	if state != "low-disk" || code != 1 || !strings.Contains(grepLine(out, "Storage Node [sn2]"), "storage: low-disk: ") {
-		t.Errorf("ping with sn2 full: exit %d, want 1 and sn2's line saying storage: low-disk:\n%s%s", code, out, errOut)
-	}
+	// sn2 hovers at its margin (its flushes and compactions free space,
+	// the load takes it): ping says low-disk whenever it is there again.
+	var p pingDoc
+	var code int
+	var out string
+	waitFor(t, 30*time.Second, "ping to report sn2's low disk", func() bool {
+		p = pingNodes(t, nodes[0])
+		state, _ := p.storage(full + 1)
+		code, out, _ = admin(t, nodes[0], "ping")
+		return state == "low-disk" && code == 1 && strings.Contains(grepLine(out, "Storage Node [sn2]"), "storage: low-disk: ")
+	})
 	t.Logf("ping: %s", grepLine(out, "Storage Node [sn2]"))
 	// Exit 1 while sn2's replicas trail their leaders (a violation each),
 	// with a warning of the low disk.
