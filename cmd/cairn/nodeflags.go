@@ -24,14 +24,14 @@ type nodeTuning struct {
 // addNodeTuningFlags adds the shared tuning flags to f. The defaults are
 // the fields' current values (--log-level: info; --pprof: off).
 func addNodeTuningFlags(f *pflag.FlagSet, t nodeTuning) {
-	f.Int64Var(t.cacheBytes, "cache-bytes", *t.cacheBytes, "block cache size in bytes")
-	f.Int64Var(t.minFreeBytes, "min-free-bytes", *t.minFreeBytes, "refuse writes when free disk space is below this")
+	f.Var(byteSize{t.cacheBytes}, "cache-bytes", "block cache size (bytes, or with a unit: 256MiB, 1GiB)")
+	f.Var(byteSize{t.minFreeBytes}, "min-free-bytes", "free disk space kept in reserve: puts that would take free space below it are refused with disk_full (bytes, or 64MiB, 1GiB)")
 	f.DurationVar(t.shutdownGrace, "shutdown-grace", *t.shutdownGrace, "how long shutdown waits for in-flight requests")
 	f.IntVar(t.streamWorkers, "stream-workers", *t.streamWorkers, "goroutines kept to run requests (0: one new goroutine per request)")
 	f.IntVar(t.gcPercent, "gc-percent", *t.gcPercent, "Go GC percent for this process (0: the runtime's; the GOGC environment variable wins)")
 	f.StringVar(t.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	f.StringVar(t.pprofAddr, "pprof", "", "serve Go profiles (net/http/pprof) on this host:port, a listener of its own (default off; use loopback)")
-	f.Int64Var(&t.scrub.Rate, "scrub-rate", t.scrub.Rate, "background scrub: read every sstable block, the MANIFEST and the WALs at this many bytes per second, checking checksums (0: off)")
+	f.Var(byteSize{&t.scrub.Rate}, "scrub-rate", "background scrub: read every sstable block, the MANIFEST and the WALs at this many bytes per second (or 8MiB...), checking checksums (0: off)")
 	f.DurationVar(&t.scrub.Interval, "scrub-interval", t.scrub.Interval, "background scrub: pause between the end of a pass and the start of the next")
 }
 

@@ -15,7 +15,7 @@ func TestNodeTuningFlags(t *testing.T) {
 	lite, sn := node.DefaultLiteConfig(""), node.DefaultSNConfig("")
 	shared := func(cache, minFree int64, grace string, workers, gc int) map[string]string {
 		return map[string]string{
-			"cache-bytes": strconv.FormatInt(cache, 10), "min-free-bytes": strconv.FormatInt(minFree, 10),
+			"cache-bytes": byteSize{&cache}.String(), "min-free-bytes": byteSize{&minFree}.String(),
 			"shutdown-grace": grace, "stream-workers": strconv.Itoa(workers), "gc-percent": strconv.Itoa(gc),
 			"log-level": "info", "pprof": "", "scrub-rate": "0", "scrub-interval": "24h0m0s",
 		}
