@@ -43,7 +43,7 @@ func (s *metaStore) load(ctx context.Context) (*Meta, []byte, error) {
 
 // loadLocal reads this replica's copy, however stale.
 func (s *metaStore) loadLocal() (*Meta, []byte, error) {
-	rec, ok, err := s.r.Engine().Get(metaKey, time.Now().UnixMilli())
+	rec, ok, err := s.r.Engine().GetIn(Shard, metaKey, time.Now().UnixMilli())
 	if err != nil {
 		return nil, nil, err
 	}

@@ -25,14 +25,18 @@
 //
 // # Storage key
 //
-// Records live in the record key space, which sorts by the 64-bit hash of the
-// major path first, so each partition (a contiguous range of hash space) is
-// one contiguous range of Pebble keys:
+// Records live in the record key space, grouped by the shard that owns them
+// (each shard's records are its own, even where two shards have replicas on
+// one node, so a partition can be copied into one shard while another still
+// serves it), and within a shard sorted by the 64-bit hash of the major
+// path, so each partition (a contiguous range of hash space) is one
+// contiguous range of Pebble keys. Lite's one shard is shard 0.
 //
-//	+------+------------------+--------------------+------+--------------------+
-//	| 0x72 | hash (8 bytes BE)| major components   | 0x00 | minor components   |
-//	| 'r'  | xxhash64(major)  | each: esc(c) 00 01 | 0x02 | each: esc(c) 00 01 |
-//	+------+------------------+--------------------+------+--------------------+
+//	+------+--------------+------------------+--------------------+------+--------------------+
+//	| 0x72 | shard (8 BE) | hash (8 bytes BE)| major components   | 0x00 | minor components   |
+//	| 'r'  |              | xxhash64(major)  | each: esc(c) 00 01 | 0x02 | each: esc(c) 00 01 |
+//	+------+--------------+------------------+--------------------+------+--------------------+
+//	 <--------- HeaderLen (17) ------------->
 //
 // esc(c) writes the component's bytes with every 0x00 replaced by 00 FF. The
 // terminator 00 01 therefore sorts below any continuation of the component,
@@ -46,7 +50,9 @@
 //
 // A store has N partitions. Partition p owns hashes h with
 // floor(h*N / 2^64) == p, that is [ceil(p*2^64/N), ceil((p+1)*2^64/N)).
-// Splitting a partition later means adding a boundary inside its range.
+// Splitting every partition in f (N -> N*f) adds boundaries inside the
+// ranges: partition p of N is exactly partitions p*f .. p*f+f-1 of N*f, so
+// PartitionOf(h, N*f)/f == PartitionOf(h, N) and no key changes hands.
 //
 // # Concurrency
 //

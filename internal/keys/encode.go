@@ -53,21 +53,45 @@ func PartitionStart(p PartitionID, n uint32) (h uint64, ok bool) {
 	return q, true
 }
 
-// PartitionSpan returns the storage key span [start, end) of partition p of n.
-// end is nil for the last partition's open upper bound within the record space.
-func PartitionSpan(p PartitionID, n uint32) (start, end []byte) {
+// PartitionSpan returns the storage key span [start, end) of partition p of
+// n in shard's records. The last partition ends where the shard's records
+// end.
+func PartitionSpan(shard uint64, p PartitionID, n uint32) (start, end []byte) {
 	s, _ := PartitionStart(p, n)
-	start = hashPrefix(s)
+	start = hashPrefix(shard, s)
 	if e, ok := PartitionStart(p+1, n); ok {
-		return start, hashPrefix(e)
+		return start, hashPrefix(shard, e)
 	}
-	return start, []byte{RecordSpace + 1}
+	_, end = ShardSpan(shard)
+	return start, end
 }
 
-func hashPrefix(h uint64) []byte {
-	b := make([]byte, 9)
+// ShardSpan returns the storage key span [start, end) of all of shard's
+// records.
+func ShardSpan(shard uint64) (start, end []byte) {
+	start = binary.BigEndian.AppendUint64([]byte{RecordSpace}, shard)
+	if shard == ^uint64(0) {
+		return start, []byte{RecordSpace + 1}
+	}
+	return start, binary.BigEndian.AppendUint64([]byte{RecordSpace}, shard+1)
+}
+
+// ShardOf returns the shard whose records hold storage key sk (which must
+// be at least HeaderLen bytes long).
+func ShardOf(sk []byte) uint64 { return binary.BigEndian.Uint64(sk[1:9]) }
+
+// HashOf returns the hash of the major path under which storage key sk is
+// filed (sk must be at least HeaderLen bytes long).
+func HashOf(sk []byte) uint64 { return binary.BigEndian.Uint64(sk[9:17]) }
+
+// HeaderLen is the length of a storage key's header: 'r' shard(8) hash(8).
+const HeaderLen = 17
+
+func hashPrefix(shard, h uint64) []byte {
+	b := make([]byte, HeaderLen)
 	b[0] = RecordSpace
-	binary.BigEndian.PutUint64(b[1:], h)
+	binary.BigEndian.PutUint64(b[1:], shard)
+	binary.BigEndian.PutUint64(b[9:], h)
 	return b
 }
 
@@ -100,14 +124,16 @@ func indexZero(s string) int {
 }
 
 // MajorPrefix returns the storage key prefix shared by exactly the records
-// whose major path is major: 'r' hash major-components 00 02.
-func MajorPrefix(major []string) []byte {
-	return AppendMajorPrefix(make([]byte, 0, 16+encodedLen(major)), major)
+// of shard whose major path is major: 'r' shard hash major-components 00 02.
+func MajorPrefix(shard uint64, major []string) []byte {
+	return AppendMajorPrefix(make([]byte, 0, HeaderLen+2+encodedLen(major)), shard, major)
 }
 
-// AppendMajorPrefix appends MajorPrefix(major) to b.
-func AppendMajorPrefix(b []byte, major []string) []byte {
-	b = append(b, RecordSpace, 0, 0, 0, 0, 0, 0, 0, 0)
+// AppendMajorPrefix appends MajorPrefix(shard, major) to b.
+func AppendMajorPrefix(b []byte, shard uint64, major []string) []byte {
+	b = append(b, RecordSpace)
+	b = binary.BigEndian.AppendUint64(b, shard)
+	b = append(b, 0, 0, 0, 0, 0, 0, 0, 0)
 	start := len(b)
 	for _, c := range major {
 		b = appendComponent(b, c)
@@ -128,10 +154,10 @@ func AppendMinor(b []byte, minor []string) []byte {
 // terminator: every encoded component that has c as a prefix starts with it.
 func AppendComponentBound(b []byte, c string) []byte { return appendEscaped(b, c) }
 
-// Encode returns k's storage key.
-func Encode(k Key) []byte {
-	b := make([]byte, 0, 16+encodedLen(k.Major)+encodedLen(k.Minor))
-	b = AppendMajorPrefix(b, k.Major)
+// Encode returns k's storage key in shard's records.
+func Encode(shard uint64, k Key) []byte {
+	b := make([]byte, 0, HeaderLen+2+encodedLen(k.Major)+encodedLen(k.Minor))
+	b = AppendMajorPrefix(b, shard, k.Major)
 	return AppendMinor(b, k.Minor)
 }
 
@@ -146,10 +172,10 @@ func encodedLen(p []string) int {
 // Decode parses a storage key back into a Key. It does not check the hash
 // bytes against the decoded major path.
 func Decode(sk []byte) (Key, error) {
-	if len(sk) < 9 || sk[0] != RecordSpace {
+	if len(sk) < HeaderLen || sk[0] != RecordSpace {
 		return Key{}, fmt.Errorf("%w: %x: no record-space header", ErrCorrupt, sk)
 	}
-	rest := sk[9:]
+	rest := sk[HeaderLen:]
 	var k Key
 	inMinor := false
 	for len(rest) > 0 {

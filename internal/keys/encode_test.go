@@ -72,8 +72,8 @@ func TestHashStable(t *testing.T) {
 
 func TestEncodeLayout(t *testing.T) {
 	major := []string{"a", "\x00"}
-	got := Encode(New(major, "", "b"))
-	want := []byte{'r'}
+	got := Encode(7, New(major, "", "b"))
+	want := []byte{'r', 0, 0, 0, 0, 0, 0, 0, 7}
 	want = binary.BigEndian.AppendUint64(want, Hash(major))
 	want = append(want,
 		'a', 0x00, 0x01, // major "a"
@@ -85,8 +85,11 @@ func TestEncodeLayout(t *testing.T) {
 	if !bytes.Equal(got, want) {
 		t.Errorf("Encode = % x\nwant     % x", got, want)
 	}
-	if p := MajorPrefix(major); !bytes.Equal(p, want[:18]) {
-		t.Errorf("MajorPrefix = % x, want % x", p, want[:18])
+	if p := MajorPrefix(7, major); !bytes.Equal(p, want[:26]) {
+		t.Errorf("MajorPrefix = % x, want % x", p, want[:26])
+	}
+	if ShardOf(got) != 7 || HashOf(got) != Hash(major) {
+		t.Errorf("ShardOf, HashOf = %d, %x; want 7, %x", ShardOf(got), HashOf(got), Hash(major))
 	}
 }
 
@@ -105,7 +108,7 @@ func TestEncodeDecodeRoundTrip(t *testing.T) {
 		keys = append(keys, New(randPath(r, 1, 3), randPath(r, 0, 4)...))
 	}
 	for _, k := range keys {
-		enc := Encode(k)
+		enc := Encode(1, k)
 		got, err := Decode(enc)
 		if err != nil {
 			t.Errorf("Decode(Encode(%q)) = %v", k, err)
@@ -114,7 +117,7 @@ func TestEncodeDecodeRoundTrip(t *testing.T) {
 		if !got.Equal(k) {
 			t.Errorf("Decode(Encode(%#v)) = %#v", k, got)
 		}
-		if h := binary.BigEndian.Uint64(enc[1:9]); h != Hash(k.Major) {
+		if h := HashOf(enc); h != Hash(k.Major) {
 			t.Errorf("Encode(%q) is filed under hash %x, want %x", k, h, Hash(k.Major))
 		}
 	}
@@ -131,7 +134,7 @@ func TestEncodeOrder(t *testing.T) {
 		if r.IntN(4) == 0 { // make b extend a often
 			b = New(major, append(slices.Clone(a.Minor), randPath(r, 1, 2)...)...)
 		}
-		got := sign(bytes.Compare(Encode(a), Encode(b)))
+		got := sign(bytes.Compare(Encode(1, a), Encode(1, b)))
 		if want := slices.Compare(a.Minor, b.Minor); got != want {
 			t.Fatalf("compare(Encode(%q), Encode(%q)) = %d, want %d", a.Minor, b.Minor, got, want)
 		}
@@ -165,20 +168,23 @@ func TestMajorPrefix(t *testing.T) {
 		majors = append(majors, randPath(r, 1, 3))
 	}
 	for _, mi := range majors {
-		prefix := MajorPrefix(mi)
-		if got := AppendMajorPrefix([]byte("x"), mi); !bytes.Equal(got[1:], prefix) {
+		prefix := MajorPrefix(3, mi)
+		if got := AppendMajorPrefix([]byte("x"), 3, mi); !bytes.Equal(got[1:], prefix) {
 			t.Errorf("AppendMajorPrefix(%q) = % x, want % x", mi, got[1:], prefix)
 		}
 		for _, mj := range majors {
 			same := slices.Equal(mi, mj)
 			for _, minor := range [][]string{nil, {""}, {"\x00\x02"}, mi, randPath(r, 1, 3)} {
-				enc := Encode(New(mj, minor...))
+				enc := Encode(3, New(mj, minor...))
+				if other := Encode(4, New(mj, minor...)); bytes.HasPrefix(other, prefix) {
+					t.Errorf("Encode(shard 4, %q) has shard 3's prefix", mj)
+				}
 				if got := bytes.HasPrefix(enc, prefix); got != same {
 					t.Errorf("Encode(%q, %q) has prefix MajorPrefix(%q) = %v, want %v", mj, minor, mi, got, same)
 				}
 				// The components alone must tell major paths apart, whatever
 				// their hashes.
-				if got := bytes.HasPrefix(enc[9:], prefix[9:]); got != same {
+				if got := bytes.HasPrefix(enc[HeaderLen:], prefix[HeaderLen:]); got != same {
 					t.Errorf("components of Encode(%q, %q) have prefix of MajorPrefix(%q) = %v, want %v",
 						mj, minor, mi, got, same)
 				}
@@ -188,7 +194,7 @@ func TestMajorPrefix(t *testing.T) {
 }
 
 func TestDecodeCorrupt(t *testing.T) {
-	hdr := string(hashPrefix(0x0102030405060708))
+	hdr := string(hashPrefix(5, 0x0102030405060708))
 	for _, in := range []string{
 		"",
 		"r",
@@ -225,7 +231,7 @@ func TestDecodeCorrupt(t *testing.T) {
 func TestDecodeDamaged(t *testing.T) {
 	r := testRand(t)
 	for range 500 {
-		enc := Encode(New(randPath(r, 1, 3), randPath(r, 0, 3)...))
+		enc := Encode(1, New(randPath(r, 1, 3), randPath(r, 0, 3)...))
 		for n := range len(enc) {
 			if _, err := Decode(enc[:n]); err != nil && !errors.Is(err, ErrCorrupt) {
 				t.Fatalf("Decode(% x) error %v does not wrap ErrCorrupt", enc[:n], err)
@@ -306,13 +312,13 @@ func TestPartitionSpansTile(t *testing.T) {
 	const n = 10
 	var starts, ends [][]byte
 	for p := range PartitionID(n) {
-		s, e := PartitionSpan(p, n)
+		s, e := PartitionSpan(2, p, n)
 		starts, ends = append(starts, s), append(ends, e)
 	}
-	if want := []byte{'r', 0, 0, 0, 0, 0, 0, 0, 0}; !bytes.Equal(starts[0], want) {
+	if want := []byte{'r', 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0}; !bytes.Equal(starts[0], want) {
 		t.Errorf("partition 0 starts at % x, want % x", starts[0], want)
 	}
-	if want := []byte{'s'}; !bytes.Equal(ends[n-1], want) {
+	if want := []byte{'r', 0, 0, 0, 0, 0, 0, 0, 3}; !bytes.Equal(ends[n-1], want) {
 		t.Errorf("partition %d ends at % x, want % x", n-1, ends[n-1], want)
 	}
 	for p := range n - 1 {
@@ -329,12 +335,12 @@ func TestPartitionSpansTile(t *testing.T) {
 	// Storage keys filed exactly at and just below each boundary.
 	for p := range n {
 		h, _ := PartitionStart(PartitionID(p), n)
-		at := append(hashPrefix(h), "a\x00\x01\x00\x02"...)
+		at := append(hashPrefix(2, h), "a\x00\x01\x00\x02"...)
 		if !in(p, at) {
 			t.Errorf("key with hash %d (start of %d) is outside its span", h, p)
 		}
 		if p > 0 {
-			below := append(hashPrefix(h-1), "\xff\xff\x00\x01\x00\x02"...)
+			below := append(hashPrefix(2, h-1), "\xff\xff\x00\x01\x00\x02"...)
 			if !in(p-1, below) || in(p, below) {
 				t.Errorf("key with hash %d (start of %d, minus 1) is not in span %d only", h, p, p-1)
 			}
@@ -343,7 +349,7 @@ func TestPartitionSpansTile(t *testing.T) {
 	r := testRand(t)
 	for range 10000 {
 		k := New(randPath(r, 1, 3), randPath(r, 0, 2)...)
-		enc, owner := Encode(k), int(PartitionOf(Hash(k.Major), n))
+		enc, owner := Encode(2, k), int(PartitionOf(Hash(k.Major), n))
 		for p := range n {
 			if in(p, enc) != (p == owner) {
 				t.Fatalf("key %q of partition %d: in span %d = %v", k, owner, p, in(p, enc))

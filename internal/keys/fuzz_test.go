@@ -49,9 +49,9 @@ func FuzzDecode(f *testing.F) {
 		New([]string{"a", "b"}, "c", "d"),
 		New([]string{"\x00"}, "\x00\xff", "\x00\x02"),
 	} {
-		f.Add(Encode(k))
+		f.Add(Encode(9, k))
 	}
-	hdr := string(hashPrefix(0))
+	hdr := string(hashPrefix(0, 0))
 	for _, s := range []string{"", "r", hdr, hdr + "\x00\x02", hdr + "a\x00\x03", hdr + "a\x00\xff\x00", hdr + "a\x00\x01\x00\x02\x00\x02"} {
 		f.Add([]byte(s))
 	}
@@ -66,10 +66,10 @@ func FuzzDecode(f *testing.F) {
 		if len(k.Major) == 0 {
 			t.Fatalf("Decode(% x) = %#v, which has no major path", in, k)
 		}
-		enc := Encode(k)
+		enc := Encode(ShardOf(in), k)
 		// The encoding is canonical: only the hash may differ from the input,
 		// since Decode does not check it.
-		if !bytes.Equal(enc[9:], in[9:]) {
+		if !bytes.Equal(enc[:9], in[:9]) || !bytes.Equal(enc[HeaderLen:], in[HeaderLen:]) {
 			t.Fatalf("Decode(% x) = %#v, which encodes to % x", in, k, enc)
 		}
 		k2, err := Decode(enc)

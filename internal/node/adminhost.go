@@ -14,7 +14,6 @@ import (
 	"github.com/cairndb/cairn/api/cairnpb"
 	"github.com/cairndb/cairn/internal/admin"
 	"github.com/cairndb/cairn/internal/admin/controlpb"
-	"github.com/cairndb/cairn/internal/keys"
 	"github.com/cairndb/cairn/internal/replica"
 	"github.com/cairndb/cairn/internal/storage"
 	"github.com/cairndb/cairn/internal/topology"
@@ -72,7 +71,7 @@ func (n *SN) openAdmin(founder, rebuild bool) error {
 	id := uint64(n.id())
 	rep, err := replica.OpenRaft(e, meta, replica.RaftConfig{
 		Shard: admin.Shard, Node: id, Voters: []uint64{id}, Origin: 1,
-		Spans:        storage.PartitionSpans([]keys.PartitionID{0}, 1),
+		Spans:        storage.ShardSpans(admin.Shard),
 		TickInterval: n.cfg.TickInterval, LogKeep: 1000, Sender: sender{n},
 		Logger: n.log.With("component", "admin"), Rejoin: !founder || rebuild,
 	})

@@ -414,7 +414,7 @@ func (n *SN) openReplica(meta storage.StoreMeta, s topology.Shard) error {
 	topo := n.topology()
 	r, err := replica.OpenRaft(n.engine(), meta, replica.RaftConfig{
 		Shard: uint64(s.ID), Node: uint64(n.id()), Voters: voters, Origin: s.Origin,
-		Spans:      storage.PartitionSpans(topo.PartitionsOf(s.ID), topo.Partitions),
+		Spans:      storage.ShardSpans(uint64(s.ID)),
 		Partitions: topo.PartitionsOf(s.ID),
 		Preferred:  uint64(s.Preferred), TickInterval: n.cfg.TickInterval, LogKeep: n.cfg.LogKeep,
 		Sender: sender{n}, Logger: n.log, Rejoin: rejoin,

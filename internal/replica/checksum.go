@@ -189,5 +189,5 @@ func (r *Raft) sumsAt(ctx context.Context, view *storage.View, index uint64, rat
 	if at != index {
 		return nil, fmt.Errorf("replica: shard %d: the checksum's view is at applied index %d, not %d", r.cfg.Shard, at, index)
 	}
-	return view.PartitionSums(ctx, r.cfg.Partitions, r.meta.Partitions, rate, progress)
+	return view.PartitionSums(ctx, r.cfg.Shard, r.cfg.Partitions, r.meta.Partitions, rate, progress)
 }

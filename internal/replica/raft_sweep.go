@@ -29,7 +29,7 @@ func (r *Raft) sweepLoop() {
 func (r *Raft) sweepOnce() {
 	for {
 		now := time.Now().UnixMilli()
-		recs, err := r.e.ExpiredIn(r.cfg.Spans, now, r.cfg.SweepBatch)
+		recs, err := r.e.ExpiredIn(r.cfg.Shard, now, r.cfg.SweepBatch)
 		if err != nil || len(recs) == 0 {
 			return
 		}

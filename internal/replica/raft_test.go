@@ -137,7 +137,7 @@ func (g *testGroup) startWith(id uint64, rejoin bool) {
 	meta, _ := e.Init("test", 4)
 	r, err := OpenRaft(e, meta, RaftConfig{
 		Shard: 1, Node: id, Voters: []uint64{1, 2, 3}, Origin: 77, Preferred: g.preferred, Rejoin: rejoin,
-		Spans:        storage.PartitionSpans([]keys.PartitionID{0, 1, 2, 3}, 4),
+		Spans:        storage.ShardSpans(1),
 		Partitions:   []keys.PartitionID{0, 1, 2, 3},
 		TickInterval: g.tick, LogKeep: g.logKeep,
 		Sender: memSender{g.net, id}, Logger: testLogger(g.t),
@@ -236,7 +236,7 @@ func TestRaftReplicatesAndFailsOver(t *testing.T) {
 		t.Fatalf("absolute read on the new leader: %v", err)
 	}
 	for i := range 20 {
-		if _, ok, _ := l2.Engine().Get(keys.New([]string{"k"}, fmt.Sprint(i)), time.Now().UnixMilli()); !ok {
+		if _, ok, _ := l2.Engine().GetIn(1, keys.New([]string{"k"}, fmt.Sprint(i)), time.Now().UnixMilli()); !ok {
 			t.Fatalf("write %d lost in failover", i)
 		}
 	}
@@ -315,7 +315,7 @@ func TestRaftSnapshotCatchUp(t *testing.T) {
 	_, idx, _ := storage.ParseVersion(last)
 	r := g.net.get(victim)
 	waitApplied(t, r, idx)
-	recs, _, err := r.Engine().MultiGet(storage.Scan{Parent: keys.New([]string{"s"}), Depth: keys.ParentAndDescendants}, time.Now().UnixMilli())
+	recs, _, err := r.Engine().MultiGet(storage.Scan{Shard: 1, Parent: keys.New([]string{"s"}), Depth: keys.ParentAndDescendants}, time.Now().UnixMilli())
 	if err != nil || len(recs) != 200 {
 		t.Fatalf("rejoined replica holds %d records, %v; want 200", len(recs), err)
 	}
@@ -366,7 +366,7 @@ func TestRaftWipedReplicaRejoins(t *testing.T) {
 	}
 	_, idx, _ := storage.ParseVersion(last)
 	waitApplied(t, r, idx)
-	recs, _, err := r.Engine().MultiGet(storage.Scan{Parent: keys.New([]string{"w"}), Depth: keys.ParentAndDescendants}, time.Now().UnixMilli())
+	recs, _, err := r.Engine().MultiGet(storage.Scan{Shard: 1, Parent: keys.New([]string{"w"}), Depth: keys.ParentAndDescendants}, time.Now().UnixMilli())
 	if err != nil || len(recs) != 120 {
 		t.Fatalf("rejoined replica holds %d records, %v; want 120", len(recs), err)
 	}

@@ -19,7 +19,7 @@ import (
 
 // groupSpans are the record spans testGroup's replicas serve.
 func groupSpans() []storage.Span {
-	return storage.PartitionSpans([]keys.PartitionID{0, 1, 2, 3}, 4)
+	return storage.ShardSpans(1)
 }
 
 func openEngine(t *testing.T, dir string) *storage.Engine {
@@ -58,7 +58,7 @@ func (g *testGroup) propose(r *Raft, cmd *commandpb.Command) uint64 {
 func mustValue(t *testing.T, e *storage.Engine, key string) (string, uint64, bool) {
 	t.Helper()
 	k, _ := keys.Parse(key)
-	rec, ok, err := e.Get(k, time.Now().UnixMilli())
+	rec, ok, err := e.GetIn(1, k, time.Now().UnixMilli())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +148,7 @@ func TestRaftRestoreFromShardSnapshot(t *testing.T) {
 			t.Fatalf("%s, written after the snapshot, survived the restore", key)
 		}
 	}
-	exp, err := e.ExpiredIn(groupSpans(), time.Now().Add(2*time.Hour).UnixMilli(), 10)
+	exp, err := e.ExpiredIn(1, time.Now().Add(2*time.Hour).UnixMilli(), 10)
 	if err != nil || len(exp) != 1 {
 		t.Fatalf("expiry index after the restore: %d entries, %v; want 1", len(exp), err)
 	}
@@ -180,7 +180,7 @@ func TestRaftRestoreFromShardSnapshot(t *testing.T) {
 // both.
 var (
 	shardParts = map[uint64][]keys.PartitionID{1: {0, 1}, 2: {2, 3}}
-	spansOf    = map[uint64][]storage.Span{1: storage.PartitionSpans(shardParts[1], 4), 2: storage.PartitionSpans(shardParts[2], 4)}
+	spansOf    = map[uint64][]storage.Span{1: storage.ShardSpans(1), 2: storage.ShardSpans(2)}
 )
 
 // shardKeys returns n keys in the shard's partitions.

@@ -34,7 +34,7 @@ func (s *Server) Get(ctx context.Context, req *cairnpb.GetRequest) (*cairnpb.Get
 	if err != nil {
 		return nil, s.status(err)
 	}
-	rec, ok, err := sh.Engine().Get(keyOf(req.GetKey()), time.Now().UnixMilli())
+	rec, ok, err := sh.Engine().GetIn(sh.Shard(), keyOf(req.GetKey()), time.Now().UnixMilli())
 	if err != nil || !ok {
 		return &cairnpb.GetResponse{}, s.status(err)
 	}
@@ -51,6 +51,7 @@ func (s *Server) MultiGet(ctx context.Context, req *cairnpb.MultiGetRequest) (*c
 	if err != nil {
 		return nil, s.status(err)
 	}
+	sc.Shard = sh.Shard()
 	recs, resume, err := s.scan(ctx, sh, req.GetHeader(), req.GetConsistency(), sc, sh.Engine().MultiGet)
 	if err != nil {
 		return nil, s.status(err)
@@ -119,7 +120,7 @@ func (s *Server) StoreScan(ctx context.Context, req *cairnpb.StoreScanRequest) (
 	if err != nil {
 		return nil, s.status(err)
 	}
-	sc.Spans = sh.Spans()
+	sc.Shard, sc.Spans = sh.Shard(), sh.Spans()
 	recs, resume, err := s.scan(ctx, sh, req.GetHeader(), req.GetConsistency(), sc, sh.Engine().StoreScan)
 	if err != nil {
 		return nil, s.status(err)

@@ -20,8 +20,10 @@ type Shard interface {
 	ReadReady(ctx context.Context, c replica.Consistency) error
 	Engine() *storage.Engine
 	Meta() storage.StoreMeta
-	// Spans are the shard's record spans; nil means the whole store.
+	// Spans are the shard's record spans; nil means all of its records.
 	Spans() []storage.Span
+	// Shard is the shard's id, whose records it reads (0: lite's).
+	Shard() uint64
 }
 
 // Router finds the local replica that serves a request.

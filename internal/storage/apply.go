@@ -50,6 +50,7 @@ type Batch struct {
 	e          *Engine
 	b          *pebble.Batch
 	origin     uint64
+	shard      uint64 // whose records the commands write (0: lite)
 	appliedKey []byte // where Commit records the last applied index
 	last       uint64 // the last index applied in this batch; 0 if none
 	locked     bool   // holds the engine's swap lock (read-only engine)
@@ -66,7 +67,7 @@ func (e *Engine) NewBatch(origin uint64) *Batch {
 // kept per shard, and its versions carry the shard's origin.
 func (e *Engine) NewShardBatch(shard, origin uint64) *Batch {
 	db, l := e.acquire()
-	return &Batch{e: e, b: db.NewIndexedBatch(), origin: origin, appliedKey: shardKey(shard, shardApplied), locked: l}
+	return &Batch{e: e, b: db.NewIndexedBatch(), origin: origin, shard: shard, appliedKey: shardKey(shard, shardApplied), locked: l}
 }
 
 // Skip records index as applied without a command (a Raft entry that carries
@@ -253,7 +254,7 @@ func (b *Batch) applyOp(ov *overlay, index uint64, now int64, op *cairnpb.Operat
 }
 
 func (b *Batch) applyPut(ov *overlay, index uint64, now int64, put *cairnpb.PutOp) (*cairnpb.OperationResult, error) {
-	sk := keys.Encode(keyFromPB(put.GetKey()))
+	sk := keys.Encode(b.shard, keyFromPB(put.GetKey()))
 	needOld := put.GetCondition() != cairnpb.Condition_CONDITION_UNSPECIFIED || wantsPrevious(put.GetReturn())
 	var old recordView
 	var exists bool
@@ -289,7 +290,7 @@ func (b *Batch) applyPut(ov *overlay, index uint64, now int64, put *cairnpb.PutO
 }
 
 func (b *Batch) applyDelete(ov *overlay, now int64, del *cairnpb.DeleteOp) (*cairnpb.OperationResult, error) {
-	sk := keys.Encode(keyFromPB(del.GetKey()))
+	sk := keys.Encode(b.shard, keyFromPB(del.GetKey()))
 	old, exists, err := b.read(ov, sk, now)
 	if err != nil {
 		return nil, err

@@ -18,7 +18,7 @@ import (
 //	+----------------+-----+----------------+-----+----
 //	| uvarint len(k) |  k  | uvarint len(v) |  v  | ...  next record
 //	+----------------+-----+----------------+-----+----
-//	  k  the record's storage key: 'r' hash(8) major 00 02 minor
+//	  k  the record's storage key: 'r' shard(8) hash(8) major 00 02 minor
 //	  v  the record's bytes: format, version (origin, index), expiry, value
 //
 // The version and expiry are the same on every replica (apply computes them
@@ -99,7 +99,7 @@ const sumChunk = 64 << 10
 // as it goes). It stops with ctx's error when ctx ends. A read that finds
 // corruption marks the engine corrupt and returns an error wrapping
 // ErrCorrupt.
-func (v *View) PartitionSums(ctx context.Context, parts []keys.PartitionID, n uint32, bytesPerSec int64, progress func(SumProgress)) ([]PartitionSum, error) {
+func (v *View) PartitionSums(ctx context.Context, shard uint64, parts []keys.PartitionID, n uint32, bytesPerSec int64, progress func(SumProgress)) ([]PartitionSum, error) {
 	if v.snap == nil {
 		return nil, errors.New("storage: PartitionSums on a closed view")
 	}
@@ -110,7 +110,7 @@ func (v *View) PartitionSums(ctx context.Context, parts []keys.PartitionID, n ui
 	p := SumProgress{Partitions: len(parts)}
 	out := make([]PartitionSum, 0, len(parts))
 	for _, part := range parts {
-		s, err := v.partitionSum(ctx, part, n, lim, &p)
+		s, err := v.partitionSum(ctx, shard, part, n, lim, &p)
 		if err != nil {
 			return nil, err
 		}
@@ -123,8 +123,8 @@ func (v *View) PartitionSums(ctx context.Context, parts []keys.PartitionID, n ui
 	return out, nil
 }
 
-func (v *View) partitionSum(ctx context.Context, part keys.PartitionID, n uint32, lim *rate.Limiter, p *SumProgress) (PartitionSum, error) {
-	lo, hi := keys.PartitionSpan(part, n)
+func (v *View) partitionSum(ctx context.Context, shard uint64, part keys.PartitionID, n uint32, lim *rate.Limiter, p *SumProgress) (PartitionSum, error) {
+	lo, hi := keys.PartitionSpan(shard, part, n)
 	it, err := v.snap.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
 	if err != nil {
 		return PartitionSum{}, fmt.Errorf("storage: checksum of partition %d: %w", part, v.e.readErr(err))

@@ -23,7 +23,7 @@ func sums(t *testing.T, e *Engine, n uint32) []PartitionSum {
 	t.Helper()
 	v := e.NewView()
 	defer v.Close()
-	s, err := v.PartitionSums(context.Background(), allParts(n), n, 0, nil)
+	s, err := v.PartitionSums(context.Background(), 0, allParts(n), n, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +78,7 @@ func TestPartitionSums(t *testing.T) {
 			t.Errorf("partition %d (changed: %d): %+v vs %+v", i, changed, sa[i], sb[i])
 		}
 	}
-	old, err := view.PartitionSums(context.Background(), allParts(n), n, 1<<20, nil)
+	old, err := view.PartitionSums(context.Background(), 0, allParts(n), n, 1<<20, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +98,7 @@ func TestPartitionSumsCancelled(t *testing.T) {
 	defer v.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := v.PartitionSums(ctx, allParts(4), 4, 1000, nil); err == nil {
+	if _, err := v.PartitionSums(ctx, 0, allParts(4), 4, 1000, nil); err == nil {
 		t.Fatal("a cancelled checksum returned no error")
 	}
 }

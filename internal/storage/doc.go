@@ -9,14 +9,15 @@
 //
 //	'm' meta     'm' name                     -> see meta.go (store identity,
 //	                                             applied index)
-//	'r' records  'r' hash(8) major 00 02 minor -> record (see package keys)
-//	'x' expiry   'x' expiry-ms(8 BE) record-key -> empty
+//	'r' records  'r' shard(8) hash(8) major 00 02 minor -> record (see package keys)
+//	'x' expiry   'x' shard(8) expiry-ms(8 BE) record-key -> empty
 //	'l' Raft log 'l' shard(8 BE) index(8 BE)    -> entry   (see raftlog.go)
 //	's' shard    's' shard(8 BE) kind           -> a replicated shard's
 //	                                             Raft and applied state
 //
-// Records sort by the hash of their major path, so a partition is one
-// contiguous range of the 'r' space. The 'x' space indexes records with a TTL
+// Records are grouped by shard (lite's is 0), so two shards with replicas on
+// one node never share a key, and within a shard sort by the hash of their
+// major path, so a partition is one contiguous range of the shard's records. The 'x' space indexes records with a TTL
 // by expiry time so the sweeper finds expired records without a full scan. An
 // index entry may be stale (the record was rewritten or deleted since); the
 // sweeper checks the record before deleting it.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/cairndb/cairn/api/cairnpb"
@@ -145,10 +146,27 @@ func TestScanPaging(t *testing.T) {
 func TestCorruptRecordIsReported(t *testing.T) {
 	e := testEngine(t)
 	k := keys.New([]string{"c"})
-	if err := e.db.Load().Set(keys.Encode(k), []byte{0x09, 1, 2}, nil); err != nil {
+	if err := e.db.Load().Set(keys.Encode(0, k), []byte{0x09, 1, 2}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := e.Get(k, 1); !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("get of a corrupt record: %v, want ErrCorrupt", err)
+	}
+}
+
+// TestOldFormatIsRefused: an engine whose store meta says format 1 (records
+// filed without their shard) is refused with ErrOldFormat, naming the
+// format and what to do, never read as if its keys were format 2.
+func TestOldFormatIsRefused(t *testing.T) {
+	e := testEngine(t)
+	if err := e.db.Load().Set(metaStoreKey, []byte(`{"name":"old","partitions":10,"origin":5,"format":1}`), nil); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := e.StoreMeta()
+	if !errors.Is(err, ErrOldFormat) || !strings.Contains(err.Error(), "storage format 1") || !strings.Contains(err.Error(), "cairn kv --json scan") {
+		t.Fatalf("StoreMeta of a format-1 store: %v, want ErrOldFormat naming format 1 and the way out", err)
+	}
+	if _, err := e.Init("old", 10); !errors.Is(err, ErrOldFormat) {
+		t.Fatalf("Init over a format-1 store: %v, want ErrOldFormat", err)
 	}
 }

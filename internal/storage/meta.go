@@ -32,7 +32,14 @@ type StoreMeta struct {
 	Format int    `json:"format"`
 }
 
-const metaFormat = 1
+// metaFormat is the storage format this build writes and reads. Format 1
+// (before 2026-11-25) filed records without their shard id; a root of
+// format 1 is refused with ErrOldFormat.
+const metaFormat = 2
+
+// ErrOldFormat is returned (wrapped) for an engine written in a storage
+// format this build does not read.
+var ErrOldFormat = errors.New("storage: the store was written in an older storage format")
 
 // Init returns the engine's store identity, creating it on an empty engine.
 // On an existing engine the name and partition count must match.
@@ -71,8 +78,12 @@ func (e *Engine) StoreMeta() (m StoreMeta, ok bool, err error) {
 		return StoreMeta{}, false, fmt.Errorf("storage: read store meta: %w", e.readErr(err))
 	}
 	defer closer.Close()
-	if err := json.Unmarshal(v, &m); err != nil || m.Partitions == 0 || m.Format != metaFormat {
+	if err := json.Unmarshal(v, &m); err != nil || m.Partitions == 0 || m.Format < 1 || m.Format > metaFormat {
 		return StoreMeta{}, false, fmt.Errorf("%w: store meta %q", ErrCorrupt, v)
+	}
+	if m.Format != metaFormat {
+		return StoreMeta{}, false, fmt.Errorf("%w: store %q in %s has storage format %d, and this build reads format %d only (records are now filed by shard); copy its records out with the build that wrote it (cairn kv --json scan) into a new store",
+			ErrOldFormat, m.Name, e.cfg.Dir, m.Format, metaFormat)
 	}
 	return m, true, nil
 }

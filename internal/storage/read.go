@@ -18,11 +18,16 @@ var ErrBadResume = errors.New("storage: resume token does not match this scan")
 // than Scan.MaxBytes; use a paged read instead.
 var ErrTooLarge = errors.New("storage: result too large")
 
-// Get returns the live record for k at nowMs.
+// Get returns the live record for k at nowMs in lite's shard (0).
 func (e *Engine) Get(k keys.Key, nowMs int64) (Record, bool, error) {
+	return e.GetIn(0, k, nowMs)
+}
+
+// GetIn returns the live record for k at nowMs in shard's records.
+func (e *Engine) GetIn(shard uint64, k keys.Key, nowMs int64) (Record, bool, error) {
 	db, l := e.acquire()
 	defer e.release(l)
-	raw, closer, err := db.Get(keys.Encode(k))
+	raw, closer, err := db.Get(keys.Encode(shard, k))
 	if errors.Is(err, pebble.ErrNotFound) {
 		return Record{}, false, nil
 	} else if err != nil {
@@ -62,8 +67,10 @@ type Scan struct {
 	MaxBytes int
 	// Resume continues after the key a previous call returned as resume.
 	Resume []byte
+	// Shard is whose records are read (0: lite's).
+	Shard uint64
 	// Spans restricts a store scan to these record spans (a shard's
-	// partitions), in order; nil means the whole record space.
+	// partitions), in order; nil means all of Shard's records.
 	Spans []Span
 }
 
@@ -71,7 +78,7 @@ type Scan struct {
 func (e *Engine) MultiGet(s Scan, nowMs int64) ([]Record, []byte, error) {
 	db, l := e.acquire()
 	defer e.release(l)
-	recs, resume, err := scan(db, s, nowMs, multiGetSpan(s.Parent), multiGetMatcher(s))
+	recs, resume, err := scan(db, s, nowMs, multiGetSpan(s.Shard, s.Parent), multiGetMatcher(s))
 	return recs, resume, e.readErr(err)
 }
 
@@ -81,7 +88,8 @@ func (e *Engine) StoreScan(s Scan, nowMs int64) ([]Record, []byte, error) {
 	s.Reverse = false
 	spans := s.Spans
 	if spans == nil {
-		spans = []Span{{[]byte{keys.RecordSpace}, []byte{keys.RecordSpace + 1}}}
+		lo, hi := keys.ShardSpan(s.Shard)
+		spans = []Span{{lo, hi}}
 	}
 	first := 0
 	if s.Resume != nil {
@@ -119,8 +127,8 @@ func (e *Engine) StoreScan(s Scan, nowMs int64) ([]Record, []byte, error) {
 
 type span struct{ lower, upper []byte }
 
-func multiGetSpan(parent keys.Key) span {
-	p := keys.AppendMinor(keys.MajorPrefix(parent.Major), parent.Minor)
+func multiGetSpan(shard uint64, parent keys.Key) span {
+	p := keys.AppendMinor(keys.MajorPrefix(shard, parent.Major), parent.Minor)
 	return span{p, prefixEnd(p)}
 }
 

@@ -19,13 +19,14 @@ func (s Span) contains(k []byte) bool {
 }
 
 // PartitionSpans returns the record-key spans of the given partitions of a
-// store with n partitions, adjacent partitions merged, in key order.
-func PartitionSpans(parts []keys.PartitionID, n uint32) []Span {
+// store with n partitions in shard's records, adjacent partitions merged, in
+// key order.
+func PartitionSpans(shard uint64, parts []keys.PartitionID, n uint32) []Span {
 	ps := slices.Clone(parts)
 	slices.Sort(ps)
 	var out []Span
 	for _, p := range ps {
-		start, end := keys.PartitionSpan(p, n)
+		start, end := keys.PartitionSpan(shard, p, n)
 		if len(out) > 0 && bytes.Equal(out[len(out)-1].End, start) {
 			out[len(out)-1].End = end
 			continue
@@ -33,6 +34,40 @@ func PartitionSpans(parts []keys.PartitionID, n uint32) []Span {
 		out = append(out, Span{start, end})
 	}
 	return out
+}
+
+// expiryIn calls fn with every expiry-index entry of the records in spans:
+// it reads the entries of the shards the spans start in (all entries if a
+// span starts before any shard).
+func expiryIn(r pebble.Reader, spans []Span, fn func(k, v []byte)) error {
+	var ranges []Span
+	for _, s := range spans {
+		if len(s.Start) < 9 || s.Start[0] != keys.RecordSpace {
+			ranges = []Span{{[]byte{expirySpace}, []byte{expirySpace + 1}}}
+			break
+		}
+		lo, hi := expirySpan(keys.ShardOf(s.Start))
+		if !slices.ContainsFunc(ranges, func(x Span) bool { return bytes.Equal(x.Start, lo) }) {
+			ranges = append(ranges, Span{lo, hi})
+		}
+	}
+	for _, x := range ranges {
+		err := each(r, x.Start, x.End, func(k, v []byte) {
+			if len(k) > expiryHeaderLen && inSpans(spans, k[expiryHeaderLen:]) {
+				fn(k, v)
+			}
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ShardSpans returns the one span of all of shard's records.
+func ShardSpans(shard uint64) []Span {
+	lo, hi := keys.ShardSpan(shard)
+	return []Span{{lo, hi}}
 }
 
 func inSpans(spans []Span, k []byte) bool {
@@ -101,11 +136,7 @@ func exportSpans(r pebble.Reader, spans []Span) ([]byte, error) {
 			return nil, err
 		}
 	}
-	err := each(r, []byte{expirySpace}, []byte{expirySpace + 1}, func(k, v []byte) {
-		if len(k) > 9 && inSpans(spans, k[9:]) {
-			add(k, v)
-		}
-	})
+	err := expiryIn(r, spans, add)
 	return out, err
 }
 
@@ -161,11 +192,7 @@ func (b *Batch) ImportSpans(spans []Span, data []byte) error {
 		}
 	}
 	var stale [][]byte
-	if err := each(b.b, []byte{expirySpace}, []byte{expirySpace + 1}, func(k, _ []byte) {
-		if len(k) > 9 && inSpans(spans, k[9:]) {
-			stale = append(stale, bytes.Clone(k))
-		}
-	}); err != nil {
+	if err := expiryIn(b.b, spans, func(k, _ []byte) { stale = append(stale, bytes.Clone(k)) }); err != nil {
 		return err
 	}
 	for _, k := range stale {
@@ -182,7 +209,7 @@ func (b *Batch) ImportSpans(spans []Span, data []byte) error {
 		if err != nil {
 			return err
 		}
-		if !(len(k) > 0 && (k[0] == keys.RecordSpace && inSpans(spans, k) || k[0] == expirySpace && len(k) > 9 && inSpans(spans, k[9:]))) {
+		if !(len(k) > 0 && (k[0] == keys.RecordSpace && inSpans(spans, k) || k[0] == expirySpace && len(k) > expiryHeaderLen && inSpans(spans, k[expiryHeaderLen:]))) {
 			return fmt.Errorf("%w: snapshot key %x outside the shard", ErrCorrupt, k)
 		}
 		if err := b.b.Set(k, v, nil); err != nil {

@@ -14,27 +14,49 @@ import (
 
 const expirySpace = 'x'
 
-// expiryKey is 'x' expiry-ms(8 BE) storage-key.
+// expiryKey is 'x' shard(8 BE) expiry-ms(8 BE) storage-key: a shard's
+// entries are together, oldest first. sk is a record's storage key, which
+// starts 'r' shard(8).
+//
+//	+------+--------------+-----------------+------------------------------+
+//	| 'x'  | shard (8 BE) | expiry-ms (8 BE)| storage key ('r' shard ...)  |
+//	+------+--------------+-----------------+------------------------------+
 func expiryKey(expMs int64, sk []byte) []byte {
-	b := make([]byte, 0, 9+len(sk))
+	b := make([]byte, 0, expiryHeaderLen+len(sk))
 	b = append(b, expirySpace)
+	b = append(b, sk[1:9]...)
 	b = binary.BigEndian.AppendUint64(b, uint64(expMs))
 	return append(b, sk...)
 }
 
-// ExpiredBefore lists up to limit expiry-index entries whose expiry is at or
-// before nowMs, oldest first. Entries may be stale; applying an Expire
-// command with them deletes only records that still carry that expiry.
-func (e *Engine) ExpiredBefore(nowMs int64, limit int) ([]*commandpb.ExpiredRecord, error) {
-	return e.ExpiredIn(nil, nowMs, limit)
+// expiryHeaderLen is the length of an expiry entry's key before the
+// record's storage key.
+const expiryHeaderLen = 17
+
+// expirySpan is the span of shard's expiry-index entries.
+func expirySpan(shard uint64) (lo, hi []byte) {
+	lo = binary.BigEndian.AppendUint64([]byte{expirySpace}, shard)
+	if shard == ^uint64(0) {
+		return lo, []byte{expirySpace + 1}
+	}
+	return lo, binary.BigEndian.AppendUint64([]byte{expirySpace}, shard+1)
 }
 
-// ExpiredIn is ExpiredBefore restricted to records in spans (nil: all).
-func (e *Engine) ExpiredIn(spans []Span, nowMs int64, limit int) ([]*commandpb.ExpiredRecord, error) {
-	upper := binary.BigEndian.AppendUint64([]byte{expirySpace}, uint64(nowMs)+1)
+// ExpiredBefore lists up to limit expiry-index entries of lite's shard (0)
+// whose expiry is at or before nowMs, oldest first. Entries may be stale;
+// applying an Expire command with them deletes only records that still
+// carry that expiry.
+func (e *Engine) ExpiredBefore(nowMs int64, limit int) ([]*commandpb.ExpiredRecord, error) {
+	return e.ExpiredIn(0, nowMs, limit)
+}
+
+// ExpiredIn is ExpiredBefore for shard's records.
+func (e *Engine) ExpiredIn(shard uint64, nowMs int64, limit int) ([]*commandpb.ExpiredRecord, error) {
+	lower, _ := expirySpan(shard)
+	upper := binary.BigEndian.AppendUint64(bytes.Clone(lower), uint64(nowMs)+1)
 	db, l := e.acquire()
 	defer e.release(l)
-	it, err := db.NewIter(&pebble.IterOptions{LowerBound: []byte{expirySpace}, UpperBound: upper})
+	it, err := db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
 	if err != nil {
 		return nil, e.readErr(err)
 	}
@@ -42,15 +64,12 @@ func (e *Engine) ExpiredIn(spans []Span, nowMs int64, limit int) ([]*commandpb.E
 	var out []*commandpb.ExpiredRecord
 	for ok := it.First(); ok && len(out) < limit; ok = it.Next() {
 		k := it.Key()
-		if len(k) < 9 {
+		if len(k) < expiryHeaderLen+keys.HeaderLen {
 			return nil, fmt.Errorf("%w: expiry key %x", ErrCorrupt, k)
 		}
-		if spans != nil && !inSpans(spans, k[9:]) {
-			continue
-		}
 		out = append(out, &commandpb.ExpiredRecord{
-			ExpirationMs: int64(binary.BigEndian.Uint64(k[1:9])),
-			StorageKey:   bytes.Clone(k[9:]),
+			ExpirationMs: int64(binary.BigEndian.Uint64(k[9:17])),
+			StorageKey:   bytes.Clone(k[expiryHeaderLen:]),
 		})
 	}
 	return out, it.Error()
@@ -59,6 +78,9 @@ func (e *Engine) ExpiredIn(spans []Span, nowMs int64, limit int) ([]*commandpb.E
 func (b *Batch) applyExpire(now int64, ex *commandpb.Expire) Result {
 	var n int64
 	for _, r := range ex.GetRecords() {
+		if sk := r.GetStorageKey(); len(sk) < keys.HeaderLen || sk[0] != keys.RecordSpace || keys.ShardOf(sk) != b.shard {
+			return Result{Err: fmt.Errorf("%w: expire names key %x, not a record of shard %d", ErrBadCommand, sk, b.shard)}
+		}
 		if r.GetExpirationMs() > now {
 			continue // not yet expired at this command's time
 		}
@@ -93,12 +115,12 @@ func (b *Batch) applyMultiDelete(now int64, md *commandpb.MultiDelete) Result {
 		depth = keys.ParentAndDescendants
 	}
 	s := Scan{Parent: parent, Range: RangeFromPB(md.GetRange()), Depth: depth, KeysOnly: true}
-	recs, _, err := scan(b.b, s, now, multiGetSpan(parent), multiGetMatcher(s))
+	recs, _, err := scan(b.b, s, now, multiGetSpan(b.shard, parent), multiGetMatcher(s))
 	if err != nil {
 		return Result{Err: err}
 	}
 	for _, r := range recs {
-		if err := b.b.Delete(keys.Encode(r.Key), nil); err != nil {
+		if err := b.b.Delete(keys.Encode(b.shard, r.Key), nil); err != nil {
 			return Result{Err: err}
 		}
 	}
