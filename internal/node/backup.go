@@ -306,7 +306,7 @@ func restoreShard(cfg RestoreConfig, e *storage.Engine, t *topology.Topology, s 
 	for i, r := range s.Replicas {
 		voters[i] = uint64(r)
 	}
-	spans := storage.ShardSpans(uint64(s.ID))
+	spans := storage.ShardDataSpans(uint64(s.ID))
 	if err := replica.RestoreShard(e, uint64(s.ID), voters, spans, data, f.meta.Index); err != nil {
 		return fmt.Errorf("restore: shard %d: %w", s.ID, err)
 	}

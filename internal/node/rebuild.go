@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"github.com/cairndb/cairn/internal/storage"
 	"slices"
 	"time"
 
@@ -57,7 +58,7 @@ func (c controlRPC) RebuildReplica(ctx context.Context, req *controlpb.RebuildRe
 	delete(n.replicas, shard)
 	n.mu.Unlock()
 	r.Close()
-	if err := n.engine().DropShard(shard, r.Spans()); err != nil {
+	if err := n.engine().DropShard(shard, storage.ShardDataSpans(shard)); err != nil {
 		if rerr := n.openReplica(meta, s); rerr != nil {
 			n.log.Error("reopening a replica after a failed rebuild failed", "shard", shard, "err", rerr)
 		}

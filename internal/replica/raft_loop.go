@@ -359,7 +359,7 @@ func (r *Raft) entryMode(e *raftpb.Entry, leader bool) storage.SyncMode {
 func (r *Raft) installSnapshot(b *storage.Batch, s *raftpb.Snapshot) error {
 	md := s.GetMetadata()
 	r.log.Info("installing snapshot", "index", md.GetIndex(), "bytes", len(s.GetData()))
-	if err := b.ImportSpans(r.cfg.Spans, s.GetData()); err != nil {
+	if err := b.ImportSpans(storage.ShardDataSpans(r.cfg.Shard), s.GetData()); err != nil {
 		return err
 	}
 	b.SetApplied(md.GetIndex())
@@ -524,7 +524,7 @@ func (r *Raft) buildSnapshot() (*raftpb.Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	data, err := r.e.ExportSpans(r.cfg.Spans)
+	data, err := r.e.ExportSpans(storage.ShardDataSpans(r.cfg.Shard))
 	if err != nil {
 		return nil, err
 	}

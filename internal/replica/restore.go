@@ -75,7 +75,7 @@ const restoreTerm = 1
 // leader after ReadReady with Absolute consistency has returned nil. It
 // returns ErrRejoining on a replica that holds no data yet.
 func ShardSnapshot(r *Raft) (data []byte, index uint64, err error) {
-	data, index, err = r.e.ExportShard(r.cfg.Shard, r.cfg.Spans)
+	data, index, err = r.e.ExportShard(r.cfg.Shard, storage.ShardDataSpans(r.cfg.Shard))
 	if err != nil {
 		return nil, 0, fmt.Errorf("replica: shard %d snapshot: %w", r.cfg.Shard, err)
 	}

@@ -17,6 +17,8 @@ import (
 //	's' shard(8 BE) 'h'         -> Raft hard state
 //	's' shard(8 BE) 't'         -> truncated state: index(8 BE) term(8 BE)
 //	's' shard(8 BE) 'c'         -> Raft configuration state
+//	's' shard(8 BE) 'p'         -> partition table (ptable.go): replicated
+//	                               data, carried in the shard's snapshots
 const (
 	logSpace   = 'l'
 	shardSpace = 's'
@@ -25,6 +27,7 @@ const (
 	ShardHardState = 'h'
 	ShardTruncated = 't'
 	ShardConfState = 'c'
+	shardTable     = 'p'
 )
 
 func shardKey(shard uint64, kind byte) []byte {

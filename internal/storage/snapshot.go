@@ -42,6 +42,9 @@ func PartitionSpans(shard uint64, parts []keys.PartitionID, n uint32) []Span {
 func expiryIn(r pebble.Reader, spans []Span, fn func(k, v []byte)) error {
 	var ranges []Span
 	for _, s := range spans {
+		if len(s.Start) == 0 || s.Start[0] > keys.RecordSpace {
+			continue // not records: no expiry entries
+		}
 		if len(s.Start) < 9 || s.Start[0] != keys.RecordSpace {
 			ranges = []Span{{[]byte{expirySpace}, []byte{expirySpace + 1}}}
 			break
@@ -68,6 +71,15 @@ func expiryIn(r pebble.Reader, spans []Span, fn func(k, v []byte)) error {
 func ShardSpans(shard uint64) []Span {
 	lo, hi := keys.ShardSpan(shard)
 	return []Span{{lo, hi}}
+}
+
+// ShardDataSpans returns every span of shard's replicated data, which a
+// snapshot of the shard carries and an install replaces: its records (and
+// with them their expiry-index entries, see ExportSpans) and its partition
+// table.
+func ShardDataSpans(shard uint64) []Span {
+	t := shardKey(shard, shardTable)
+	return append(ShardSpans(shard), Span{t, append(bytes.Clone(t), 0)})
 }
 
 func inSpans(spans []Span, k []byte) bool {
@@ -209,7 +221,7 @@ func (b *Batch) ImportSpans(spans []Span, data []byte) error {
 		if err != nil {
 			return err
 		}
-		if !(len(k) > 0 && (k[0] == keys.RecordSpace && inSpans(spans, k) || k[0] == expirySpace && len(k) > expiryHeaderLen && inSpans(spans, k[expiryHeaderLen:]))) {
+		if !(len(k) > 0 && (k[0] != expirySpace && inSpans(spans, k) || k[0] == expirySpace && len(k) > expiryHeaderLen && inSpans(spans, k[expiryHeaderLen:]))) {
 			return fmt.Errorf("%w: snapshot key %x outside the shard", ErrCorrupt, k)
 		}
 		if err := b.b.Set(k, v, nil); err != nil {
