@@ -51,6 +51,8 @@ type Batch struct {
 	b          *pebble.Batch
 	origin     uint64
 	shard      uint64 // whose records the commands write (0: lite)
+	table      *PartitionTable // the shard's partition table; nil: none (serve all)
+	replaying  bool            // a Replay applies to an INCOMING partition
 	appliedKey []byte // where Commit records the last applied index
 	last       uint64 // the last index applied in this batch; 0 if none
 	locked     bool   // holds the engine's swap lock (read-only engine)
@@ -116,6 +118,9 @@ func (b *Batch) Apply(index uint64, cmd *commandpb.Command) Result {
 	case *commandpb.Command_Checksum:
 		return Result{} // changes nothing: the replica reads a view at this index (checksum.go)
 	}
+	if r, ok := b.applyMove(index, cmd); ok {
+		return r
+	}
 	return Result{Err: fmt.Errorf("%w: command has no body", ErrBadCommand)}
 }
 
@@ -151,6 +156,9 @@ func (b *Batch) applyOps(index uint64, now int64, ops []*cairnpb.Operation) Resu
 	if err := checkOps(ops); err != nil {
 		return Result{Err: err}
 	}
+	if err := b.serves(opKey(ops[0]).GetMajor()); err != nil {
+		return Result{Err: err}
+	}
 	var ov overlay
 	res := make([]*cairnpb.OperationResult, len(ops))
 	for i, op := range ops {
@@ -169,6 +177,15 @@ func (b *Batch) applyOps(index uint64, now int64, ops []*cairnpb.Operation) Resu
 		}
 	}
 	return Result{Ops: res}
+}
+
+// serves returns nil if the batch's shard serves major's partition (or is
+// replaying a command into an INCOMING one), else a *PartitionError.
+func (b *Batch) serves(major []string) error {
+	if b.table == nil || b.replaying {
+		return nil
+	}
+	return b.table.Serves(b.shard, keys.Hash(major))
 }
 
 // checkOps rejects batches that apply cannot make atomic or meaningful.

@@ -84,6 +84,9 @@ func (b *Batch) applyExpire(now int64, ex *commandpb.Expire) Result {
 		if r.GetExpirationMs() > now {
 			continue // not yet expired at this command's time
 		}
+		if b.table != nil && !b.replaying && b.table.Serves(b.shard, keys.HashOf(r.GetStorageKey())) != nil {
+			continue // a partition moving in or out: its expiries come with the source's log
+		}
 		raw, closer, err := b.b.Get(r.GetStorageKey())
 		if err == nil {
 			v, derr := decodeRecord(raw)
@@ -109,6 +112,9 @@ func (b *Batch) applyMultiDelete(now int64, md *commandpb.MultiDelete) Result {
 	parent := keyFromPB(md.GetParent())
 	if len(parent.Major) == 0 {
 		return Result{Err: fmt.Errorf("%w: multi-delete needs a complete major path", ErrBadCommand)}
+	}
+	if err := b.serves(parent.Major); err != nil {
+		return Result{Err: err}
 	}
 	depth := keys.Depth(md.GetDepth())
 	if !depth.Valid() {

@@ -42,6 +42,16 @@ type Command struct {
 	//	*Command_MultiDelete
 	//	*Command_Expire
 	//	*Command_Checksum
+	//	*Command_InitTable
+	//	*Command_MigrateIn
+	//	*Command_MigrateOut
+	//	*Command_Ingest
+	//	*Command_Replay
+	//	*Command_Transfer
+	//	*Command_Activate
+	//	*Command_DropPartition
+	//	*Command_Split
+	//	*Command_CancelMove
 	Body isCommand_Body `protobuf_oneof:"body"`
 	// Client request identity, for exactly-once retries (unused until
 	// replication; zero means "no deduplication").
@@ -131,6 +141,96 @@ func (x *Command) GetChecksum() *Checksum {
 	return nil
 }
 
+func (x *Command) GetInitTable() *InitTable {
+	if x != nil {
+		if x, ok := x.Body.(*Command_InitTable); ok {
+			return x.InitTable
+		}
+	}
+	return nil
+}
+
+func (x *Command) GetMigrateIn() *MigrateIn {
+	if x != nil {
+		if x, ok := x.Body.(*Command_MigrateIn); ok {
+			return x.MigrateIn
+		}
+	}
+	return nil
+}
+
+func (x *Command) GetMigrateOut() *MigrateOut {
+	if x != nil {
+		if x, ok := x.Body.(*Command_MigrateOut); ok {
+			return x.MigrateOut
+		}
+	}
+	return nil
+}
+
+func (x *Command) GetIngest() *Ingest {
+	if x != nil {
+		if x, ok := x.Body.(*Command_Ingest); ok {
+			return x.Ingest
+		}
+	}
+	return nil
+}
+
+func (x *Command) GetReplay() *Replay {
+	if x != nil {
+		if x, ok := x.Body.(*Command_Replay); ok {
+			return x.Replay
+		}
+	}
+	return nil
+}
+
+func (x *Command) GetTransfer() *Transfer {
+	if x != nil {
+		if x, ok := x.Body.(*Command_Transfer); ok {
+			return x.Transfer
+		}
+	}
+	return nil
+}
+
+func (x *Command) GetActivate() *Activate {
+	if x != nil {
+		if x, ok := x.Body.(*Command_Activate); ok {
+			return x.Activate
+		}
+	}
+	return nil
+}
+
+func (x *Command) GetDropPartition() *DropPartition {
+	if x != nil {
+		if x, ok := x.Body.(*Command_DropPartition); ok {
+			return x.DropPartition
+		}
+	}
+	return nil
+}
+
+func (x *Command) GetSplit() *Split {
+	if x != nil {
+		if x, ok := x.Body.(*Command_Split); ok {
+			return x.Split
+		}
+	}
+	return nil
+}
+
+func (x *Command) GetCancelMove() *CancelMove {
+	if x != nil {
+		if x, ok := x.Body.(*Command_CancelMove); ok {
+			return x.CancelMove
+		}
+	}
+	return nil
+}
+
 func (x *Command) GetClientId() uint64 {
 	if x != nil {
 		return x.ClientId
@@ -165,6 +265,48 @@ type Command_Checksum struct {
 	Checksum *Checksum `protobuf:"bytes,7,opt,name=checksum,proto3,oneof"`
 }
 
+type Command_InitTable struct {
+	// Partition moves and splits (docs/design/20261125_elasticity.md):
+	// each changes the shard's partition table (storage/ptable.go).
+	InitTable *InitTable `protobuf:"bytes,8,opt,name=init_table,json=initTable,proto3,oneof"`
+}
+
+type Command_MigrateIn struct {
+	MigrateIn *MigrateIn `protobuf:"bytes,9,opt,name=migrate_in,json=migrateIn,proto3,oneof"`
+}
+
+type Command_MigrateOut struct {
+	MigrateOut *MigrateOut `protobuf:"bytes,10,opt,name=migrate_out,json=migrateOut,proto3,oneof"`
+}
+
+type Command_Ingest struct {
+	Ingest *Ingest `protobuf:"bytes,11,opt,name=ingest,proto3,oneof"`
+}
+
+type Command_Replay struct {
+	Replay *Replay `protobuf:"bytes,12,opt,name=replay,proto3,oneof"`
+}
+
+type Command_Transfer struct {
+	Transfer *Transfer `protobuf:"bytes,13,opt,name=transfer,proto3,oneof"`
+}
+
+type Command_Activate struct {
+	Activate *Activate `protobuf:"bytes,14,opt,name=activate,proto3,oneof"`
+}
+
+type Command_DropPartition struct {
+	DropPartition *DropPartition `protobuf:"bytes,15,opt,name=drop_partition,json=dropPartition,proto3,oneof"`
+}
+
+type Command_Split struct {
+	Split *Split `protobuf:"bytes,16,opt,name=split,proto3,oneof"`
+}
+
+type Command_CancelMove struct {
+	CancelMove *CancelMove `protobuf:"bytes,17,opt,name=cancel_move,json=cancelMove,proto3,oneof"`
+}
+
 func (*Command_Batch) isCommand_Body() {}
 
 func (*Command_MultiDelete) isCommand_Body() {}
@@ -172,6 +314,26 @@ func (*Command_MultiDelete) isCommand_Body() {}
 func (*Command_Expire) isCommand_Body() {}
 
 func (*Command_Checksum) isCommand_Body() {}
+
+func (*Command_InitTable) isCommand_Body() {}
+
+func (*Command_MigrateIn) isCommand_Body() {}
+
+func (*Command_MigrateOut) isCommand_Body() {}
+
+func (*Command_Ingest) isCommand_Body() {}
+
+func (*Command_Replay) isCommand_Body() {}
+
+func (*Command_Transfer) isCommand_Body() {}
+
+func (*Command_Activate) isCommand_Body() {}
+
+func (*Command_DropPartition) isCommand_Body() {}
+
+func (*Command_Split) isCommand_Body() {}
+
+func (*Command_CancelMove) isCommand_Body() {}
 
 // Batch is one atomic list of puts and deletes on one major path (or a single
 // operation). An operation with abort_if_unsuccessful that fails makes the
@@ -436,17 +598,656 @@ func (x *Checksum) GetBytesPerSec() int64 {
 	return 0
 }
 
+// InitTable gives a shard its partition table: the shard owns exactly
+// partitions of a store of n. Applied only to a shard without a table
+// (later ones change nothing), so every replica starts from the same one.
+type InitTable struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	N             uint32                 `protobuf:"varint,1,opt,name=n,proto3" json:"n,omitempty"`
+	Partitions    []uint32               `protobuf:"varint,2,rep,packed,name=partitions,proto3" json:"partitions,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *InitTable) Reset() {
+	*x = InitTable{}
+	mi := &file_internal_storage_commandpb_command_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *InitTable) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*InitTable) ProtoMessage() {}
+
+func (x *InitTable) ProtoReflect() protoreflect.Message {
+	mi := &file_internal_storage_commandpb_command_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use InitTable.ProtoReflect.Descriptor instead.
+func (*InitTable) Descriptor() ([]byte, []int) {
+	return file_internal_storage_commandpb_command_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *InitTable) GetN() uint32 {
+	if x != nil {
+		return x.N
+	}
+	return 0
+}
+
+func (x *InitTable) GetPartitions() []uint32 {
+	if x != nil {
+		return x.Partitions
+	}
+	return nil
+}
+
+// MigrateIn, on the target: partition becomes INCOMING from from_shard
+// under attempt. A higher attempt than the current one clears the
+// partition's keys in this shard and starts over; an equal or lower one,
+// or a partition this shard serves, changes nothing.
+type MigrateIn struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Partition     uint32                 `protobuf:"varint,1,opt,name=partition,proto3" json:"partition,omitempty"`
+	FromShard     uint64                 `protobuf:"varint,2,opt,name=from_shard,json=fromShard,proto3" json:"from_shard,omitempty"`
+	Attempt       uint64                 `protobuf:"varint,3,opt,name=attempt,proto3" json:"attempt,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MigrateIn) Reset() {
+	*x = MigrateIn{}
+	mi := &file_internal_storage_commandpb_command_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MigrateIn) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MigrateIn) ProtoMessage() {}
+
+func (x *MigrateIn) ProtoReflect() protoreflect.Message {
+	mi := &file_internal_storage_commandpb_command_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MigrateIn.ProtoReflect.Descriptor instead.
+func (*MigrateIn) Descriptor() ([]byte, []int) {
+	return file_internal_storage_commandpb_command_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *MigrateIn) GetPartition() uint32 {
+	if x != nil {
+		return x.Partition
+	}
+	return 0
+}
+
+func (x *MigrateIn) GetFromShard() uint64 {
+	if x != nil {
+		return x.FromShard
+	}
+	return 0
+}
+
+func (x *MigrateIn) GetAttempt() uint64 {
+	if x != nil {
+		return x.Attempt
+	}
+	return 0
+}
+
+// MigrateOut, on the source: an OWNED partition becomes OUTGOING to
+// to_shard; the shard holds its log from this command's index on.
+type MigrateOut struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Partition     uint32                 `protobuf:"varint,1,opt,name=partition,proto3" json:"partition,omitempty"`
+	ToShard       uint64                 `protobuf:"varint,2,opt,name=to_shard,json=toShard,proto3" json:"to_shard,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MigrateOut) Reset() {
+	*x = MigrateOut{}
+	mi := &file_internal_storage_commandpb_command_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MigrateOut) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MigrateOut) ProtoMessage() {}
+
+func (x *MigrateOut) ProtoReflect() protoreflect.Message {
+	mi := &file_internal_storage_commandpb_command_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MigrateOut.ProtoReflect.Descriptor instead.
+func (*MigrateOut) Descriptor() ([]byte, []int) {
+	return file_internal_storage_commandpb_command_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *MigrateOut) GetPartition() uint32 {
+	if x != nil {
+		return x.Partition
+	}
+	return 0
+}
+
+func (x *MigrateOut) GetToShard() uint64 {
+	if x != nil {
+		return x.ToShard
+	}
+	return 0
+}
+
+// Ingest, on the target: records copied from the source's snapshot of an
+// INCOMING partition under attempt. Each pair is a record's storage key
+// without its shard ('r' hash major...: the target files it under its own
+// shard) and the record's bytes, version included.
+type Ingest struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Partition uint32                 `protobuf:"varint,1,opt,name=partition,proto3" json:"partition,omitempty"`
+	Attempt   uint64                 `protobuf:"varint,2,opt,name=attempt,proto3" json:"attempt,omitempty"`
+	Keys      [][]byte               `protobuf:"bytes,3,rep,name=keys,proto3" json:"keys,omitempty"`
+	Values    [][]byte               `protobuf:"bytes,4,rep,name=values,proto3" json:"values,omitempty"`
+	// last: the copy is complete; the source's snapshot was at through.
+	Last          bool   `protobuf:"varint,5,opt,name=last,proto3" json:"last,omitempty"`
+	Through       uint64 `protobuf:"varint,6,opt,name=through,proto3" json:"through,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Ingest) Reset() {
+	*x = Ingest{}
+	mi := &file_internal_storage_commandpb_command_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Ingest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Ingest) ProtoMessage() {}
+
+func (x *Ingest) ProtoReflect() protoreflect.Message {
+	mi := &file_internal_storage_commandpb_command_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Ingest.ProtoReflect.Descriptor instead.
+func (*Ingest) Descriptor() ([]byte, []int) {
+	return file_internal_storage_commandpb_command_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *Ingest) GetPartition() uint32 {
+	if x != nil {
+		return x.Partition
+	}
+	return 0
+}
+
+func (x *Ingest) GetAttempt() uint64 {
+	if x != nil {
+		return x.Attempt
+	}
+	return 0
+}
+
+func (x *Ingest) GetKeys() [][]byte {
+	if x != nil {
+		return x.Keys
+	}
+	return nil
+}
+
+func (x *Ingest) GetValues() [][]byte {
+	if x != nil {
+		return x.Values
+	}
+	return nil
+}
+
+func (x *Ingest) GetLast() bool {
+	if x != nil {
+		return x.Last
+	}
+	return false
+}
+
+func (x *Ingest) GetThrough() uint64 {
+	if x != nil {
+		return x.Through
+	}
+	return 0
+}
+
+// Replay, on the target: the source's command at src_index, applied to the
+// INCOMING partition's keys only, with versions of origin src_origin and
+// index src_index. Skipped unless src_index is above the partition's
+// replayed index.
+type Replay struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Partition     uint32                 `protobuf:"varint,1,opt,name=partition,proto3" json:"partition,omitempty"`
+	Attempt       uint64                 `protobuf:"varint,2,opt,name=attempt,proto3" json:"attempt,omitempty"`
+	SrcIndex      uint64                 `protobuf:"varint,3,opt,name=src_index,json=srcIndex,proto3" json:"src_index,omitempty"`
+	SrcOrigin     uint64                 `protobuf:"varint,4,opt,name=src_origin,json=srcOrigin,proto3" json:"src_origin,omitempty"`
+	Command       *Command               `protobuf:"bytes,5,opt,name=command,proto3" json:"command,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Replay) Reset() {
+	*x = Replay{}
+	mi := &file_internal_storage_commandpb_command_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Replay) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Replay) ProtoMessage() {}
+
+func (x *Replay) ProtoReflect() protoreflect.Message {
+	mi := &file_internal_storage_commandpb_command_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Replay.ProtoReflect.Descriptor instead.
+func (*Replay) Descriptor() ([]byte, []int) {
+	return file_internal_storage_commandpb_command_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *Replay) GetPartition() uint32 {
+	if x != nil {
+		return x.Partition
+	}
+	return 0
+}
+
+func (x *Replay) GetAttempt() uint64 {
+	if x != nil {
+		return x.Attempt
+	}
+	return 0
+}
+
+func (x *Replay) GetSrcIndex() uint64 {
+	if x != nil {
+		return x.SrcIndex
+	}
+	return 0
+}
+
+func (x *Replay) GetSrcOrigin() uint64 {
+	if x != nil {
+		return x.SrcOrigin
+	}
+	return 0
+}
+
+func (x *Replay) GetCommand() *Command {
+	if x != nil {
+		return x.Command
+	}
+	return nil
+}
+
+// Transfer, on the source: an OUTGOING partition becomes GONE: this shard
+// serves it no more, from this command's index on.
+type Transfer struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Partition     uint32                 `protobuf:"varint,1,opt,name=partition,proto3" json:"partition,omitempty"`
+	ToShard       uint64                 `protobuf:"varint,2,opt,name=to_shard,json=toShard,proto3" json:"to_shard,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Transfer) Reset() {
+	*x = Transfer{}
+	mi := &file_internal_storage_commandpb_command_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Transfer) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Transfer) ProtoMessage() {}
+
+func (x *Transfer) ProtoReflect() protoreflect.Message {
+	mi := &file_internal_storage_commandpb_command_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Transfer.ProtoReflect.Descriptor instead.
+func (*Transfer) Descriptor() ([]byte, []int) {
+	return file_internal_storage_commandpb_command_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *Transfer) GetPartition() uint32 {
+	if x != nil {
+		return x.Partition
+	}
+	return 0
+}
+
+func (x *Transfer) GetToShard() uint64 {
+	if x != nil {
+		return x.ToShard
+	}
+	return 0
+}
+
+// Activate, on the target: the INCOMING partition becomes OWNED, once it
+// holds the source's data through index through - 1 (the source's
+// Transfer was at through). versions are the partition's version floors
+// (origin -> index) that come with it.
+type Activate struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Partition     uint32                 `protobuf:"varint,1,opt,name=partition,proto3" json:"partition,omitempty"`
+	Attempt       uint64                 `protobuf:"varint,2,opt,name=attempt,proto3" json:"attempt,omitempty"`
+	FromShard     uint64                 `protobuf:"varint,3,opt,name=from_shard,json=fromShard,proto3" json:"from_shard,omitempty"`
+	Through       uint64                 `protobuf:"varint,4,opt,name=through,proto3" json:"through,omitempty"`
+	Versions      map[uint64]uint64      `protobuf:"bytes,5,rep,name=versions,proto3" json:"versions,omitempty" protobuf_key:"varint,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Activate) Reset() {
+	*x = Activate{}
+	mi := &file_internal_storage_commandpb_command_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Activate) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Activate) ProtoMessage() {}
+
+func (x *Activate) ProtoReflect() protoreflect.Message {
+	mi := &file_internal_storage_commandpb_command_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Activate.ProtoReflect.Descriptor instead.
+func (*Activate) Descriptor() ([]byte, []int) {
+	return file_internal_storage_commandpb_command_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *Activate) GetPartition() uint32 {
+	if x != nil {
+		return x.Partition
+	}
+	return 0
+}
+
+func (x *Activate) GetAttempt() uint64 {
+	if x != nil {
+		return x.Attempt
+	}
+	return 0
+}
+
+func (x *Activate) GetFromShard() uint64 {
+	if x != nil {
+		return x.FromShard
+	}
+	return 0
+}
+
+func (x *Activate) GetThrough() uint64 {
+	if x != nil {
+		return x.Through
+	}
+	return 0
+}
+
+func (x *Activate) GetVersions() map[uint64]uint64 {
+	if x != nil {
+		return x.Versions
+	}
+	return nil
+}
+
+// DropPartition, on the source: a GONE partition's keys are deleted and it
+// leaves the table.
+type DropPartition struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Partition     uint32                 `protobuf:"varint,1,opt,name=partition,proto3" json:"partition,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DropPartition) Reset() {
+	*x = DropPartition{}
+	mi := &file_internal_storage_commandpb_command_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DropPartition) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DropPartition) ProtoMessage() {}
+
+func (x *DropPartition) ProtoReflect() protoreflect.Message {
+	mi := &file_internal_storage_commandpb_command_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DropPartition.ProtoReflect.Descriptor instead.
+func (*DropPartition) Descriptor() ([]byte, []int) {
+	return file_internal_storage_commandpb_command_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *DropPartition) GetPartition() uint32 {
+	if x != nil {
+		return x.Partition
+	}
+	return 0
+}
+
+// Split: every partition p of the table's n becomes p*factor ..
+// p*factor+factor-1 of n*factor, in the same state. Applied only when the
+// table's n is from_n (so a retried split does not split twice).
+type Split struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	FromN         uint32                 `protobuf:"varint,1,opt,name=from_n,json=fromN,proto3" json:"from_n,omitempty"`
+	Factor        uint32                 `protobuf:"varint,2,opt,name=factor,proto3" json:"factor,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Split) Reset() {
+	*x = Split{}
+	mi := &file_internal_storage_commandpb_command_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Split) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Split) ProtoMessage() {}
+
+func (x *Split) ProtoReflect() protoreflect.Message {
+	mi := &file_internal_storage_commandpb_command_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Split.ProtoReflect.Descriptor instead.
+func (*Split) Descriptor() ([]byte, []int) {
+	return file_internal_storage_commandpb_command_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *Split) GetFromN() uint32 {
+	if x != nil {
+		return x.FromN
+	}
+	return 0
+}
+
+func (x *Split) GetFactor() uint32 {
+	if x != nil {
+		return x.Factor
+	}
+	return 0
+}
+
+// CancelMove undoes a move that has not been handed off: on the source an
+// OUTGOING partition becomes OWNED again; on the target an INCOMING one
+// is cleared and leaves the table.
+type CancelMove struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Partition     uint32                 `protobuf:"varint,1,opt,name=partition,proto3" json:"partition,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CancelMove) Reset() {
+	*x = CancelMove{}
+	mi := &file_internal_storage_commandpb_command_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CancelMove) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CancelMove) ProtoMessage() {}
+
+func (x *CancelMove) ProtoReflect() protoreflect.Message {
+	mi := &file_internal_storage_commandpb_command_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CancelMove.ProtoReflect.Descriptor instead.
+func (*CancelMove) Descriptor() ([]byte, []int) {
+	return file_internal_storage_commandpb_command_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *CancelMove) GetPartition() uint32 {
+	if x != nil {
+		return x.Partition
+	}
+	return 0
+}
+
 var File_internal_storage_commandpb_command_proto protoreflect.FileDescriptor
 
 const file_internal_storage_commandpb_command_proto_rawDesc = "" +
 	"\n" +
-	"(internal/storage/commandpb/command.proto\x12\x10cairn.command.v1\x1a\x14api/cairnpb/kv.proto\"\xc7\x02\n" +
+	"(internal/storage/commandpb/command.proto\x12\x10cairn.command.v1\x1a\x14api/cairnpb/kv.proto\"\x9c\a\n" +
 	"\aCommand\x12\x15\n" +
 	"\x06now_ms\x18\x01 \x01(\x03R\x05nowMs\x12/\n" +
 	"\x05batch\x18\x02 \x01(\v2\x17.cairn.command.v1.BatchH\x00R\x05batch\x12B\n" +
 	"\fmulti_delete\x18\x03 \x01(\v2\x1d.cairn.command.v1.MultiDeleteH\x00R\vmultiDelete\x122\n" +
 	"\x06expire\x18\x04 \x01(\v2\x18.cairn.command.v1.ExpireH\x00R\x06expire\x128\n" +
-	"\bchecksum\x18\a \x01(\v2\x1a.cairn.command.v1.ChecksumH\x00R\bchecksum\x12\x1b\n" +
+	"\bchecksum\x18\a \x01(\v2\x1a.cairn.command.v1.ChecksumH\x00R\bchecksum\x12<\n" +
+	"\n" +
+	"init_table\x18\b \x01(\v2\x1b.cairn.command.v1.InitTableH\x00R\tinitTable\x12<\n" +
+	"\n" +
+	"migrate_in\x18\t \x01(\v2\x1b.cairn.command.v1.MigrateInH\x00R\tmigrateIn\x12?\n" +
+	"\vmigrate_out\x18\n" +
+	" \x01(\v2\x1c.cairn.command.v1.MigrateOutH\x00R\n" +
+	"migrateOut\x122\n" +
+	"\x06ingest\x18\v \x01(\v2\x18.cairn.command.v1.IngestH\x00R\x06ingest\x122\n" +
+	"\x06replay\x18\f \x01(\v2\x18.cairn.command.v1.ReplayH\x00R\x06replay\x128\n" +
+	"\btransfer\x18\r \x01(\v2\x1a.cairn.command.v1.TransferH\x00R\btransfer\x128\n" +
+	"\bactivate\x18\x0e \x01(\v2\x1a.cairn.command.v1.ActivateH\x00R\bactivate\x12H\n" +
+	"\x0edrop_partition\x18\x0f \x01(\v2\x1f.cairn.command.v1.DropPartitionH\x00R\rdropPartition\x12/\n" +
+	"\x05split\x18\x10 \x01(\v2\x17.cairn.command.v1.SplitH\x00R\x05split\x12?\n" +
+	"\vcancel_move\x18\x11 \x01(\v2\x1c.cairn.command.v1.CancelMoveH\x00R\n" +
+	"cancelMove\x12\x1b\n" +
 	"\tclient_id\x18\x05 \x01(\x04R\bclientId\x12\x1d\n" +
 	"\n" +
 	"client_seq\x18\x06 \x01(\x04R\tclientSeqB\x06\n" +
@@ -465,7 +1266,56 @@ const file_internal_storage_commandpb_command_proto_rawDesc = "" +
 	"\rexpiration_ms\x18\x02 \x01(\x03R\fexpirationMs\">\n" +
 	"\bChecksum\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\"\n" +
-	"\rbytes_per_sec\x18\x02 \x01(\x03R\vbytesPerSecB5Z3github.com/cairndb/cairn/internal/storage/commandpbb\x06proto3"
+	"\rbytes_per_sec\x18\x02 \x01(\x03R\vbytesPerSec\"9\n" +
+	"\tInitTable\x12\f\n" +
+	"\x01n\x18\x01 \x01(\rR\x01n\x12\x1e\n" +
+	"\n" +
+	"partitions\x18\x02 \x03(\rR\n" +
+	"partitions\"b\n" +
+	"\tMigrateIn\x12\x1c\n" +
+	"\tpartition\x18\x01 \x01(\rR\tpartition\x12\x1d\n" +
+	"\n" +
+	"from_shard\x18\x02 \x01(\x04R\tfromShard\x12\x18\n" +
+	"\aattempt\x18\x03 \x01(\x04R\aattempt\"E\n" +
+	"\n" +
+	"MigrateOut\x12\x1c\n" +
+	"\tpartition\x18\x01 \x01(\rR\tpartition\x12\x19\n" +
+	"\bto_shard\x18\x02 \x01(\x04R\atoShard\"\x9a\x01\n" +
+	"\x06Ingest\x12\x1c\n" +
+	"\tpartition\x18\x01 \x01(\rR\tpartition\x12\x18\n" +
+	"\aattempt\x18\x02 \x01(\x04R\aattempt\x12\x12\n" +
+	"\x04keys\x18\x03 \x03(\fR\x04keys\x12\x16\n" +
+	"\x06values\x18\x04 \x03(\fR\x06values\x12\x12\n" +
+	"\x04last\x18\x05 \x01(\bR\x04last\x12\x18\n" +
+	"\athrough\x18\x06 \x01(\x04R\athrough\"\xb1\x01\n" +
+	"\x06Replay\x12\x1c\n" +
+	"\tpartition\x18\x01 \x01(\rR\tpartition\x12\x18\n" +
+	"\aattempt\x18\x02 \x01(\x04R\aattempt\x12\x1b\n" +
+	"\tsrc_index\x18\x03 \x01(\x04R\bsrcIndex\x12\x1d\n" +
+	"\n" +
+	"src_origin\x18\x04 \x01(\x04R\tsrcOrigin\x123\n" +
+	"\acommand\x18\x05 \x01(\v2\x19.cairn.command.v1.CommandR\acommand\"C\n" +
+	"\bTransfer\x12\x1c\n" +
+	"\tpartition\x18\x01 \x01(\rR\tpartition\x12\x19\n" +
+	"\bto_shard\x18\x02 \x01(\x04R\atoShard\"\xfe\x01\n" +
+	"\bActivate\x12\x1c\n" +
+	"\tpartition\x18\x01 \x01(\rR\tpartition\x12\x18\n" +
+	"\aattempt\x18\x02 \x01(\x04R\aattempt\x12\x1d\n" +
+	"\n" +
+	"from_shard\x18\x03 \x01(\x04R\tfromShard\x12\x18\n" +
+	"\athrough\x18\x04 \x01(\x04R\athrough\x12D\n" +
+	"\bversions\x18\x05 \x03(\v2(.cairn.command.v1.Activate.VersionsEntryR\bversions\x1a;\n" +
+	"\rVersionsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\x04R\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x04R\x05value:\x028\x01\"-\n" +
+	"\rDropPartition\x12\x1c\n" +
+	"\tpartition\x18\x01 \x01(\rR\tpartition\"6\n" +
+	"\x05Split\x12\x15\n" +
+	"\x06from_n\x18\x01 \x01(\rR\x05fromN\x12\x16\n" +
+	"\x06factor\x18\x02 \x01(\rR\x06factor\"*\n" +
+	"\n" +
+	"CancelMove\x12\x1c\n" +
+	"\tpartition\x18\x01 \x01(\rR\tpartitionB5Z3github.com/cairndb/cairn/internal/storage/commandpbb\x06proto3"
 
 var (
 	file_internal_storage_commandpb_command_proto_rawDescOnce sync.Once
@@ -479,7 +1329,7 @@ func file_internal_storage_commandpb_command_proto_rawDescGZIP() []byte {
 	return file_internal_storage_commandpb_command_proto_rawDescData
 }
 
-var file_internal_storage_commandpb_command_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
+var file_internal_storage_commandpb_command_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
 var file_internal_storage_commandpb_command_proto_goTypes = []any{
 	(*Command)(nil),           // 0: cairn.command.v1.Command
 	(*Batch)(nil),             // 1: cairn.command.v1.Batch
@@ -487,26 +1337,49 @@ var file_internal_storage_commandpb_command_proto_goTypes = []any{
 	(*Expire)(nil),            // 3: cairn.command.v1.Expire
 	(*ExpiredRecord)(nil),     // 4: cairn.command.v1.ExpiredRecord
 	(*Checksum)(nil),          // 5: cairn.command.v1.Checksum
-	(*cairnpb.Operation)(nil), // 6: cairn.v1.Operation
-	(*cairnpb.Key)(nil),       // 7: cairn.v1.Key
-	(*cairnpb.KeyRange)(nil),  // 8: cairn.v1.KeyRange
-	(cairnpb.Depth)(0),        // 9: cairn.v1.Depth
+	(*InitTable)(nil),         // 6: cairn.command.v1.InitTable
+	(*MigrateIn)(nil),         // 7: cairn.command.v1.MigrateIn
+	(*MigrateOut)(nil),        // 8: cairn.command.v1.MigrateOut
+	(*Ingest)(nil),            // 9: cairn.command.v1.Ingest
+	(*Replay)(nil),            // 10: cairn.command.v1.Replay
+	(*Transfer)(nil),          // 11: cairn.command.v1.Transfer
+	(*Activate)(nil),          // 12: cairn.command.v1.Activate
+	(*DropPartition)(nil),     // 13: cairn.command.v1.DropPartition
+	(*Split)(nil),             // 14: cairn.command.v1.Split
+	(*CancelMove)(nil),        // 15: cairn.command.v1.CancelMove
+	nil,                       // 16: cairn.command.v1.Activate.VersionsEntry
+	(*cairnpb.Operation)(nil), // 17: cairn.v1.Operation
+	(*cairnpb.Key)(nil),       // 18: cairn.v1.Key
+	(*cairnpb.KeyRange)(nil),  // 19: cairn.v1.KeyRange
+	(cairnpb.Depth)(0),        // 20: cairn.v1.Depth
 }
 var file_internal_storage_commandpb_command_proto_depIdxs = []int32{
-	1, // 0: cairn.command.v1.Command.batch:type_name -> cairn.command.v1.Batch
-	2, // 1: cairn.command.v1.Command.multi_delete:type_name -> cairn.command.v1.MultiDelete
-	3, // 2: cairn.command.v1.Command.expire:type_name -> cairn.command.v1.Expire
-	5, // 3: cairn.command.v1.Command.checksum:type_name -> cairn.command.v1.Checksum
-	6, // 4: cairn.command.v1.Batch.ops:type_name -> cairn.v1.Operation
-	7, // 5: cairn.command.v1.MultiDelete.parent:type_name -> cairn.v1.Key
-	8, // 6: cairn.command.v1.MultiDelete.range:type_name -> cairn.v1.KeyRange
-	9, // 7: cairn.command.v1.MultiDelete.depth:type_name -> cairn.v1.Depth
-	4, // 8: cairn.command.v1.Expire.records:type_name -> cairn.command.v1.ExpiredRecord
-	9, // [9:9] is the sub-list for method output_type
-	9, // [9:9] is the sub-list for method input_type
-	9, // [9:9] is the sub-list for extension type_name
-	9, // [9:9] is the sub-list for extension extendee
-	0, // [0:9] is the sub-list for field type_name
+	1,  // 0: cairn.command.v1.Command.batch:type_name -> cairn.command.v1.Batch
+	2,  // 1: cairn.command.v1.Command.multi_delete:type_name -> cairn.command.v1.MultiDelete
+	3,  // 2: cairn.command.v1.Command.expire:type_name -> cairn.command.v1.Expire
+	5,  // 3: cairn.command.v1.Command.checksum:type_name -> cairn.command.v1.Checksum
+	6,  // 4: cairn.command.v1.Command.init_table:type_name -> cairn.command.v1.InitTable
+	7,  // 5: cairn.command.v1.Command.migrate_in:type_name -> cairn.command.v1.MigrateIn
+	8,  // 6: cairn.command.v1.Command.migrate_out:type_name -> cairn.command.v1.MigrateOut
+	9,  // 7: cairn.command.v1.Command.ingest:type_name -> cairn.command.v1.Ingest
+	10, // 8: cairn.command.v1.Command.replay:type_name -> cairn.command.v1.Replay
+	11, // 9: cairn.command.v1.Command.transfer:type_name -> cairn.command.v1.Transfer
+	12, // 10: cairn.command.v1.Command.activate:type_name -> cairn.command.v1.Activate
+	13, // 11: cairn.command.v1.Command.drop_partition:type_name -> cairn.command.v1.DropPartition
+	14, // 12: cairn.command.v1.Command.split:type_name -> cairn.command.v1.Split
+	15, // 13: cairn.command.v1.Command.cancel_move:type_name -> cairn.command.v1.CancelMove
+	17, // 14: cairn.command.v1.Batch.ops:type_name -> cairn.v1.Operation
+	18, // 15: cairn.command.v1.MultiDelete.parent:type_name -> cairn.v1.Key
+	19, // 16: cairn.command.v1.MultiDelete.range:type_name -> cairn.v1.KeyRange
+	20, // 17: cairn.command.v1.MultiDelete.depth:type_name -> cairn.v1.Depth
+	4,  // 18: cairn.command.v1.Expire.records:type_name -> cairn.command.v1.ExpiredRecord
+	0,  // 19: cairn.command.v1.Replay.command:type_name -> cairn.command.v1.Command
+	16, // 20: cairn.command.v1.Activate.versions:type_name -> cairn.command.v1.Activate.VersionsEntry
+	21, // [21:21] is the sub-list for method output_type
+	21, // [21:21] is the sub-list for method input_type
+	21, // [21:21] is the sub-list for extension type_name
+	21, // [21:21] is the sub-list for extension extendee
+	0,  // [0:21] is the sub-list for field type_name
 }
 
 func init() { file_internal_storage_commandpb_command_proto_init() }
@@ -519,6 +1392,16 @@ func file_internal_storage_commandpb_command_proto_init() {
 		(*Command_MultiDelete)(nil),
 		(*Command_Expire)(nil),
 		(*Command_Checksum)(nil),
+		(*Command_InitTable)(nil),
+		(*Command_MigrateIn)(nil),
+		(*Command_MigrateOut)(nil),
+		(*Command_Ingest)(nil),
+		(*Command_Replay)(nil),
+		(*Command_Transfer)(nil),
+		(*Command_Activate)(nil),
+		(*Command_DropPartition)(nil),
+		(*Command_Split)(nil),
+		(*Command_CancelMove)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -526,7 +1409,7 @@ func file_internal_storage_commandpb_command_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_internal_storage_commandpb_command_proto_rawDesc), len(file_internal_storage_commandpb_command_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   6,
+			NumMessages:   17,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
