@@ -153,7 +153,9 @@ func (r *Raft) cutForChecksum(rb *readyBatch, index uint64, c *commandpb.Checksu
 	}
 	rb.b.Close()
 	view := r.e.NewView()
+	t := rb.b.Table()
 	rb.b = r.e.NewShardBatch(r.cfg.Shard, r.cfg.Origin)
+	rb.b.SetTable(t)
 	r.wg.Add(1)
 	go r.computeSums(ctx, cancel, c, index, view)
 	return nil
@@ -189,5 +191,11 @@ func (r *Raft) sumsAt(ctx context.Context, view *storage.View, index uint64, rat
 	if at != index {
 		return nil, fmt.Errorf("replica: shard %d: the checksum's view is at applied index %d, not %d", r.cfg.Shard, at, index)
 	}
-	return view.PartitionSums(ctx, r.cfg.Shard, r.cfg.Partitions, r.meta.Partitions, rate, progress)
+	parts, n := r.cfg.Partitions, r.meta.Partitions
+	if t, err := view.Table(r.cfg.Shard); err != nil {
+		return nil, err
+	} else if t != nil {
+		parts, n = t.Served(), t.N
+	}
+	return view.PartitionSums(ctx, r.cfg.Shard, parts, n, rate, progress)
 }

@@ -155,6 +155,9 @@ func (l *Local) Spans() []storage.Span { return nil }
 // Shard returns 0, the id under which lite's records are filed.
 func (l *Local) Shard() uint64 { return 0 }
 
+// Serves returns nil: lite's one shard serves every partition.
+func (l *Local) Serves([]string) error { return nil }
+
 // prepare checks and stamps a command before it is queued: the engine must
 // admit copies times its size (a replicated write is filed in the Raft log
 // and then applied: two copies), and the proposer's clock is set.

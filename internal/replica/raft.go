@@ -145,6 +145,7 @@ type Raft struct {
 	failed    atomic.Bool
 
 	applied  atomic.Uint64
+	table    atomic.Pointer[storage.PartitionTable] // published after each commit (ptable.go)
 	leader   atomic.Uint64
 	term     atomic.Uint64
 	mu       sync.Mutex
@@ -224,6 +225,11 @@ func OpenRaft(e *storage.Engine, meta storage.StoreMeta, cfg RaftConfig) (*Raft,
 	ls.snapshot = r.buildSnapshot
 	r.sumCtx, r.sumCancel = context.WithCancel(context.Background())
 	r.applied.Store(applied)
+	t, err := e.LoadTable(cfg.Shard)
+	if err != nil {
+		return nil, err
+	}
+	r.table.Store(t)
 	r.voters.Store(&ls.conf.Voters)
 	r.learners.Store(&ls.conf.Learners)
 	r.admitted.Store(!cfg.Rejoin)
@@ -252,8 +258,14 @@ func (r *Raft) Meta() storage.StoreMeta { return r.meta }
 // Shard returns the shard's id.
 func (r *Raft) Shard() uint64 { return r.cfg.Shard }
 
-// Spans returns the shard's record spans.
-func (r *Raft) Spans() []storage.Span { return r.cfg.Spans }
+// Spans returns the record spans of the partitions the shard serves (all of
+// its records when it has no partition table).
+func (r *Raft) Spans() []storage.Span {
+	if t := r.table.Load(); t != nil {
+		return storage.PartitionSpans(r.cfg.Shard, t.Served(), t.N)
+	}
+	return r.cfg.Spans
+}
 
 // AppliedIndex returns the last applied index.
 func (r *Raft) AppliedIndex() uint64 { return r.applied.Load() }

@@ -221,6 +221,7 @@ func (r *Raft) handleReady() error {
 	}
 	rb := &readyBatch{b: r.e.NewShardBatch(r.cfg.Shard, r.cfg.Origin)}
 	defer func() { rb.b.Close() }() // rb.b changes when a checksum cuts the batch
+	rb.b.SetTable(r.table.Load())
 	if !raft.IsEmptySnap(rd.Snapshot) {
 		if err := r.commitSnapshot(rd.Snapshot); err != nil {
 			return err
@@ -240,6 +241,7 @@ func (r *Raft) handleReady() error {
 		if err := rb.b.Commit(rb.mode); err != nil {
 			return err
 		}
+		r.table.Store(rb.b.Table()) // published once durable, before the applied index
 	}
 	r.ackLocal()
 	r.cfg.Sender.Send(r.cfg.Shard, rd.Messages)
@@ -326,6 +328,11 @@ func (r *Raft) commitSnapshot(s *raftpb.Snapshot) error {
 	if err := b.Commit(storage.Sync); err != nil {
 		return err
 	}
+	t, err := r.e.LoadTable(r.cfg.Shard)
+	if err != nil {
+		return err
+	}
+	r.table.Store(t)
 	md := s.GetMetadata()
 	r.voters.Store(&r.ls.conf.Voters)
 	r.learners.Store(&r.ls.conf.Learners)
@@ -502,9 +509,16 @@ func (r *Raft) maybeTruncate(applied uint64) error {
 	if applied < r.ls.truncIndex+2*keep {
 		return nil
 	}
+	upto := applied - keep
+	if hold, ok := logHold(r.table.Load()); ok && hold <= upto {
+		upto = hold - 1 // a partition moving out is replayed from its log
+		if upto <= r.ls.truncIndex {
+			return nil
+		}
+	}
 	b := r.e.NewShardBatch(r.cfg.Shard, r.cfg.Origin)
 	defer b.Close()
-	if err := r.ls.truncate(b, applied-keep); err != nil {
+	if err := r.ls.truncate(b, upto); err != nil {
 		return err
 	}
 	return b.Commit(storage.NoSync)

@@ -48,7 +48,11 @@ func (r *Raft) ReadReady(ctx context.Context, c Consistency) error {
 			return err
 		}
 		if origin != r.cfg.Origin {
-			return fmt.Errorf("%w: version origin %016x, this shard's is %016x", ErrForeignVersion, origin, r.cfg.Origin)
+			since, ok := r.table.Load().VersionSince(origin, index)
+			if !ok {
+				return fmt.Errorf("%w: version origin %016x, this shard's is %016x", ErrForeignVersion, origin, r.cfg.Origin)
+			}
+			index = since // a version of a shard this partition moved from: held since then
 		}
 		return r.waitFor(ctx, func() bool { return r.applied.Load() >= index }, fmt.Sprintf("index %d", index))
 	}

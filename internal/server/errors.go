@@ -51,6 +51,8 @@ var sentinels = []struct {
 	{storage.ErrDiskFull, mapping{codes.ResourceExhausted, "disk_full", cairnpb.ErrorDetail_RETRY}},
 	{replica.ErrNotLeader, mapping{codes.FailedPrecondition, "not_leader", cairnpb.ErrorDetail_REFRESH}},
 	{ErrWrongShard, mapping{codes.FailedPrecondition, "wrong_shard", cairnpb.ErrorDetail_REFRESH}},
+	{storage.ErrNotServed, mapping{codes.FailedPrecondition, "wrong_shard", cairnpb.ErrorDetail_REFRESH}},
+	{storage.ErrMoving, mapping{codes.Unavailable, "partition_moving", cairnpb.ErrorDetail_RETRY}},
 	{ErrStaleTopology, mapping{codes.FailedPrecondition, "stale_topology", cairnpb.ErrorDetail_REFRESH}},
 	{replica.ErrDropped, mapping{codes.Unavailable, "dropped", cairnpb.ErrorDetail_RETRY}},
 	{replica.ErrRejoining, mapping{codes.Unavailable, "rejoining", cairnpb.ErrorDetail_RETRY}},

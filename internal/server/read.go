@@ -29,7 +29,7 @@ func (s *Server) Get(ctx context.Context, req *cairnpb.GetRequest) (*cairnpb.Get
 	if err != nil {
 		return nil, s.status(err)
 	}
-	ctx, cancel, err := s.readBegin(ctx, sh, req.GetHeader(), req.GetConsistency())
+	ctx, cancel, err := s.readBegin(ctx, sh, req.GetHeader(), req.GetConsistency(), req.GetKey().GetMajor())
 	defer cancel()
 	if err != nil {
 		return nil, s.status(err)
@@ -52,7 +52,7 @@ func (s *Server) MultiGet(ctx context.Context, req *cairnpb.MultiGetRequest) (*c
 		return nil, s.status(err)
 	}
 	sc.Shard = sh.Shard()
-	recs, resume, err := s.scan(ctx, sh, req.GetHeader(), req.GetConsistency(), sc, sh.Engine().MultiGet)
+	recs, resume, err := s.scan(ctx, sh, req.GetHeader(), req.GetConsistency(), sc, sh.Engine().MultiGet, req.GetParent().GetMajor())
 	if err != nil {
 		return nil, s.status(err)
 	}
@@ -61,8 +61,8 @@ func (s *Server) MultiGet(ctx context.Context, req *cairnpb.MultiGetRequest) (*c
 
 // scan runs a validated scan once the read's consistency is met.
 func (s *Server) scan(ctx context.Context, sh Shard, h *cairnpb.RequestHeader, c *cairnpb.Consistency, sc storage.Scan,
-	read func(storage.Scan, int64) ([]storage.Record, []byte, error)) ([]*cairnpb.Record, []byte, error) {
-	ctx, cancel, err := s.readBegin(ctx, sh, h, c)
+	read func(storage.Scan, int64) ([]storage.Record, []byte, error), major []string) ([]*cairnpb.Record, []byte, error) {
+	ctx, cancel, err := s.readBegin(ctx, sh, h, c, major)
 	defer cancel()
 	if err != nil {
 		return nil, nil, err
@@ -121,7 +121,7 @@ func (s *Server) StoreScan(ctx context.Context, req *cairnpb.StoreScanRequest) (
 		return nil, s.status(err)
 	}
 	sc.Shard, sc.Spans = sh.Shard(), sh.Spans()
-	recs, resume, err := s.scan(ctx, sh, req.GetHeader(), req.GetConsistency(), sc, sh.Engine().StoreScan)
+	recs, resume, err := s.scan(ctx, sh, req.GetHeader(), req.GetConsistency(), sc, sh.Engine().StoreScan, nil)
 	if err != nil {
 		return nil, s.status(err)
 	}
@@ -160,7 +160,9 @@ func (s *Server) storeScan(req *cairnpb.StoreScanRequest) (storage.Scan, error) 
 	}, nil
 }
 
-func (s *Server) readBegin(ctx context.Context, sh Shard, h *cairnpb.RequestHeader, c *cairnpb.Consistency) (context.Context, context.CancelFunc, error) {
+// readBegin checks a read and waits for its consistency; then, for a read
+// under one major path (major != nil), checks that the shard serves it.
+func (s *Server) readBegin(ctx context.Context, sh Shard, h *cairnpb.RequestHeader, c *cairnpb.Consistency, major []string) (context.Context, context.CancelFunc, error) {
 	cons, err := checkConsistency(c)
 	if err != nil {
 		return ctx, func() {}, err
@@ -169,7 +171,10 @@ func (s *Server) readBegin(ctx context.Context, sh Shard, h *cairnpb.RequestHead
 	if err != nil {
 		return ctx, cancel, err
 	}
-	return ctx, cancel, sh.ReadReady(ctx, cons)
+	if err := sh.ReadReady(ctx, cons); err != nil || major == nil {
+		return ctx, cancel, err
+	}
+	return ctx, cancel, sh.Serves(major)
 }
 
 // recordPB is a record as it goes back to the client. Its key's components

@@ -24,6 +24,10 @@ type Shard interface {
 	Spans() []storage.Span
 	// Shard is the shard's id, whose records it reads (0: lite's).
 	Shard() uint64
+	// Serves returns nil if the shard serves major's partition, else an
+	// error wrapping storage.ErrNotServed or storage.ErrMoving. Reads call
+	// it after ReadReady.
+	Serves(major []string) error
 }
 
 // Router finds the local replica that serves a request.

@@ -141,7 +141,7 @@ func (b *Batch) migrateOut(index uint64, c *commandpb.MigrateOut) error {
 	default:
 		return moveErr(p, "is %s here, so it cannot move out to shard %d", stateOf(e), c.GetToShard())
 	}
-	e.State, e.Peer, e.Index = PartOutgoing, c.GetToShard(), index
+	e.State, e.Peer, e.Index, e.Held = PartOutgoing, c.GetToShard(), index, index
 	return b.putTable(t.with(p, e))
 }
 
@@ -299,8 +299,8 @@ func ownKey(shard uint64, k []byte) []byte {
 	return append(sk, k[1:]...)
 }
 
-// replay applies the source's command at src_index to partition p only,
-// with the source's version (origin, index), and raises p's replayed index.
+// replay applies the source's commands to partition p only, each with the
+// source's version (origin, its index), and raises p's replayed index.
 // Anything at or below the replayed index was applied already.
 func (b *Batch) replay(c *commandpb.Replay) Result {
 	p := c.GetPartition()
@@ -311,31 +311,35 @@ func (b *Batch) replay(c *commandpb.Replay) Result {
 	if !e.Copied {
 		return Result{Err: moveErr(p, "the copy of attempt %d is not complete; nothing to replay onto", e.Attempt)}
 	}
-	if c.GetSrcIndex() <= e.Index {
-		return Result{}
-	}
 	origin := b.origin
+	defer func() { b.origin, b.replaying = origin, false }()
 	b.origin, b.replaying = c.GetSrcOrigin(), true
-	res := b.replayInto(p, c)
-	b.origin, b.replaying = origin, false
-	if res.Err != nil && !isDeterministic(res.Err) {
-		return res
+	for _, r := range c.GetEntries() {
+		if r.GetSrcIndex() <= e.Index {
+			continue
+		}
+		if r.GetCommand() != nil {
+			if res := b.replayInto(p, r.GetSrcIndex(), r.GetCommand()); res.Err != nil && !isDeterministic(res.Err) {
+				return res
+			}
+		}
+		e.Index = r.GetSrcIndex()
 	}
-	e.Index = c.GetSrcIndex()
 	if err := b.putTable(t.with(p, e)); err != nil {
 		return Result{Err: err}
 	}
-	return res
+	return Result{}
 }
 
-// replayInto applies the part of c's command that touches partition p.
-func (b *Batch) replayInto(p uint32, c *commandpb.Replay) Result {
-	cmd, n := c.GetCommand(), b.table.N
+// replayInto applies the part of the source's command at index that
+// touches partition p.
+func (b *Batch) replayInto(p uint32, index uint64, cmd *commandpb.Command) Result {
+	n := b.table.N
 	in := func(major []string) bool { return uint32(keys.PartitionOf(keys.Hash(major), n)) == p }
 	switch body := cmd.GetBody().(type) {
 	case *commandpb.Command_Batch:
 		if ops := body.Batch.GetOps(); len(ops) > 0 && in(opKey(ops[0]).GetMajor()) {
-			return b.applyOps(c.GetSrcIndex(), cmd.GetNowMs(), ops)
+			return b.applyOps(index, cmd.GetNowMs(), ops)
 		}
 	case *commandpb.Command_MultiDelete:
 		if in(body.MultiDelete.GetParent().GetMajor()) {
@@ -352,6 +356,26 @@ func (b *Batch) replayInto(p uint32, c *commandpb.Replay) Result {
 		return b.applyExpire(cmd.GetNowMs(), &commandpb.Expire{Records: mine})
 	}
 	return Result{}
+}
+
+// Touches reports whether the command writes any key of partition p of n,
+// so that a mover replays only those (the others are a watermark).
+func Touches(cmd *commandpb.Command, p uint32, n uint32) bool {
+	in := func(major []string) bool { return uint32(keys.PartitionOf(keys.Hash(major), n)) == p }
+	switch body := cmd.GetBody().(type) {
+	case *commandpb.Command_Batch:
+		ops := body.Batch.GetOps()
+		return len(ops) > 0 && in(opKey(ops[0]).GetMajor())
+	case *commandpb.Command_MultiDelete:
+		return in(body.MultiDelete.GetParent().GetMajor())
+	case *commandpb.Command_Expire:
+		for _, r := range body.Expire.GetRecords() {
+			if sk := r.GetStorageKey(); len(sk) >= keys.HeaderLen && uint32(keys.PartitionOf(keys.HashOf(sk), n)) == p {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // isDeterministic reports whether a command's error is one every replica

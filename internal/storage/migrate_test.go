@@ -118,11 +118,15 @@ func TestMoveCommands(t *testing.T) {
 		dst.must(&commandpb.Command{Body: &commandpb.Command_Ingest{Ingest: c}})
 	}
 	replay := func(from, to uint64) {
+		rp := &commandpb.Replay{Partition: uint32(p), Attempt: 1, SrcOrigin: src.origin}
 		for i := from; i <= to; i++ {
-			r := dst.apply(&commandpb.Command{Body: &commandpb.Command_Replay{Replay: &commandpb.Replay{
-				Partition: uint32(p), Attempt: 1, SrcIndex: i, SrcOrigin: src.origin, Command: src.cmds[i]}}})
-			if r.Err != nil && !errors.Is(r.Err, ErrMoveState) {
-				t.Fatalf("replay of %d: %v", i, r.Err)
+			if Touches(src.cmds[i], uint32(p), n) {
+				rp.Entries = append(rp.Entries, &commandpb.Replayed{SrcIndex: i, Command: src.cmds[i]})
+			}
+			if i%7 == 0 || i == to { // a few proposals, the last a watermark
+				rp.Entries = append(rp.Entries, &commandpb.Replayed{SrcIndex: i})
+				dst.must(&commandpb.Command{Body: &commandpb.Command_Replay{Replay: rp}})
+				rp = &commandpb.Replay{Partition: uint32(p), Attempt: 1, SrcOrigin: src.origin}
 			}
 		}
 	}

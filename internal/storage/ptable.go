@@ -7,6 +7,7 @@ import (
 	"maps"
 
 	"github.com/cairndb/cairn/internal/keys"
+	"github.com/cockroachdb/pebble/v2"
 )
 
 // A replicated shard's partition table says which partitions it serves and
@@ -55,7 +56,10 @@ type PartEntry struct {
 	Peer    uint64    `json:"peer,omitempty"`
 	Attempt uint64    `json:"attempt,omitempty"`
 	Index   uint64    `json:"index,omitempty"`
-	Copied  bool      `json:"copied,omitempty"`
+	// Held is, while the partition moves out (OUTGOING, GONE), the index
+	// of its MigrateOut: the shard keeps its log from there.
+	Held   uint64 `json:"held,omitempty"`
+	Copied bool   `json:"copied,omitempty"`
 	// Versions holds, for a partition that moved here, the origins of the
 	// shards that wrote its records before, each with the last index
 	// whose writes this shard holds; Since is the index (in this shard's
@@ -190,6 +194,18 @@ func (e *Engine) LoadTable(shard uint64) (*PartitionTable, error) {
 		return nil, err
 	}
 	return decodeTable(shard, v)
+}
+
+// Table reads shard's partition table as the view sees it; nil if none.
+func (v *View) Table(shard uint64) (*PartitionTable, error) {
+	raw, closer, err := v.snap.Get(shardKey(shard, shardTable))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, nil
+	} else if err != nil {
+		return nil, fmt.Errorf("storage: shard %d partition table: %w", shard, v.e.readErr(err))
+	}
+	defer closer.Close()
+	return decodeTable(shard, raw)
 }
 
 func decodeTable(shard uint64, v []byte) (*PartitionTable, error) {

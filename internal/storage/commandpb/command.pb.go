@@ -860,17 +860,18 @@ func (x *Ingest) GetThrough() uint64 {
 	return 0
 }
 
-// Replay, on the target: the source's command at src_index, applied to the
-// INCOMING partition's keys only, with versions of origin src_origin and
-// index src_index. Skipped unless src_index is above the partition's
-// replayed index.
+// Replay, on the target: the source's commands, in its log order, applied
+// to the INCOMING partition's keys only, each with versions of origin
+// src_origin and its own source index. An entry at or below the
+// partition's replayed index is skipped; an entry without a command only
+// raises the replayed index (the source's entries in between do not touch
+// the partition).
 type Replay struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Partition     uint32                 `protobuf:"varint,1,opt,name=partition,proto3" json:"partition,omitempty"`
 	Attempt       uint64                 `protobuf:"varint,2,opt,name=attempt,proto3" json:"attempt,omitempty"`
-	SrcIndex      uint64                 `protobuf:"varint,3,opt,name=src_index,json=srcIndex,proto3" json:"src_index,omitempty"`
 	SrcOrigin     uint64                 `protobuf:"varint,4,opt,name=src_origin,json=srcOrigin,proto3" json:"src_origin,omitempty"`
-	Command       *Command               `protobuf:"bytes,5,opt,name=command,proto3" json:"command,omitempty"`
+	Entries       []*Replayed            `protobuf:"bytes,6,rep,name=entries,proto3" json:"entries,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -919,13 +920,6 @@ func (x *Replay) GetAttempt() uint64 {
 	return 0
 }
 
-func (x *Replay) GetSrcIndex() uint64 {
-	if x != nil {
-		return x.SrcIndex
-	}
-	return 0
-}
-
 func (x *Replay) GetSrcOrigin() uint64 {
 	if x != nil {
 		return x.SrcOrigin
@@ -933,7 +927,59 @@ func (x *Replay) GetSrcOrigin() uint64 {
 	return 0
 }
 
-func (x *Replay) GetCommand() *Command {
+func (x *Replay) GetEntries() []*Replayed {
+	if x != nil {
+		return x.Entries
+	}
+	return nil
+}
+
+type Replayed struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	SrcIndex      uint64                 `protobuf:"varint,1,opt,name=src_index,json=srcIndex,proto3" json:"src_index,omitempty"`
+	Command       *Command               `protobuf:"bytes,2,opt,name=command,proto3" json:"command,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Replayed) Reset() {
+	*x = Replayed{}
+	mi := &file_internal_storage_commandpb_command_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Replayed) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Replayed) ProtoMessage() {}
+
+func (x *Replayed) ProtoReflect() protoreflect.Message {
+	mi := &file_internal_storage_commandpb_command_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Replayed.ProtoReflect.Descriptor instead.
+func (*Replayed) Descriptor() ([]byte, []int) {
+	return file_internal_storage_commandpb_command_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *Replayed) GetSrcIndex() uint64 {
+	if x != nil {
+		return x.SrcIndex
+	}
+	return 0
+}
+
+func (x *Replayed) GetCommand() *Command {
 	if x != nil {
 		return x.Command
 	}
@@ -952,7 +998,7 @@ type Transfer struct {
 
 func (x *Transfer) Reset() {
 	*x = Transfer{}
-	mi := &file_internal_storage_commandpb_command_proto_msgTypes[11]
+	mi := &file_internal_storage_commandpb_command_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -964,7 +1010,7 @@ func (x *Transfer) String() string {
 func (*Transfer) ProtoMessage() {}
 
 func (x *Transfer) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_storage_commandpb_command_proto_msgTypes[11]
+	mi := &file_internal_storage_commandpb_command_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -977,7 +1023,7 @@ func (x *Transfer) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Transfer.ProtoReflect.Descriptor instead.
 func (*Transfer) Descriptor() ([]byte, []int) {
-	return file_internal_storage_commandpb_command_proto_rawDescGZIP(), []int{11}
+	return file_internal_storage_commandpb_command_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Transfer) GetPartition() uint32 {
@@ -1011,7 +1057,7 @@ type Activate struct {
 
 func (x *Activate) Reset() {
 	*x = Activate{}
-	mi := &file_internal_storage_commandpb_command_proto_msgTypes[12]
+	mi := &file_internal_storage_commandpb_command_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1023,7 +1069,7 @@ func (x *Activate) String() string {
 func (*Activate) ProtoMessage() {}
 
 func (x *Activate) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_storage_commandpb_command_proto_msgTypes[12]
+	mi := &file_internal_storage_commandpb_command_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1036,7 +1082,7 @@ func (x *Activate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Activate.ProtoReflect.Descriptor instead.
 func (*Activate) Descriptor() ([]byte, []int) {
-	return file_internal_storage_commandpb_command_proto_rawDescGZIP(), []int{12}
+	return file_internal_storage_commandpb_command_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Activate) GetPartition() uint32 {
@@ -1085,7 +1131,7 @@ type DropPartition struct {
 
 func (x *DropPartition) Reset() {
 	*x = DropPartition{}
-	mi := &file_internal_storage_commandpb_command_proto_msgTypes[13]
+	mi := &file_internal_storage_commandpb_command_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1097,7 +1143,7 @@ func (x *DropPartition) String() string {
 func (*DropPartition) ProtoMessage() {}
 
 func (x *DropPartition) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_storage_commandpb_command_proto_msgTypes[13]
+	mi := &file_internal_storage_commandpb_command_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1110,7 +1156,7 @@ func (x *DropPartition) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DropPartition.ProtoReflect.Descriptor instead.
 func (*DropPartition) Descriptor() ([]byte, []int) {
-	return file_internal_storage_commandpb_command_proto_rawDescGZIP(), []int{13}
+	return file_internal_storage_commandpb_command_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *DropPartition) GetPartition() uint32 {
@@ -1133,7 +1179,7 @@ type Split struct {
 
 func (x *Split) Reset() {
 	*x = Split{}
-	mi := &file_internal_storage_commandpb_command_proto_msgTypes[14]
+	mi := &file_internal_storage_commandpb_command_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1145,7 +1191,7 @@ func (x *Split) String() string {
 func (*Split) ProtoMessage() {}
 
 func (x *Split) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_storage_commandpb_command_proto_msgTypes[14]
+	mi := &file_internal_storage_commandpb_command_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1158,7 +1204,7 @@ func (x *Split) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Split.ProtoReflect.Descriptor instead.
 func (*Split) Descriptor() ([]byte, []int) {
-	return file_internal_storage_commandpb_command_proto_rawDescGZIP(), []int{14}
+	return file_internal_storage_commandpb_command_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Split) GetFromN() uint32 {
@@ -1187,7 +1233,7 @@ type CancelMove struct {
 
 func (x *CancelMove) Reset() {
 	*x = CancelMove{}
-	mi := &file_internal_storage_commandpb_command_proto_msgTypes[15]
+	mi := &file_internal_storage_commandpb_command_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1199,7 +1245,7 @@ func (x *CancelMove) String() string {
 func (*CancelMove) ProtoMessage() {}
 
 func (x *CancelMove) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_storage_commandpb_command_proto_msgTypes[15]
+	mi := &file_internal_storage_commandpb_command_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1212,7 +1258,7 @@ func (x *CancelMove) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelMove.ProtoReflect.Descriptor instead.
 func (*CancelMove) Descriptor() ([]byte, []int) {
-	return file_internal_storage_commandpb_command_proto_rawDescGZIP(), []int{15}
+	return file_internal_storage_commandpb_command_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *CancelMove) GetPartition() uint32 {
@@ -1287,14 +1333,16 @@ const file_internal_storage_commandpb_command_proto_rawDesc = "" +
 	"\x04keys\x18\x03 \x03(\fR\x04keys\x12\x16\n" +
 	"\x06values\x18\x04 \x03(\fR\x06values\x12\x12\n" +
 	"\x04last\x18\x05 \x01(\bR\x04last\x12\x18\n" +
-	"\athrough\x18\x06 \x01(\x04R\athrough\"\xb1\x01\n" +
+	"\athrough\x18\x06 \x01(\x04R\athrough\"\x95\x01\n" +
 	"\x06Replay\x12\x1c\n" +
 	"\tpartition\x18\x01 \x01(\rR\tpartition\x12\x18\n" +
-	"\aattempt\x18\x02 \x01(\x04R\aattempt\x12\x1b\n" +
-	"\tsrc_index\x18\x03 \x01(\x04R\bsrcIndex\x12\x1d\n" +
+	"\aattempt\x18\x02 \x01(\x04R\aattempt\x12\x1d\n" +
 	"\n" +
-	"src_origin\x18\x04 \x01(\x04R\tsrcOrigin\x123\n" +
-	"\acommand\x18\x05 \x01(\v2\x19.cairn.command.v1.CommandR\acommand\"C\n" +
+	"src_origin\x18\x04 \x01(\x04R\tsrcOrigin\x124\n" +
+	"\aentries\x18\x06 \x03(\v2\x1a.cairn.command.v1.ReplayedR\aentries\"\\\n" +
+	"\bReplayed\x12\x1b\n" +
+	"\tsrc_index\x18\x01 \x01(\x04R\bsrcIndex\x123\n" +
+	"\acommand\x18\x02 \x01(\v2\x19.cairn.command.v1.CommandR\acommand\"C\n" +
 	"\bTransfer\x12\x1c\n" +
 	"\tpartition\x18\x01 \x01(\rR\tpartition\x12\x19\n" +
 	"\bto_shard\x18\x02 \x01(\x04R\atoShard\"\xfe\x01\n" +
@@ -1329,7 +1377,7 @@ func file_internal_storage_commandpb_command_proto_rawDescGZIP() []byte {
 	return file_internal_storage_commandpb_command_proto_rawDescData
 }
 
-var file_internal_storage_commandpb_command_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
+var file_internal_storage_commandpb_command_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
 var file_internal_storage_commandpb_command_proto_goTypes = []any{
 	(*Command)(nil),           // 0: cairn.command.v1.Command
 	(*Batch)(nil),             // 1: cairn.command.v1.Batch
@@ -1342,16 +1390,17 @@ var file_internal_storage_commandpb_command_proto_goTypes = []any{
 	(*MigrateOut)(nil),        // 8: cairn.command.v1.MigrateOut
 	(*Ingest)(nil),            // 9: cairn.command.v1.Ingest
 	(*Replay)(nil),            // 10: cairn.command.v1.Replay
-	(*Transfer)(nil),          // 11: cairn.command.v1.Transfer
-	(*Activate)(nil),          // 12: cairn.command.v1.Activate
-	(*DropPartition)(nil),     // 13: cairn.command.v1.DropPartition
-	(*Split)(nil),             // 14: cairn.command.v1.Split
-	(*CancelMove)(nil),        // 15: cairn.command.v1.CancelMove
-	nil,                       // 16: cairn.command.v1.Activate.VersionsEntry
-	(*cairnpb.Operation)(nil), // 17: cairn.v1.Operation
-	(*cairnpb.Key)(nil),       // 18: cairn.v1.Key
-	(*cairnpb.KeyRange)(nil),  // 19: cairn.v1.KeyRange
-	(cairnpb.Depth)(0),        // 20: cairn.v1.Depth
+	(*Replayed)(nil),          // 11: cairn.command.v1.Replayed
+	(*Transfer)(nil),          // 12: cairn.command.v1.Transfer
+	(*Activate)(nil),          // 13: cairn.command.v1.Activate
+	(*DropPartition)(nil),     // 14: cairn.command.v1.DropPartition
+	(*Split)(nil),             // 15: cairn.command.v1.Split
+	(*CancelMove)(nil),        // 16: cairn.command.v1.CancelMove
+	nil,                       // 17: cairn.command.v1.Activate.VersionsEntry
+	(*cairnpb.Operation)(nil), // 18: cairn.v1.Operation
+	(*cairnpb.Key)(nil),       // 19: cairn.v1.Key
+	(*cairnpb.KeyRange)(nil),  // 20: cairn.v1.KeyRange
+	(cairnpb.Depth)(0),        // 21: cairn.v1.Depth
 }
 var file_internal_storage_commandpb_command_proto_depIdxs = []int32{
 	1,  // 0: cairn.command.v1.Command.batch:type_name -> cairn.command.v1.Batch
@@ -1363,23 +1412,24 @@ var file_internal_storage_commandpb_command_proto_depIdxs = []int32{
 	8,  // 6: cairn.command.v1.Command.migrate_out:type_name -> cairn.command.v1.MigrateOut
 	9,  // 7: cairn.command.v1.Command.ingest:type_name -> cairn.command.v1.Ingest
 	10, // 8: cairn.command.v1.Command.replay:type_name -> cairn.command.v1.Replay
-	11, // 9: cairn.command.v1.Command.transfer:type_name -> cairn.command.v1.Transfer
-	12, // 10: cairn.command.v1.Command.activate:type_name -> cairn.command.v1.Activate
-	13, // 11: cairn.command.v1.Command.drop_partition:type_name -> cairn.command.v1.DropPartition
-	14, // 12: cairn.command.v1.Command.split:type_name -> cairn.command.v1.Split
-	15, // 13: cairn.command.v1.Command.cancel_move:type_name -> cairn.command.v1.CancelMove
-	17, // 14: cairn.command.v1.Batch.ops:type_name -> cairn.v1.Operation
-	18, // 15: cairn.command.v1.MultiDelete.parent:type_name -> cairn.v1.Key
-	19, // 16: cairn.command.v1.MultiDelete.range:type_name -> cairn.v1.KeyRange
-	20, // 17: cairn.command.v1.MultiDelete.depth:type_name -> cairn.v1.Depth
+	12, // 9: cairn.command.v1.Command.transfer:type_name -> cairn.command.v1.Transfer
+	13, // 10: cairn.command.v1.Command.activate:type_name -> cairn.command.v1.Activate
+	14, // 11: cairn.command.v1.Command.drop_partition:type_name -> cairn.command.v1.DropPartition
+	15, // 12: cairn.command.v1.Command.split:type_name -> cairn.command.v1.Split
+	16, // 13: cairn.command.v1.Command.cancel_move:type_name -> cairn.command.v1.CancelMove
+	18, // 14: cairn.command.v1.Batch.ops:type_name -> cairn.v1.Operation
+	19, // 15: cairn.command.v1.MultiDelete.parent:type_name -> cairn.v1.Key
+	20, // 16: cairn.command.v1.MultiDelete.range:type_name -> cairn.v1.KeyRange
+	21, // 17: cairn.command.v1.MultiDelete.depth:type_name -> cairn.v1.Depth
 	4,  // 18: cairn.command.v1.Expire.records:type_name -> cairn.command.v1.ExpiredRecord
-	0,  // 19: cairn.command.v1.Replay.command:type_name -> cairn.command.v1.Command
-	16, // 20: cairn.command.v1.Activate.versions:type_name -> cairn.command.v1.Activate.VersionsEntry
-	21, // [21:21] is the sub-list for method output_type
-	21, // [21:21] is the sub-list for method input_type
-	21, // [21:21] is the sub-list for extension type_name
-	21, // [21:21] is the sub-list for extension extendee
-	0,  // [0:21] is the sub-list for field type_name
+	11, // 19: cairn.command.v1.Replay.entries:type_name -> cairn.command.v1.Replayed
+	0,  // 20: cairn.command.v1.Replayed.command:type_name -> cairn.command.v1.Command
+	17, // 21: cairn.command.v1.Activate.versions:type_name -> cairn.command.v1.Activate.VersionsEntry
+	22, // [22:22] is the sub-list for method output_type
+	22, // [22:22] is the sub-list for method input_type
+	22, // [22:22] is the sub-list for extension type_name
+	22, // [22:22] is the sub-list for extension extendee
+	0,  // [0:22] is the sub-list for field type_name
 }
 
 func init() { file_internal_storage_commandpb_command_proto_init() }
@@ -1409,7 +1459,7 @@ func file_internal_storage_commandpb_command_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_internal_storage_commandpb_command_proto_rawDesc), len(file_internal_storage_commandpb_command_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   17,
+			NumMessages:   18,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
