@@ -1,8 +1,14 @@
 package replica
 
 import (
+	"errors"
+	"fmt"
+
 	"github.com/cairndb/cairn/internal/keys"
 	"github.com/cairndb/cairn/internal/storage"
+	"github.com/cairndb/cairn/internal/storage/commandpb"
+	"go.etcd.io/raft/v3/raftpb"
+	"google.golang.org/protobuf/proto"
 )
 
 // A replicated shard's partition table (storage/ptable.go) is loaded when
@@ -36,3 +42,51 @@ func logHold(t *storage.PartitionTable) (uint64, bool) {
 	}
 	return hold, hold != 0
 }
+
+// ErrLogCompacted is returned by CommandsIn when the log no longer holds
+// the first index asked for.
+var ErrLogCompacted = errors.New("replica: the log was truncated past the index asked for")
+
+// CommandsIn calls fn with each command in the log at lo <= index <= hi, in
+// order; hi is capped at the applied index, so every entry is committed and
+// final. Entries without a command (a new leader's empty entry, a
+// configuration change) are passed with a nil command, so that fn sees
+// every index. It returns ErrLogCompacted if lo is no longer in the log.
+// Safe from any goroutine: it reads the engine, not the Raft loop's state.
+func (r *Raft) CommandsIn(lo, hi uint64, fn func(index uint64, cmd *commandpb.Command) error) error {
+	hi = min(hi, r.applied.Load())
+	if lo > hi {
+		return nil
+	}
+	next := lo
+	var ferr error
+	err := r.e.LogEntries(r.cfg.Shard, lo, hi+1, func(index uint64, data []byte) bool {
+		if index != next {
+			ferr = fmt.Errorf("%w: entry %d missing (found %d)", ErrLogCompacted, next, index)
+			return false
+		}
+		next++
+		var cmd *commandpb.Command
+		var e raftpb.Entry
+		if ferr = proto.Unmarshal(data, &e); ferr != nil {
+			return false
+		}
+		if e.GetType() == raftpb.EntryNormal && len(e.GetData()) > 0 {
+			if _, cmd, ferr = decodeEntry(e.GetData()); ferr != nil {
+				return false
+			}
+		}
+		ferr = fn(index, cmd)
+		return ferr == nil
+	})
+	if err == nil {
+		err = ferr
+	}
+	if err == nil && next <= hi {
+		err = fmt.Errorf("%w: entries %d..%d missing", ErrLogCompacted, next, hi)
+	}
+	return err
+}
+
+// Origin returns the shard's version origin.
+func (r *Raft) Origin() uint64 { return r.cfg.Origin }
