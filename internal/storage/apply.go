@@ -50,12 +50,12 @@ type Batch struct {
 	e          *Engine
 	b          *pebble.Batch
 	origin     uint64
-	shard      uint64 // whose records the commands write (0: lite)
+	shard      uint64          // whose records the commands write (0: lite)
 	table      *PartitionTable // the shard's partition table; nil: none (serve all)
 	replaying  bool            // a Replay applies to an INCOMING partition
-	appliedKey []byte // where Commit records the last applied index
-	last       uint64 // the last index applied in this batch; 0 if none
-	locked     bool   // holds the engine's swap lock (read-only engine)
+	appliedKey []byte          // where Commit records the last applied index
+	last       uint64          // the last index applied in this batch; 0 if none
+	locked     bool            // holds the engine's swap lock (read-only engine)
 }
 
 // NewBatch starts a batch for the single-shard (lite) store whose versions
