@@ -290,7 +290,11 @@ func changeSummary(ch topology.Changes) string {
 		add("replicas change (%s)", strings.Join(parts, ", "))
 	}
 	if n := len(ch.Leaders); n > 0 {
-		add("%s", countNoun(n, "preferred leader")+" change")
+		if n == 1 {
+			add("1 preferred leader changes")
+		} else {
+			add("%d preferred leaders change", n)
+		}
 	}
 	if n := len(ch.Moves); n > 0 {
 		add("%s", moveCount(n))
@@ -299,7 +303,11 @@ func changeSummary(ch topology.Changes) string {
 		add("%s removed (%s)", countNoun(n, "shard"), shardIDs(ch.RemovedShards))
 	}
 	if n := len(ch.RemovedNodes); n > 0 {
-		add("%s leave the topology (%s)", countNoun(n, "storage node"), nodeIDs(ch.RemovedNodes))
+		verb := "leave"
+		if n == 1 {
+			verb = "leaves"
+		}
+		add("%s %s the topology (%s)", countNoun(n, "storage node"), verb, nodeIDs(ch.RemovedNodes))
 	}
 	if len(out) == 0 {
 		return "nothing changes"

@@ -98,16 +98,14 @@ func (s *Service) moveSizes(ctx context.Context, m *Meta, ch topology.Changes) m
 	if ch.Split != 0 {
 		want = ch.Split
 	}
-	var sources []topology.ShardID
+	moving := make(map[topology.ShardID][]keys.PartitionID)
 	for _, mv := range ch.Moves {
-		if !slices.Contains(sources, mv.From) {
-			sources = append(sources, mv.From)
-		}
+		moving[mv.From] = append(moving[mv.From], mv.Partition)
 	}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	out := make(map[keys.PartitionID]int64)
-	for _, id := range sources {
+	for id, parts := range moving {
 		sh, ok := m.Deployed.Shard(id)
 		if !ok {
 			continue
@@ -125,8 +123,10 @@ func (s *Service) moveSizes(ctx context.Context, m *Meta, ch topology.Changes) m
 					continue
 				}
 				mu.Lock()
-				for p, b := range r.GetBytes() {
-					out[keys.PartitionID(p)] = b
+				for _, p := range parts {
+					if b, ok := r.GetBytes()[uint32(p)]; ok {
+						out[p] = b
+					}
 				}
 				mu.Unlock()
 				return
