@@ -20,7 +20,7 @@ import (
 // nopSender is the transport of a one-member admin group: nothing to send.
 type nopSender struct{}
 
-func (nopSender) Send(uint64, []*raftpb.Message)                          {}
+func (nopSender) Send(uint64, []*raftpb.Message)                       {}
 func (nopSender) SendNotice(uint64, uint64, *transportpb.CommitNotice) {}
 
 // startService runs a real admin Service on node 1: a one-member admin
