@@ -61,7 +61,8 @@ func (c Changes) Empty() bool {
 // It refuses, with an error wrapping ErrInvalid that names the fix, a to
 // of another store; a partition count that is neither from's nor a
 // multiple of it; a shard of both whose Origin differs; a new shard whose
-// id is at most from's MaxShard (a removed shard's id reused); a shard of
+// id is at most from's MaxShard (a removed shard's id reused), or a
+// MaxShard below from's; a shard of
 // both whose replicas would all change at once (one must stay so the Raft
 // membership changes, one at a time, keep a majority); and a shard removed
 // that still owns partitions in to.
@@ -145,10 +146,14 @@ func removedOwnNothing(from, to *Topology) error {
 	return nil
 }
 
-// sameShards refuses a shard of both with another origin, and a new shard
-// with an id from has used (at most its MaxShard).
+// sameShards refuses a shard of both with another origin, a new shard with
+// an id from has used (at most its MaxShard), and a MaxShard that went
+// back.
 func sameShards(from, to *Topology) error {
 	most := from.maxShard()
+	if to.maxShard() < most {
+		return fmt.Errorf("%w: the topology's highest shard id ever used (%d) is below the deployed one's (%d), so a removed shard's id could be used again: build the new topology from a clone of the deployed one (topology clone -current)", ErrInvalid, to.maxShard(), most)
+	}
 	for _, s := range to.Shards {
 		old, ok := from.Shard(s.ID)
 		switch {

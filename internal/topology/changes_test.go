@@ -42,6 +42,8 @@ func TestCompare(t *testing.T) {
 			c.PartitionShard[99] = 3
 			return c
 		}(), "new shard rg3 reuses an id of the store (ids up to rg4 have been used, and nodes may keep state of removed shards): give new shards ids above 4"},
+		{"max shard goes back", shrunk, change(func(c *Topology) { c.MaxShard = 2 }),
+			"the topology's highest shard id ever used (2) is below the deployed one's (4)"},
 		{"every replica replaced", deployed, change(func(c *Topology) {
 			c.Nodes = capNodes(1, "z", 2, 2, 2, 2, 2, 2)
 			c.Shards[0].Replicas, c.Shards[0].Preferred = []NodeID{4, 5, 6}, 4
