@@ -9,7 +9,6 @@ import (
 
 	"github.com/cairndb/cairn/api/cairnpb"
 	"github.com/cairndb/cairn/internal/admin/controlpb"
-	"github.com/cairndb/cairn/internal/keys"
 	"github.com/cairndb/cairn/internal/replica"
 	"github.com/cairndb/cairn/internal/storage"
 	"github.com/cairndb/cairn/internal/transport/transportpb"
@@ -40,9 +39,9 @@ func startService(t *testing.T, setup func(m *Meta)) *Service {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
+	// No Spans: a one-member group sends no snapshot and serves no scan.
 	rep, err := replica.OpenRaft(e, meta, replica.RaftConfig{
 		Shard: Shard, Node: 1, Voters: []uint64{1}, Origin: 1,
-		Spans:        storage.PartitionSpans([]keys.PartitionID{0}, 1),
 		TickInterval: 10 * time.Millisecond, Sender: nopSender{}, Logger: log,
 		Fatal: func(err error) { t.Errorf("fatal: %v", err) },
 	})
