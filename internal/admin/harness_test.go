@@ -39,7 +39,8 @@ func startService(t *testing.T, setup func(m *Meta)) *Service {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
-	// No Spans: a one-member group sends no snapshot and serves no scan.
+	// No Spans: a one-member group sends no snapshot, and the metadata
+	// record has no expiry to sweep.
 	rep, err := replica.OpenRaft(e, meta, replica.RaftConfig{
 		Shard: Shard, Node: 1, Voters: []uint64{1}, Origin: 1,
 		TickInterval: 10 * time.Millisecond, Sender: nopSender{}, Logger: log,
