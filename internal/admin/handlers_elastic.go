@@ -70,7 +70,7 @@ func (s *Service) topologyClone(ctx context.Context, a map[string]string) (*cair
 	if err != nil {
 		return nil, err
 	}
-	text := fmt.Sprintf("Created %s: a copy of %s (%d shards, %d partitions). Change it with topology redistribute, rebalance, contract, change-repfactor, move-partition or split-partitions, then topology preview -name %s",
+	text := fmt.Sprintf("Created %s as a copy of %s: %d shards, %d partitions. Change it with topology redistribute, rebalance, contract, change-repfactor, move-partition or split-partitions, then topology preview -name %s",
 		c.Name, what, len(c.Topology.Shards), c.Topology.Partitions, c.Name)
 	return reply(text, c)
 }

@@ -107,7 +107,7 @@ func TestElasticCommands(t *testing.T) {
 	ports := map[uint64]int{1: sn1, 2: closedPort(t), 3: closedPort(t), 4: closedPort(t), 5: closedPort(t), 6: closedPort(t)}
 	s := startService(t, whitePaper(ports))
 	runSteps(t, s, []step{
-		{"topology clone -current -name Grow", codes.OK, []string{"Created Grow: a copy of the deployed topology (MyStoreLayout, sequence 1) (2 shards, 100 partitions)"}},
+		{"topology clone -current -name Grow", codes.OK, []string{"Created Grow as a copy of the deployed topology (MyStoreLayout, sequence 1): 2 shards, 100 partitions"}},
 		{"pool join -name MyPool -sn sn4", codes.OK, nil},
 		{"pool join -name MyPool -sn sn5", codes.OK, nil},
 		{"pool join -name MyPool -sn sn6", codes.OK, nil},
@@ -172,7 +172,7 @@ func TestElasticCommands(t *testing.T) {
 		{"topology preview -name Fresh", codes.FailedPrecondition, []string{"topology Fresh has 200 partitions and cannot be deployed: the number of partitions is fixed"}},
 		{"topology clone -current -name Grow", codes.FailedPrecondition, []string{"topology Grow already exists"}},
 		{"topology clone -from Nope -name X", codes.InvalidArgument, []string{"there is no topology candidate Nope"}},
-		{"topology clone -from Split -name Split2", codes.OK, []string{"Created Split2: a copy of topology Split (4 shards, 200 partitions)"}},
+		{"topology clone -from Split -name Split2", codes.OK, []string{"Created Split2 as a copy of topology Split: 4 shards, 200 partitions"}},
 		{"show events", codes.OK, []string{
 			"topology Grow created as a copy of the deployed topology (MyStoreLayout, sequence 1)",
 			"redistributed topology Grow over pool MyPool: 3 new storage nodes (sn4, sn5, sn6); 2 new shards (rg3, rg4); 50 partitions move",
