@@ -132,8 +132,57 @@ var Commands = []Command{
 			{Name: "partitions", Kind: Int, Required: true, Help: "number of partitions (fixed for the store's life; use at least 10 per shard)"},
 		},
 		Help: "Shards = what the pool's capacity allows at each zone's replication factor."},
+	{Name: "topology clone", Summary: "copy the deployed topology, or a candidate, into a new candidate",
+		Args: []Arg{
+			{Name: "name", Required: true, Help: "the new candidate's name"},
+			{Name: "current", Kind: Flag, Required: true, OneOf: "from", Help: "copy the deployed topology"},
+			{Name: "from", Help: "copy this candidate, instead of -current"},
+		},
+		Help: "To change a running store, clone its topology (-current) and change the clone with topology redistribute,\n" +
+			"rebalance, contract, change-repfactor, move-partition or split-partitions; each rewrites the candidate in place.\n" +
+			"Next: topology preview -name NAME."},
+	{Name: "topology redistribute", Summary: "add the shards a pool's spare capacity allows and spread the partitions over all shards",
+		Args: []Arg{elasticName, elasticPool},
+		Help: "Keeps every shard and its replicas. New shards go on the storage nodes with the most spare capacity (new\n" +
+			"storage nodes, once deployed and joined to the pool), at each zone's replication factor; then partitions move,\n" +
+			"as few as possible, until every shard owns as many as the others (or one more). Refused when no shard fits\n" +
+			"and the partitions are spread evenly already. Next: topology preview -name NAME."},
+	{Name: "topology rebalance", Summary: "move replicas to fix capacity, replication factor and leader-spread problems",
+		Args: []Arg{elasticName, elasticPool},
+		Help: "Keeps the shards and their partitions. Moves replicas, as few as possible, off storage nodes that left the\n" +
+			"pool or host more than their capacity, adds replicas where a zone lacks its replication factor, and spreads\n" +
+			"preferred leaders evenly. Next: topology preview -name NAME."},
+	{Name: "topology contract", Summary: "remove the shards a smaller pool cannot host and move their partitions and replicas",
+		Args: []Arg{elasticName, elasticPool},
+		Help: "After storage nodes leave the pool: removes the shards the pool can no longer host (highest ids first),\n" +
+			"gives their partitions to the other shards evenly, and moves replicas off the nodes that left. Once deployed,\n" +
+			"remove the emptied storage nodes with plan remove-sn. Next: topology preview -name NAME."},
+	{Name: "topology change-repfactor", Summary: "add replicas of every shard in a zone",
+		Args: []Arg{elasticName, elasticPool,
+			{Name: "zn", Required: true, Help: "the zone: its id (zn1 or 1) or its name"},
+			{Name: "rf", Kind: Int, Required: true, Help: "the zone's new replication factor (larger than its current one)"},
+		},
+		Help: "Adds replicas in the zone to every shard, on the zone's storage nodes with the most spare capacity.\n" +
+			"A replication factor only grows. Next: topology preview -name NAME."},
+	{Name: "topology move-partition", Summary: "give one partition to another shard",
+		Args: []Arg{elasticName,
+			{Name: "partition", Kind: Int, Required: true, Help: "the partition's number (0 to partitions-1)"},
+			{Name: "shard", Required: true, Help: "the shard to own it (rg2 or 2)"},
+		},
+		Help: "A manual move; topology validate then reports partitions spread unevenly, and topology redistribute\n" +
+			"evens them out again. Next: topology preview -name NAME."},
+	{Name: "topology split-partitions", Summary: "split every partition's hash range into equal parts",
+		Args: []Arg{elasticName,
+			{Name: "factor", Kind: Int, Required: true, OneOf: "partitions", Help: "parts per partition (at least 2)"},
+			{Name: "partitions", Kind: Int, Help: "the new partition count, a multiple of the current one, instead of -factor"},
+		},
+		Help: "Partition p of n becomes partitions p*f to p*f+f-1 of n*f, all on p's shard: no key changes shard and none\n" +
+			"is re-hashed, since a key's new partition is always one of its old partition's parts. At most 1048576\n" +
+			"partitions. Then topology redistribute can spread them. Next: topology preview -name NAME."},
 	{Name: "topology preview", Summary: "show what deploying a candidate would change",
-		Args: []Arg{{Name: "name", Required: true, Help: "the candidate's name"}}},
+		Args: []Arg{{Name: "name", Required: true, Help: "the candidate's name"}},
+		Help: "Over a deployed store it lists every partition move with its size on disk, as the storage nodes estimate\n" +
+			"it (\"size unknown\" when no node of the shard answers), after a summary."},
 	{Name: "topology validate", Summary: "check a candidate (default: the deployed topology) against the placement rules",
 		Args: []Arg{{Name: "name", Help: "the candidate's name"}}},
 	{Name: "topology view", Summary: "show a candidate",
@@ -166,6 +215,12 @@ var Commands = []Command{
 			"majority up), read-only (no leader, some replica up), offline (none up). Exits non-zero when a shard is\n" +
 			"read-only or offline or a storage node does not answer."},
 }
+
+// The options of the commands that change a candidate over a pool.
+var (
+	elasticName = Arg{Name: "name", Required: true, Help: "the candidate to change (topology clone -current makes one)"}
+	elasticPool = Arg{Name: "pool", Required: true, Help: "the pool whose storage nodes the candidate may use"}
+)
 
 // Lookup finds the command that words start with and returns it and the
 // number of words its name takes. ok is false if none matches.

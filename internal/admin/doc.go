@@ -69,6 +69,28 @@
 // and once when resolved, keeping per node the last sequences recorded in
 // Meta.StorageIncidents (incidents.go).
 //
+// # Elasticity
+//
+// A running store changes shape through topology candidates
+// (handlers_elastic.go): topology clone copies the deployed topology
+// (-current) or a candidate (-from); topology redistribute, rebalance,
+// contract, change-repfactor, move-partition and split-partitions rewrite
+// a candidate in place with the pure functions of internal/topology, reply
+// with what changed (a summary of topology.Compare against the candidate
+// as it was) and record it in show events. Each zone's replication factor
+// is the zone's or, after change-repfactor, the candidate's
+// (Topology.ZoneRFs). A candidate of more partitions is deployable only
+// when made from the deployed topology (its shards keep their origins);
+// topology create keeps the deployed count.
+//
+// topology preview over a deployed store (preview.go) lists a summary,
+// Diff's lines and every partition move with its size: each source shard's
+// nodes (its preferred leader's first) are asked Control.PartitionSizes, in
+// the candidate's partition numbering, for at most 3 s each; a shard none
+// of whose nodes answers has its moves shown as "size unknown". plan
+// deploy-topology over a deployed store refuses a candidate that changes
+// it, saying what would change: executing a change is not yet supported.
+//
 // # Concurrency
 //
 // Service is safe for concurrent use: commands arrive on gRPC goroutines;

@@ -54,6 +54,7 @@ func init() {
 		"snapshot remove":      (*Service).snapshotRemove,
 		"ping":                 (*Service).ping,
 	}
+	maps.Copy(handlers, elasticHandlers)
 }
 
 func splitWords(s string) []string { return strings.Fields(s) }

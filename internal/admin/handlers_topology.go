@@ -96,13 +96,24 @@ func (s *Service) topologyCreate(ctx context.Context, a map[string]string) (*cai
 // partitionsFixed says why a topology of partitions partitions cannot be
 // deployed over m's deployed topology, or returns "" if it can (or nothing
 // is deployed): a key's partition is its hash modulo the count, so another
-// count would put keys in partitions that do not hold them.
+// count would put keys in partitions that do not hold them. Only topology
+// split-partitions makes more (see splitFixed).
 func partitionsFixed(m *Meta, partitions uint32) string {
 	if m.Deployed == nil || m.Deployed.Partitions == partitions {
 		return ""
 	}
 	n := m.Deployed.Partitions
-	return fmt.Sprintf("the number of partitions is fixed when the store is first deployed (deployed: %d), so create the candidate with -partitions %d", n, n)
+	return fmt.Sprintf("the number of partitions is fixed when the store is first deployed (deployed: %d), so create the candidate with -partitions %d; for more partitions, split them: topology clone -current -name NAME, then topology split-partitions -name NAME -factor 2", n, n)
+}
+
+// splitFixed is partitionsFixed for a candidate to deploy: a multiple of
+// the deployed count is allowed in a candidate made from the deployed
+// topology (cloned, then split by topology split-partitions).
+func splitFixed(m *Meta, t *topology.Topology) string {
+	if d := m.Deployed; d != nil && t.Partitions > d.Partitions && t.Partitions%d.Partitions == 0 && derived(d, t) {
+		return ""
+	}
+	return partitionsFixed(m, t.Partitions)
 }
 
 func (s *Service) candidateArg(ctx context.Context, name string) (*Meta, *Candidate, error) {
@@ -122,12 +133,15 @@ func (s *Service) topologyPreview(ctx context.Context, a map[string]string) (*ca
 	if err != nil {
 		return nil, err
 	}
-	if msg := partitionsFixed(m, c.Topology.Partitions); msg != "" {
+	if msg := splitFixed(m, c.Topology); msg != "" {
 		return nil, failed("topology %s has %d partitions and cannot be deployed: %s", c.Name, c.Topology.Partitions, msg)
 	}
 	if topology.SameLayout(m.Deployed, c.Topology) {
 		text := fmt.Sprintf("Topology %s matches the deployed topology (%s, sequence %d): no changes; deploying it does nothing.", c.Name, m.DeployedName, m.Deployed.Seq)
 		return reply(text, map[string]any{"name": c.Name, "changes": []string{}})
+	}
+	if m.Deployed != nil {
+		return s.previewChanges(ctx, m, c)
 	}
 	lines := topology.Diff(m.Deployed, c.Topology)
 	text := fmt.Sprintf("Topology transformation from current deployed topology to %s:\n", c.Name)
@@ -231,13 +245,14 @@ func (s *Service) planDeployTopology(ctx context.Context, a map[string]string) (
 
 // redeploy answers plan deploy-topology over a deployed store: a
 // candidate that matches the deployed layout needs no plan (exit 0, and
-// "nothing_to_do": true in the JSON for -wait); any other is refused.
+// "nothing_to_do": true in the JSON for -wait); any other is refused,
+// saying what it would change (refuseChanges).
 func redeploy(m *Meta, c *Candidate) (*cairnpb.AdminReply, error) {
-	if msg := partitionsFixed(m, c.Topology.Partitions); msg != "" {
+	if msg := splitFixed(m, c.Topology); msg != "" {
 		return nil, failed("topology %s has %d partitions and cannot be deployed: %s", c.Name, c.Topology.Partitions, msg)
 	}
 	if !topology.SameLayout(m.Deployed, c.Topology) {
-		return nil, failed("topology %s is deployed; changing a deployed store's shards (redistribution) is not supported by this version", m.DeployedName)
+		return nil, refuseChanges(m, c)
 	}
 	text := fmt.Sprintf("Topology %s matches the deployed topology (%s, sequence %d): nothing to deploy.", c.Name, m.DeployedName, m.Deployed.Seq)
 	return reply(text, map[string]any{"name": c.Name, "deployed": m.DeployedName, "sequence": m.Deployed.Seq, "nothing_to_do": true})

@@ -12,12 +12,15 @@ import (
 // (everything removed). It returns the
 // single line "no change" when the two place the same nodes, replicas,
 // preferred leaders and partitions (SameLayout). Seq and shard origins are
-// not compared. When the partition counts differ, partition p names a
-// different slice of the hash space in each, so Diff says the count
-// changes and lists no partition moves.
+// not compared. When to's partition count is a multiple of from's, Diff
+// describes the split and compares owners in to's numbering (partition p
+// of from is partitions p*f .. p*f+f-1 of to). Under any other count,
+// partition p names a different slice of the hash space in each, so Diff
+// says the count changes and lists no partition moves.
 //
 // Lines come in the order a deployment would apply them:
 //
+//	split the 100 partitions into 200: each partition's hash range in two halves; ...
 //	add storage node sn4 at 10.0.0.4:5000 (zone "a", capacity 2)
 //	create shard rg1 with replicas on sn1, sn2, sn3 (leader preferred on sn1)
 //	add a replica of rg2 on sn4
@@ -56,8 +59,14 @@ func changes(from, to *Topology) []string {
 	if from.Store != to.Store && from.Store != "" {
 		add("change the store from %q to %q; a topology belongs to one store, so check which store you deploy to", from.Store, to.Store)
 	}
-	recount := from.Partitions != to.Partitions && from.Partitions != 0
-	if recount {
+	f := uint32(1)
+	switch {
+	case from.Partitions == to.Partitions || from.Partitions == 0:
+	case to.Partitions%from.Partitions == 0 && to.Partitions > from.Partitions:
+		f = to.Partitions / from.Partitions
+		add("split the %d partitions into %d: %s", from.Partitions, to.Partitions, splitText(f))
+	default:
+		f = 0
 		add("change the partition count from %d to %d; it is fixed when a store is created, so this needs a new store", from.Partitions, to.Partitions)
 	}
 	for _, n := range to.Nodes {
@@ -106,8 +115,8 @@ func changes(from, to *Topology) []string {
 			}
 		}
 	}
-	if !recount {
-		out = append(out, partitionMoves(from.PartitionShard, to.PartitionShard)...)
+	if f > 0 {
+		out = append(out, partitionMoves(splitOwners(from.PartitionShard, f), to.PartitionShard)...)
 	}
 	for _, s := range from.Shards {
 		if _, ok := to.Shard(s.ID); !ok {
@@ -120,6 +129,14 @@ func changes(from, to *Topology) []string {
 		}
 	}
 	return out
+}
+
+// splitText says what a split f ways does to keys.
+func splitText(f uint32) string {
+	if f == 2 {
+		return "each partition's hash range in two halves; no key changes partition except to one of its halves"
+	}
+	return fmt.Sprintf("each partition's hash range in %d equal parts; no key changes partition except to one of its parts", f)
 }
 
 func leaderNote(preferred NodeID) string {

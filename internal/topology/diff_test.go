@@ -82,6 +82,14 @@ func TestDiff(t *testing.T) {
 			// Partition p is another slice of the hash space: no moves.
 			"change the partition count from 100 to 50; it is fixed when a store is created, so this needs a new store",
 		}},
+		{"split in two", two, split(two, 200, nil), []string{
+			"split the 100 partitions into 200: each partition's hash range in two halves; no key changes partition except to one of its halves",
+		}},
+		{"split in four, then move halves", two, split(two, 400, map[int]ShardID{0: 2, 1: 2, 399: 1}), []string{
+			"split the 100 partitions into 400: each partition's hash range in 4 equal parts; no key changes partition except to one of its parts",
+			"move 2 partitions from rg1 to rg2",
+			"move 1 partition from rg2 to rg1",
+		}},
 		{"remove everything", two, nil, []string{
 			"drop 50 partitions from rg1",
 			"drop 50 partitions from rg2",
@@ -98,6 +106,18 @@ func TestDiff(t *testing.T) {
 			}
 		})
 	}
+}
+
+// split returns t split into n partitions, then with the owners in moves.
+func split(t *Topology, n uint32, moves map[int]ShardID) *Topology {
+	s, err := SplitPartitions(t, n)
+	if err != nil {
+		panic(err)
+	}
+	for p, to := range moves {
+		s.PartitionShard[p] = to
+	}
+	return s
 }
 
 func TestDiffOfPlaceOverBuild(t *testing.T) {
@@ -151,6 +171,7 @@ func TestSameLayout(t *testing.T) {
 		{"nothing deployed", nil, again, false},
 		{"both nil", nil, nil, true},
 		{"other partition count", deployed, place(50), false},
+		{"split", deployed, split(deployed, 200, nil), false},
 		{"other preferred leader", deployed, moved, false},
 	} {
 		if got := SameLayout(tc.a, tc.b); got != tc.want {

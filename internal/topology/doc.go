@@ -11,6 +11,8 @@
 //   - Every partition belongs to exactly one known shard.
 //   - Seq grows with every change; a node or client holding a lower Seq is
 //     stale.
+//   - No shard id is above MaxShard (when set), the highest id the store has
+//     ever used: a removed shard's id is never used again.
 //
 // Partitions are dealt to shards in contiguous blocks, so a shard's
 // partitions are one span of hash space, and preferred leaders are dealt
@@ -39,6 +41,29 @@
 // what deploying one topology over another would change, and SameLayout
 // says whether it would change nothing. Messages name nodes
 // "sn1", "sn2", ... and shards "rg1", "rg2", ... (NodeName, ShardName).
+//
+// # Elasticity
+//
+// A deployed topology changes by pure functions that return a changed copy
+// (elastic.go, partitions.go), each moving as little as it can:
+// Redistribute adds the shards a grown pool has room for and spreads the
+// partitions evenly over all shards; Rebalance moves replicas off nodes
+// that left the pool or are over capacity and fills each zone's RF;
+// Contract removes the shards a shrunken pool cannot host (highest ids
+// first) and gives their partitions to the others; ChangeRepFactor adds
+// replicas in one zone; MovePartition gives one partition to another
+// shard; SplitPartitions multiplies the partition count, every partition
+// p of n becoming p*f .. p*f+f-1 of n*f on p's shard, which moves no key
+// (keys.PartitionOf(h, n*f)/f == keys.PartitionOf(h, n)).
+//
+// Compare (changes.go) turns two topologies into the machine-readable
+// change list a migration executes (Changes: split, new nodes and shards,
+// replica and leader changes, partition moves in the new numbering,
+// removed shards and nodes), and refuses what could not be executed
+// safely: another store, a partition count that is not a multiple, a
+// shard whose origin changed, a removed shard's id reused, a shard whose
+// replicas would all change at once (membership changes one at a time
+// must keep a replica), and partitions left on a removed shard.
 //
 // # Example
 //

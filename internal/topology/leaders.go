@@ -10,24 +10,32 @@ import (
 // the number of shards each node prefers to lead is as even as the replicas
 // allow: when every node can lead floor or ceil of shards/nodes, it does.
 //
-// A first pass prefers, shard by shard, the replica that leads fewest
-// relative to how many replicas it hosts (then fewest, then lowest id).
-// Then, while some node u leads at least two more shards than a node v it
-// can reach by an alternating path (u leads a shard with a replica on w, w
-// leads a shard with a replica on ..., on v), leadership shifts one step
-// along the path: u leads one fewer, v one more, the nodes between as many
-// as before. With no such path left, the spread of leaders is optimal
-// (Harvey et al., "Semi-matchings for bipartite graphs and load balancing",
-// 2006); each shift lowers the sum of squared leader counts, so it ends.
+// A shard whose Preferred is one of its replicas keeps it at first, so a
+// changed topology changes few preferences. A first pass prefers, shard by
+// shard, for the others, the replica that leads fewest relative to how
+// many replicas it hosts (then fewest, then lowest id). Then, while some
+// node u leads at least two more shards than a node v it can reach by an
+// alternating path (u leads a shard with a replica on w, w leads a shard
+// with a replica on ..., on v), leadership shifts one step along the path:
+// u leads one fewer, v one more, the nodes between as many as before. With
+// no such path left, the spread of leaders is optimal (Harvey et al.,
+// "Semi-matchings for bipartite graphs and load balancing", 2006); each
+// shift lowers the sum of squared leader counts, so it ends.
 func spreadLeaders(shards []Shard) {
 	hosted := make(map[NodeID]int)
+	leads := make(map[NodeID]int)
 	for _, s := range shards {
 		for _, r := range s.Replicas {
 			hosted[r]++
 		}
+		if slices.Contains(s.Replicas, s.Preferred) {
+			leads[s.Preferred]++
+		}
 	}
-	leads := make(map[NodeID]int)
 	for i := range shards {
+		if slices.Contains(shards[i].Replicas, shards[i].Preferred) {
+			continue
+		}
 		best := shards[i].Replicas[0]
 		for _, r := range shards[i].Replicas[1:] {
 			// leads[r]/hosted[r] < leads[best]/hosted[best], then fewer, then id.

@@ -42,44 +42,24 @@ func Place(store string, partitions uint32, nodes []Node, zones []ZoneRF) (*Topo
 	if partitions == 0 {
 		return nil, fmt.Errorf("%w: 0 partitions; a store needs at least one partition", ErrInvalid)
 	}
-	if len(zones) == 0 {
-		return nil, fmt.Errorf("%w: no zones given; name at least one zone and its replication factor", ErrInvalid)
-	}
-	byZone := make(map[string][]Node)
-	for _, n := range nodes {
-		if n.Capacity < 0 {
-			return nil, fmt.Errorf("%w: storage node %s has capacity %d; capacity is how many replicas it may host (0: unlimited): set it to 0 or more", ErrInvalid, NodeName(n.ID), n.Capacity)
-		}
-		byZone[n.Zone] = append(byZone[n.Zone], n)
+	pl, err := newPool(nodes, zones)
+	if err != nil {
+		return nil, err
 	}
 	shards := int64(partitions)
-	listed := make(map[string]bool)
 	for _, z := range zones {
-		zn := byZone[z.Name]
-		switch {
-		case listed[z.Name]:
-			return nil, fmt.Errorf("%w: zone %q is listed twice; list each zone once", ErrInvalid, z.Name)
-		case z.RF < 1:
-			return nil, fmt.Errorf("%w: zone %q has replication factor %d; it must be at least 1", ErrInvalid, z.Name, z.RF)
-		case len(zn) == 0:
-			return nil, fmt.Errorf("%w: zone %q has no storage nodes (nodes are in zones %s): deploy storage nodes in zone %q or fix the zone name", ErrInvalid, z.Name, zoneNames(byZone), z.Name)
-		}
-		listed[z.Name] = true
-		caps := make([]int, len(zn))
-		for i, n := range zn {
-			caps[i] = n.Capacity
-		}
+		caps := pl.caps(z.Name)
 		s := maxShards(caps, z.RF, shards)
 		if s == 0 {
 			return nil, fmt.Errorf("%w: zone %q has %s with capacity %s; replication factor %d needs at least %d storage nodes with capacity >= 1: deploy more storage nodes in the zone or lower the replication factor",
-				ErrInvalid, z.Name, plural(len(zn), "storage node"), capList(caps), z.RF, z.RF)
+				ErrInvalid, z.Name, plural(len(caps), "storage node"), capList(caps), z.RF, z.RF)
 		}
 		shards = min(shards, s)
 	}
 
 	t := &Topology{Store: store, Partitions: partitions, Seq: 1}
 	for _, n := range nodes {
-		if listed[n.Zone] {
+		if _, ok := pl.nodes[n.ID]; ok {
 			t.Nodes = append(t.Nodes, n)
 		}
 	}
@@ -88,12 +68,13 @@ func Place(store string, partitions uint32, nodes []Node, zones []ZoneRF) (*Topo
 		t.Shards[i] = Shard{ID: ShardID(i + 1), Origin: randomOrigin()}
 	}
 	for _, z := range zones {
-		if err := placeZone(t.Shards, byZone[z.Name], z); err != nil {
+		if err := placeZone(t.Shards, pl.byZone[z.Name], z, nil); err != nil {
 			return nil, err
 		}
 	}
 	spreadLeaders(t.Shards)
 	t.PartitionShard = dealPartitions(partitions, int(shards))
+	t.MaxShard = ShardID(shards)
 	if err := t.Validate(); err != nil {
 		return nil, err
 	}
@@ -102,23 +83,34 @@ func Place(store string, partitions uint32, nodes []Node, zones []ZoneRF) (*Topo
 
 // maxShards returns the most shards, at most limit, that nodes with
 // capacities caps (0: unlimited) can host with rf replicas each on distinct
-// nodes. S shards fit exactly when sum_i min(c_i, S) >= S*rf: a node hosts at
-// most one replica of each shard, and when the inequality holds, dealing
-// each node's min(c_i, S) slots round-robin over the shards places them all.
-// The left side minus the right is concave in S and 0 at S = 0, so the
-// feasible S form a prefix of 0, 1, 2, ... and binary search finds its end.
+// nodes (fitShards with each node's capacity as its spare).
 func maxShards(caps []int, rf int, limit int64) int64 {
-	if rf < 1 || rf > len(caps) {
+	spare := make([]int64, len(caps))
+	for i, c := range caps {
+		spare[i] = limit
+		if c > 0 && int64(c) < limit {
+			spare[i] = int64(c)
+		}
+	}
+	return fitShards(spare, rf, limit)
+}
+
+// fitShards returns the most new shards, at most limit, that nodes which
+// may each take spare[i] more replicas can host with rf replicas each on
+// distinct nodes. S shards fit exactly when sum_i min(spare_i, S) >= S*rf:
+// a node hosts at most one replica of each shard, and when the inequality
+// holds, dealing each node's min(spare_i, S) slots round-robin over the
+// shards places them all. The left side minus the right is concave in S
+// and 0 at S = 0, so the feasible S form a prefix of 0, 1, 2, ... and
+// binary search finds its end.
+func fitShards(spare []int64, rf int, limit int64) int64 {
+	if rf < 1 || rf > len(spare) {
 		return 0
 	}
 	fits := func(s int64) bool {
 		var sum int64
-		for _, c := range caps {
-			if c == 0 || int64(c) > s {
-				sum += s
-			} else {
-				sum += int64(c)
-			}
+		for _, c := range spare {
+			sum += max(0, min(c, s))
 		}
 		return sum >= s*int64(rf)
 	}
@@ -134,22 +126,26 @@ func maxShards(caps []int, rf int, limit int64) int64 {
 	return lo
 }
 
-// placeZone appends z.RF replicas on nodes (all of zone z) to every shard.
+// placeZone appends z.RF replicas on nodes (all of zone z) to every shard,
+// on top of the replicas the nodes already host (hosted; nil: none).
 // Each shard takes the nodes with the most spare capacity, so a node never
-// exceeds its capacity and, for a shard count maxShards allows, no shard
+// exceeds its capacity and, for a shard count fitShards allows, no shard
 // runs short: with k shards left and spare capacities e_i, placing one
 // shard on the RF largest e_i keeps sum_i min(e_i, k) >= k*RF true for k-1
 // (a node left out that could still serve all k shards implies every
 // chosen node could too, and their surplus pays for it).
-func placeZone(shards []Shard, nodes []Node, z ZoneRF) error {
+func placeZone(shards []Shard, nodes []Node, z ZoneRF, hosted map[NodeID]int) error {
 	nodes = slices.SortedFunc(slices.Values(nodes), func(a, b Node) int { return cmp.Compare(a.ID, b.ID) })
 	n := len(nodes)
 	spare := make([]int, n)
 	for i, nd := range nodes {
 		spare[i] = len(shards) // a node holds at most one replica of each shard
-		if nd.Capacity > 0 && nd.Capacity < spare[i] {
-			spare[i] = nd.Capacity
+		if nd.Capacity > 0 {
+			spare[i] = max(0, min(spare[i], nd.Capacity-hosted[nd.ID]))
 		}
+	}
+	if n < z.RF && len(shards) > 0 {
+		return fmt.Errorf("%w: zone %q has %s; replication factor %d needs %d", ErrInvalid, z.Name, plural(n, "storage node"), z.RF, z.RF)
 	}
 	order := make([]int, n)
 	for s := range shards {

@@ -52,6 +52,11 @@ type Topology struct {
 	Shards     []Shard `json:"shards"`
 	// PartitionShard[p] is the shard that owns partition p.
 	PartitionShard []ShardID `json:"partition_shard"`
+	// MaxShard is the highest shard id ever used in this store (0 in
+	// topologies written before it existed: then the highest id listed).
+	// New shards get ids above it, so a removed shard's id is never reused:
+	// a node may keep stale state under an old id. Not carried on the wire.
+	MaxShard ShardID `json:"max_shard,omitempty"`
 }
 
 // Build lays out a new store: shards shards of rf replicas over nodes,
@@ -77,6 +82,7 @@ func Build(store string, partitions uint32, nodes []Node, shards, rf int) (*Topo
 		t.Shards = append(t.Shards, sh)
 	}
 	t.PartitionShard = dealPartitions(partitions, shards)
+	t.MaxShard = ShardID(shards)
 	return t, t.Validate()
 }
 
@@ -122,6 +128,9 @@ func (t *Topology) Validate() error {
 			return fmt.Errorf("%w: shard %d has a zero or duplicate id or no replicas", ErrInvalid, s.ID)
 		}
 		shards[s.ID] = true
+		if t.MaxShard != 0 && s.ID > t.MaxShard {
+			return fmt.Errorf("%w: shard %d is above the highest shard id ever used (%d); new shards take ids above it", ErrInvalid, s.ID, t.MaxShard)
+		}
 		seen := make(map[NodeID]bool)
 		for _, r := range s.Replicas {
 			if !nodes[r] || seen[r] {
@@ -142,6 +151,28 @@ func (t *Topology) Validate() error {
 		}
 	}
 	return nil
+}
+
+// Clone returns a deep copy of t, which the caller may change.
+func (t *Topology) Clone() *Topology {
+	c := *t
+	c.Nodes = slices.Clone(t.Nodes)
+	c.Shards = slices.Clone(t.Shards)
+	for i := range c.Shards {
+		c.Shards[i].Replicas = slices.Clone(t.Shards[i].Replicas)
+	}
+	c.PartitionShard = slices.Clone(t.PartitionShard)
+	return &c
+}
+
+// maxShard is the highest shard id ever used: MaxShard, or for a topology
+// written before MaxShard existed, the highest listed.
+func (t *Topology) maxShard() ShardID {
+	m := t.MaxShard
+	for _, s := range t.Shards {
+		m = max(m, s.ID)
+	}
+	return m
 }
 
 // ShardFor returns the shard owning partition p.

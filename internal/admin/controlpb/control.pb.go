@@ -2074,6 +2074,121 @@ func (x *VerifyBlocksReply) GetDurationMs() int64 {
 	return 0
 }
 
+type PartitionSizesRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Store string                 `protobuf:"bytes,1,opt,name=store,proto3" json:"store,omitempty"`
+	Shard uint64                 `protobuf:"varint,2,opt,name=shard,proto3" json:"shard,omitempty"`
+	// partitions numbers the answer: 0 for the node's own partition count n,
+	// or a multiple n*f of it (a split to preview): each partition p the
+	// shard owns is then reported as its children p*f .. p*f+f-1.
+	Partitions    uint32 `protobuf:"varint,3,opt,name=partitions,proto3" json:"partitions,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PartitionSizesRequest) Reset() {
+	*x = PartitionSizesRequest{}
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PartitionSizesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PartitionSizesRequest) ProtoMessage() {}
+
+func (x *PartitionSizesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PartitionSizesRequest.ProtoReflect.Descriptor instead.
+func (*PartitionSizesRequest) Descriptor() ([]byte, []int) {
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *PartitionSizesRequest) GetStore() string {
+	if x != nil {
+		return x.Store
+	}
+	return ""
+}
+
+func (x *PartitionSizesRequest) GetShard() uint64 {
+	if x != nil {
+		return x.Shard
+	}
+	return 0
+}
+
+func (x *PartitionSizesRequest) GetPartitions() uint32 {
+	if x != nil {
+		return x.Partitions
+	}
+	return 0
+}
+
+type PartitionSizesReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Partitions    uint32                 `protobuf:"varint,1,opt,name=partitions,proto3" json:"partitions,omitempty"`                                                                  // the numbering of bytes' keys
+	Bytes         map[uint32]int64       `protobuf:"bytes,2,rep,name=bytes,proto3" json:"bytes,omitempty" protobuf_key:"varint,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"` // partition -> estimated bytes on disk
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PartitionSizesReply) Reset() {
+	*x = PartitionSizesReply{}
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PartitionSizesReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PartitionSizesReply) ProtoMessage() {}
+
+func (x *PartitionSizesReply) ProtoReflect() protoreflect.Message {
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PartitionSizesReply.ProtoReflect.Descriptor instead.
+func (*PartitionSizesReply) Descriptor() ([]byte, []int) {
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *PartitionSizesReply) GetPartitions() uint32 {
+	if x != nil {
+		return x.Partitions
+	}
+	return 0
+}
+
+func (x *PartitionSizesReply) GetBytes() map[uint32]int64 {
+	if x != nil {
+		return x.Bytes
+	}
+	return nil
+}
+
 var File_internal_admin_controlpb_control_proto protoreflect.FileDescriptor
 
 const file_internal_admin_controlpb_control_proto_rawDesc = "" +
@@ -2255,7 +2370,22 @@ const file_internal_admin_controlpb_control_proto_rawDesc = "" +
 	"bytes_done\x18\t \x01(\x03R\tbytesDone\x12\x1f\n" +
 	"\vduration_ms\x18\n" +
 	" \x01(\x03R\n" +
-	"durationMs2\x8b\n" +
+	"durationMs\"c\n" +
+	"\x15PartitionSizesRequest\x12\x14\n" +
+	"\x05store\x18\x01 \x01(\tR\x05store\x12\x14\n" +
+	"\x05shard\x18\x02 \x01(\x04R\x05shard\x12\x1e\n" +
+	"\n" +
+	"partitions\x18\x03 \x01(\rR\n" +
+	"partitions\"\xb7\x01\n" +
+	"\x13PartitionSizesReply\x12\x1e\n" +
+	"\n" +
+	"partitions\x18\x01 \x01(\rR\n" +
+	"partitions\x12F\n" +
+	"\x05bytes\x18\x02 \x03(\v20.cairn.control.v1.PartitionSizesReply.BytesEntryR\x05bytes\x1a8\n" +
+	"\n" +
+	"BytesEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\rR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x012\xed\n" +
 	"\n" +
 	"\aControl\x12I\n" +
 	"\bDescribe\x12!.cairn.control.v1.DescribeRequest\x1a\x1a.cairn.control.v1.NodeInfo\x12A\n" +
@@ -2273,7 +2403,8 @@ const file_internal_admin_controlpb_control_proto_rawDesc = "" +
 	"\rShardChecksum\x12&.cairn.control.v1.ShardChecksumRequest\x1a$.cairn.control.v1.ShardChecksumReply\x12`\n" +
 	"\x0eChecksumResult\x12'.cairn.control.v1.ChecksumResultRequest\x1a%.cairn.control.v1.ChecksumResultReply\x12`\n" +
 	"\x0eRebuildReplica\x12'.cairn.control.v1.RebuildReplicaRequest\x1a%.cairn.control.v1.RebuildReplicaReply\x12Z\n" +
-	"\fVerifyBlocks\x12%.cairn.control.v1.VerifyBlocksRequest\x1a#.cairn.control.v1.VerifyBlocksReplyB3Z1github.com/cairndb/cairn/internal/admin/controlpbb\x06proto3"
+	"\fVerifyBlocks\x12%.cairn.control.v1.VerifyBlocksRequest\x1a#.cairn.control.v1.VerifyBlocksReply\x12`\n" +
+	"\x0ePartitionSizes\x12'.cairn.control.v1.PartitionSizesRequest\x1a%.cairn.control.v1.PartitionSizesReplyB3Z1github.com/cairndb/cairn/internal/admin/controlpbb\x06proto3"
 
 var (
 	file_internal_admin_controlpb_control_proto_rawDescOnce sync.Once
@@ -2287,7 +2418,7 @@ func file_internal_admin_controlpb_control_proto_rawDescGZIP() []byte {
 	return file_internal_admin_controlpb_control_proto_rawDescData
 }
 
-var file_internal_admin_controlpb_control_proto_msgTypes = make([]protoimpl.MessageInfo, 32)
+var file_internal_admin_controlpb_control_proto_msgTypes = make([]protoimpl.MessageInfo, 35)
 var file_internal_admin_controlpb_control_proto_goTypes = []any{
 	(*DescribeRequest)(nil),        // 0: cairn.control.v1.DescribeRequest
 	(*NodeInfo)(nil),               // 1: cairn.control.v1.NodeInfo
@@ -2318,55 +2449,61 @@ var file_internal_admin_controlpb_control_proto_goTypes = []any{
 	(*RebuildReplicaReply)(nil),    // 26: cairn.control.v1.RebuildReplicaReply
 	(*VerifyBlocksRequest)(nil),    // 27: cairn.control.v1.VerifyBlocksRequest
 	(*VerifyBlocksReply)(nil),      // 28: cairn.control.v1.VerifyBlocksReply
-	nil,                            // 29: cairn.control.v1.JoinRequest.PeersEntry
-	nil,                            // 30: cairn.control.v1.HostAdminRequest.PeersEntry
-	nil,                            // 31: cairn.control.v1.InstallTopologyRequest.PeersEntry
+	(*PartitionSizesRequest)(nil),  // 29: cairn.control.v1.PartitionSizesRequest
+	(*PartitionSizesReply)(nil),    // 30: cairn.control.v1.PartitionSizesReply
+	nil,                            // 31: cairn.control.v1.JoinRequest.PeersEntry
+	nil,                            // 32: cairn.control.v1.HostAdminRequest.PeersEntry
+	nil,                            // 33: cairn.control.v1.InstallTopologyRequest.PeersEntry
+	nil,                            // 34: cairn.control.v1.PartitionSizesReply.BytesEntry
 }
 var file_internal_admin_controlpb_control_proto_depIdxs = []int32{
 	5,  // 0: cairn.control.v1.NodeInfo.shards:type_name -> cairn.control.v1.ShardState
 	2,  // 1: cairn.control.v1.NodeInfo.storage:type_name -> cairn.control.v1.StorageInfo
 	3,  // 2: cairn.control.v1.StorageInfo.aside_dirs:type_name -> cairn.control.v1.AsideDir
 	4,  // 3: cairn.control.v1.StorageInfo.incidents:type_name -> cairn.control.v1.Incident
-	29, // 4: cairn.control.v1.JoinRequest.peers:type_name -> cairn.control.v1.JoinRequest.PeersEntry
-	30, // 5: cairn.control.v1.HostAdminRequest.peers:type_name -> cairn.control.v1.HostAdminRequest.PeersEntry
-	31, // 6: cairn.control.v1.InstallTopologyRequest.peers:type_name -> cairn.control.v1.InstallTopologyRequest.PeersEntry
+	31, // 4: cairn.control.v1.JoinRequest.peers:type_name -> cairn.control.v1.JoinRequest.PeersEntry
+	32, // 5: cairn.control.v1.HostAdminRequest.peers:type_name -> cairn.control.v1.HostAdminRequest.PeersEntry
+	33, // 6: cairn.control.v1.InstallTopologyRequest.peers:type_name -> cairn.control.v1.InstallTopologyRequest.PeersEntry
 	15, // 7: cairn.control.v1.SnapshotChunk.header:type_name -> cairn.control.v1.SnapshotHeader
 	24, // 8: cairn.control.v1.ChecksumResultReply.partitions:type_name -> cairn.control.v1.PartitionChecksum
-	0,  // 9: cairn.control.v1.Control.Describe:input_type -> cairn.control.v1.DescribeRequest
-	6,  // 10: cairn.control.v1.Control.Join:input_type -> cairn.control.v1.JoinRequest
-	7,  // 11: cairn.control.v1.Control.HostAdmin:input_type -> cairn.control.v1.HostAdminRequest
-	8,  // 12: cairn.control.v1.Control.DropAdmin:input_type -> cairn.control.v1.DropAdminRequest
-	9,  // 13: cairn.control.v1.Control.InstallTopology:input_type -> cairn.control.v1.InstallTopologyRequest
-	10, // 14: cairn.control.v1.Control.SetService:input_type -> cairn.control.v1.SetServiceRequest
-	11, // 15: cairn.control.v1.Control.SnapshotShard:input_type -> cairn.control.v1.SnapshotShardRequest
-	13, // 16: cairn.control.v1.Control.FetchSnapshot:input_type -> cairn.control.v1.FetchSnapshotRequest
-	16, // 17: cairn.control.v1.Control.CopySnapshot:input_type -> cairn.control.v1.CopySnapshotRequest
-	18, // 18: cairn.control.v1.Control.RemoveSnapshot:input_type -> cairn.control.v1.RemoveSnapshotRequest
-	19, // 19: cairn.control.v1.Control.Leave:input_type -> cairn.control.v1.LeaveRequest
-	20, // 20: cairn.control.v1.Control.ShardChecksum:input_type -> cairn.control.v1.ShardChecksumRequest
-	22, // 21: cairn.control.v1.Control.ChecksumResult:input_type -> cairn.control.v1.ChecksumResultRequest
-	25, // 22: cairn.control.v1.Control.RebuildReplica:input_type -> cairn.control.v1.RebuildReplicaRequest
-	27, // 23: cairn.control.v1.Control.VerifyBlocks:input_type -> cairn.control.v1.VerifyBlocksRequest
-	1,  // 24: cairn.control.v1.Control.Describe:output_type -> cairn.control.v1.NodeInfo
-	1,  // 25: cairn.control.v1.Control.Join:output_type -> cairn.control.v1.NodeInfo
-	1,  // 26: cairn.control.v1.Control.HostAdmin:output_type -> cairn.control.v1.NodeInfo
-	1,  // 27: cairn.control.v1.Control.DropAdmin:output_type -> cairn.control.v1.NodeInfo
-	1,  // 28: cairn.control.v1.Control.InstallTopology:output_type -> cairn.control.v1.NodeInfo
-	1,  // 29: cairn.control.v1.Control.SetService:output_type -> cairn.control.v1.NodeInfo
-	12, // 30: cairn.control.v1.Control.SnapshotShard:output_type -> cairn.control.v1.SnapshotShardReply
-	14, // 31: cairn.control.v1.Control.FetchSnapshot:output_type -> cairn.control.v1.SnapshotChunk
-	17, // 32: cairn.control.v1.Control.CopySnapshot:output_type -> cairn.control.v1.CopySnapshotReply
-	1,  // 33: cairn.control.v1.Control.RemoveSnapshot:output_type -> cairn.control.v1.NodeInfo
-	1,  // 34: cairn.control.v1.Control.Leave:output_type -> cairn.control.v1.NodeInfo
-	21, // 35: cairn.control.v1.Control.ShardChecksum:output_type -> cairn.control.v1.ShardChecksumReply
-	23, // 36: cairn.control.v1.Control.ChecksumResult:output_type -> cairn.control.v1.ChecksumResultReply
-	26, // 37: cairn.control.v1.Control.RebuildReplica:output_type -> cairn.control.v1.RebuildReplicaReply
-	28, // 38: cairn.control.v1.Control.VerifyBlocks:output_type -> cairn.control.v1.VerifyBlocksReply
-	24, // [24:39] is the sub-list for method output_type
-	9,  // [9:24] is the sub-list for method input_type
-	9,  // [9:9] is the sub-list for extension type_name
-	9,  // [9:9] is the sub-list for extension extendee
-	0,  // [0:9] is the sub-list for field type_name
+	34, // 9: cairn.control.v1.PartitionSizesReply.bytes:type_name -> cairn.control.v1.PartitionSizesReply.BytesEntry
+	0,  // 10: cairn.control.v1.Control.Describe:input_type -> cairn.control.v1.DescribeRequest
+	6,  // 11: cairn.control.v1.Control.Join:input_type -> cairn.control.v1.JoinRequest
+	7,  // 12: cairn.control.v1.Control.HostAdmin:input_type -> cairn.control.v1.HostAdminRequest
+	8,  // 13: cairn.control.v1.Control.DropAdmin:input_type -> cairn.control.v1.DropAdminRequest
+	9,  // 14: cairn.control.v1.Control.InstallTopology:input_type -> cairn.control.v1.InstallTopologyRequest
+	10, // 15: cairn.control.v1.Control.SetService:input_type -> cairn.control.v1.SetServiceRequest
+	11, // 16: cairn.control.v1.Control.SnapshotShard:input_type -> cairn.control.v1.SnapshotShardRequest
+	13, // 17: cairn.control.v1.Control.FetchSnapshot:input_type -> cairn.control.v1.FetchSnapshotRequest
+	16, // 18: cairn.control.v1.Control.CopySnapshot:input_type -> cairn.control.v1.CopySnapshotRequest
+	18, // 19: cairn.control.v1.Control.RemoveSnapshot:input_type -> cairn.control.v1.RemoveSnapshotRequest
+	19, // 20: cairn.control.v1.Control.Leave:input_type -> cairn.control.v1.LeaveRequest
+	20, // 21: cairn.control.v1.Control.ShardChecksum:input_type -> cairn.control.v1.ShardChecksumRequest
+	22, // 22: cairn.control.v1.Control.ChecksumResult:input_type -> cairn.control.v1.ChecksumResultRequest
+	25, // 23: cairn.control.v1.Control.RebuildReplica:input_type -> cairn.control.v1.RebuildReplicaRequest
+	27, // 24: cairn.control.v1.Control.VerifyBlocks:input_type -> cairn.control.v1.VerifyBlocksRequest
+	29, // 25: cairn.control.v1.Control.PartitionSizes:input_type -> cairn.control.v1.PartitionSizesRequest
+	1,  // 26: cairn.control.v1.Control.Describe:output_type -> cairn.control.v1.NodeInfo
+	1,  // 27: cairn.control.v1.Control.Join:output_type -> cairn.control.v1.NodeInfo
+	1,  // 28: cairn.control.v1.Control.HostAdmin:output_type -> cairn.control.v1.NodeInfo
+	1,  // 29: cairn.control.v1.Control.DropAdmin:output_type -> cairn.control.v1.NodeInfo
+	1,  // 30: cairn.control.v1.Control.InstallTopology:output_type -> cairn.control.v1.NodeInfo
+	1,  // 31: cairn.control.v1.Control.SetService:output_type -> cairn.control.v1.NodeInfo
+	12, // 32: cairn.control.v1.Control.SnapshotShard:output_type -> cairn.control.v1.SnapshotShardReply
+	14, // 33: cairn.control.v1.Control.FetchSnapshot:output_type -> cairn.control.v1.SnapshotChunk
+	17, // 34: cairn.control.v1.Control.CopySnapshot:output_type -> cairn.control.v1.CopySnapshotReply
+	1,  // 35: cairn.control.v1.Control.RemoveSnapshot:output_type -> cairn.control.v1.NodeInfo
+	1,  // 36: cairn.control.v1.Control.Leave:output_type -> cairn.control.v1.NodeInfo
+	21, // 37: cairn.control.v1.Control.ShardChecksum:output_type -> cairn.control.v1.ShardChecksumReply
+	23, // 38: cairn.control.v1.Control.ChecksumResult:output_type -> cairn.control.v1.ChecksumResultReply
+	26, // 39: cairn.control.v1.Control.RebuildReplica:output_type -> cairn.control.v1.RebuildReplicaReply
+	28, // 40: cairn.control.v1.Control.VerifyBlocks:output_type -> cairn.control.v1.VerifyBlocksReply
+	30, // 41: cairn.control.v1.Control.PartitionSizes:output_type -> cairn.control.v1.PartitionSizesReply
+	26, // [26:42] is the sub-list for method output_type
+	10, // [10:26] is the sub-list for method input_type
+	10, // [10:10] is the sub-list for extension type_name
+	10, // [10:10] is the sub-list for extension extendee
+	0,  // [0:10] is the sub-list for field type_name
 }
 
 func init() { file_internal_admin_controlpb_control_proto_init() }
@@ -2380,7 +2517,7 @@ func file_internal_admin_controlpb_control_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_internal_admin_controlpb_control_proto_rawDesc), len(file_internal_admin_controlpb_control_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   32,
+			NumMessages:   35,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

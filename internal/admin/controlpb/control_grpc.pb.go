@@ -42,6 +42,7 @@ const (
 	Control_ChecksumResult_FullMethodName  = "/cairn.control.v1.Control/ChecksumResult"
 	Control_RebuildReplica_FullMethodName  = "/cairn.control.v1.Control/RebuildReplica"
 	Control_VerifyBlocks_FullMethodName    = "/cairn.control.v1.Control/VerifyBlocks"
+	Control_PartitionSizes_FullMethodName  = "/cairn.control.v1.Control/PartitionSizes"
 )
 
 // ControlClient is the client API for Control service.
@@ -89,6 +90,10 @@ type ControlClient interface {
 	// the running or last check reports its progress or outcome; another id
 	// starts a new check, ending one that runs.
 	VerifyBlocks(ctx context.Context, in *VerifyBlocksRequest, opts ...grpc.CallOption) (*VerifyBlocksReply, error)
+	// PartitionSizes estimates the bytes on disk of each partition of a shard
+	// this node hosts a replica of (storage.Engine.EstimatePartitionBytes),
+	// for topology preview. Read-only; refused for a shard not hosted here.
+	PartitionSizes(ctx context.Context, in *PartitionSizesRequest, opts ...grpc.CallOption) (*PartitionSizesReply, error)
 }
 
 type controlClient struct {
@@ -258,6 +263,16 @@ func (c *controlClient) VerifyBlocks(ctx context.Context, in *VerifyBlocksReques
 	return out, nil
 }
 
+func (c *controlClient) PartitionSizes(ctx context.Context, in *PartitionSizesRequest, opts ...grpc.CallOption) (*PartitionSizesReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(PartitionSizesReply)
+	err := c.cc.Invoke(ctx, Control_PartitionSizes_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ControlServer is the server API for Control service.
 // All implementations must embed UnimplementedControlServer
 // for forward compatibility.
@@ -303,6 +318,10 @@ type ControlServer interface {
 	// the running or last check reports its progress or outcome; another id
 	// starts a new check, ending one that runs.
 	VerifyBlocks(context.Context, *VerifyBlocksRequest) (*VerifyBlocksReply, error)
+	// PartitionSizes estimates the bytes on disk of each partition of a shard
+	// this node hosts a replica of (storage.Engine.EstimatePartitionBytes),
+	// for topology preview. Read-only; refused for a shard not hosted here.
+	PartitionSizes(context.Context, *PartitionSizesRequest) (*PartitionSizesReply, error)
 	mustEmbedUnimplementedControlServer()
 }
 
@@ -357,6 +376,9 @@ func (UnimplementedControlServer) RebuildReplica(context.Context, *RebuildReplic
 }
 func (UnimplementedControlServer) VerifyBlocks(context.Context, *VerifyBlocksRequest) (*VerifyBlocksReply, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method VerifyBlocks not implemented")
+}
+func (UnimplementedControlServer) PartitionSizes(context.Context, *PartitionSizesRequest) (*PartitionSizesReply, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method PartitionSizes not implemented")
 }
 func (UnimplementedControlServer) mustEmbedUnimplementedControlServer() {}
 func (UnimplementedControlServer) testEmbeddedByValue()                 {}
@@ -642,6 +664,24 @@ func _Control_VerifyBlocks_Handler(srv interface{}, ctx context.Context, dec fun
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Control_PartitionSizes_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(PartitionSizesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ControlServer).PartitionSizes(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Control_PartitionSizes_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ControlServer).PartitionSizes(ctx, req.(*PartitionSizesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Control_ServiceDesc is the grpc.ServiceDesc for Control service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -704,6 +744,10 @@ var Control_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "VerifyBlocks",
 			Handler:    _Control_VerifyBlocks_Handler,
+		},
+		{
+			MethodName: "PartitionSizes",
+			Handler:    _Control_PartitionSizes_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{
