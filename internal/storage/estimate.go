@@ -40,11 +40,8 @@ func (e *Engine) EstimatePartitionBytes(shard uint64, parts []keys.PartitionID, 
 	return out, nil
 }
 
-// partitionSpan is the record key span [start, end) of partition p of n of
-// shard, as far as EstimatePartitionBytes is concerned: the one place it
-// knows the record key layout. Record keys are not prefixed by shard yet,
-// so shard is unused: when they are, only this function changes.
+// partitionSpan is the record key span [start, end) of partition p of n in
+// shard's records.
 func partitionSpan(shard uint64, p keys.PartitionID, n uint32) (start, end []byte) {
-	_ = shard
-	return keys.PartitionSpan(p, n)
+	return keys.PartitionSpan(shard, p, n)
 }

@@ -52,13 +52,3 @@ func (v *View) PartitionChunks(shard uint64, p keys.PartitionID, n uint32, maxBy
 	}
 	return total, flush()
 }
-
-// PartitionBytes estimates the bytes partition p (of n) of shard takes on
-// disk (Pebble's estimate over its key span).
-func (e *Engine) PartitionBytes(shard uint64, p keys.PartitionID, n uint32) (uint64, error) {
-	lo, hi := keys.PartitionSpan(shard, p, n)
-	db, l := e.acquire()
-	defer e.release(l)
-	size, err := db.EstimateDiskUsage(lo, hi)
-	return size, e.readErr(err)
-}
