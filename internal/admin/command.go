@@ -83,8 +83,9 @@ var Commands = []Command{
 			"the majority they need to elect a leader. If its node does not answer, the admin is still removed\n" +
 			"from the group; run the plan again when the node is back so it drops its replica.\n" +
 			"Add an admin there again with plan deploy-admin -sn SN."},
-	{Name: "plan deploy-topology", Plan: true, Summary: "deploy a topology candidate: create its shards on the storage nodes",
-		Args: []Arg{{Name: "name", Required: true, Help: "the candidate's name (topology create)"}}},
+	{Name: "plan deploy-topology", Plan: true, Summary: "deploy a topology candidate: create its shards, or change a running store to it (new shards, partition moves, splits)",
+		Args: []Arg{{Name: "name", Required: true, Help: "the candidate's name (topology create, or clone and reshape)"},
+			{Name: "max-rate", Kind: Int, Help: "MB/s (10^6 bytes) each partition move copies at (default: unbounded)"}}},
 	{Name: "plan stop-service", Plan: true, Summary: "stop a shard replica (a replication node, rgN-rnM)",
 		Args: []Arg{
 			{Name: "service", Required: true, Help: "rgN-rnM: shard N's replica on storage node M"},

@@ -120,8 +120,10 @@ func TestElasticCommands(t *testing.T) {
 			"  move 25 partitions from rg1 to rg3\n  move 25 partitions from rg2 to rg4\nPartition moves:\n  partition 25: rg1 -> rg3, 13 KB\n",
 			"  partition 49: rg1 -> rg3, 13 KB\n  partition 75: rg2 -> rg4, size unknown\n",
 			"  partition 99: rg2 -> rg4, size unknown"}},
-		{"plan deploy-topology -name Grow", codes.FailedPrecondition, []string{
-			"topology Grow would change the deployed topology MyStoreLayout: 3 new storage nodes (sn4, sn5, sn6); 2 new shards (rg3, rg4); 50 partitions move. Executing such a change is not yet supported by this version; topology preview -name Grow lists every move"}},
+		{"plan deploy-topology -name Grow -noexecute", codes.OK, []string{"Created plan"}},
+		{"show plan -id 1", codes.OK, []string{"give every shard its partition table", "create the new shards rg3, rg4 (empty)",
+			"move partition 25 from rg1 to rg3", "move partition 99 from rg2 to rg4", "record topology Grow as deployed"}},
+		{"plan cancel -id 1", codes.OK, nil},
 		{"topology redistribute -name Grow -pool MyPool", codes.FailedPrecondition, []string{
 			`cannot redistribute Grow: nothing to redistribute: the partitions are spread evenly already and no new shard fits: zone "MyZone" has no room for a new shard of 3 replicas on distinct storage nodes (spare capacity: sn1 0, sn2 0, sn3 0, sn4 0, sn5 0, sn6 0)`}},
 		{"topology move-partition -name Grow -partition 10 -shard rg3", codes.OK, []string{"Moved partition 10 of Grow to rg3: 1 partition moves"}},
@@ -142,7 +144,9 @@ func TestElasticCommands(t *testing.T) {
 		{"topology clone -current -name Split", codes.OK, nil},
 		{"topology split-partitions -name Split -factor 2", codes.OK, []string{"Split the 100 partitions of Split into 200: partition p is now partitions 2*p to 2*p+1, on p's shard, so no key changes shard"}},
 		{"topology preview -name Split", codes.OK, []string{"  partitions split into 200\n  split the 100 partitions into 200: each partition's hash range in two halves; no key changes partition except to one of its halves"}},
-		{"plan deploy-topology -name Split", codes.FailedPrecondition, []string{"would change the deployed topology MyStoreLayout: partitions split into 200. Executing such a change is not yet supported by this version"}},
+		{"plan deploy-topology -name Split -noexecute", codes.OK, []string{"Created plan"}},
+		{"show plan -id 2", codes.OK, []string{"split the 100 partitions into 200", "record topology Split as deployed"}},
+		{"plan cancel -id 2", codes.OK, nil},
 		{"topology split-partitions -name Split -partitions 300", codes.FailedPrecondition, []string{"cannot split the partitions of Split: 200 partitions cannot be split into 300: each partition splits into equal parts, so give a multiple of 200, at least 400"}},
 		{"topology split-partitions -name Split -factor 1", codes.InvalidArgument, []string{"-factor 1; each partition splits into at least 2 parts"}},
 		{"topology split-partitions -name Split -factor 2 -partitions 400", codes.InvalidArgument, []string{"give -factor or -partitions, not both"}},
@@ -155,6 +159,7 @@ func TestElasticCommands(t *testing.T) {
 		{"topology change-repfactor -name RF -pool MyPool -zn zn9 -rf 5", codes.InvalidArgument, []string{"there is no zone zn9"}},
 		{"topology redistribute -name RF -pool MyPool", codes.FailedPrecondition, []string{"no room for a new shard of 4 replicas on distinct storage nodes (spare capacity: sn1 0, sn2 0, sn3 0, sn4 1, sn5 1, sn6 2)"}},
 		{"topology preview -name RF", codes.OK, []string{"replicas change (rg1 +sn4, rg2 +sn5)"}},
+		{"plan deploy-topology -name RF", codes.FailedPrecondition, []string{"changes the replicas of existing shards", "not supported by this version yet"}},
 
 		{"topology clone -current -name Move", codes.OK, nil},
 		{"pool create -name Moved", codes.OK, nil},

@@ -221,7 +221,7 @@ func (s *Service) planDeployTopology(ctx context.Context, a map[string]string) (
 		return nil, err
 	}
 	if m.Deployed != nil {
-		return redeploy(m, c)
+		return s.redeploy(ctx, m, c, a)
 	}
 	if rep := c.Topology.Check(); !rep.OK() {
 		return nil, failed("topology %s breaks the placement rules; fix the pool or capacities and create a new candidate:\n%s", c.Name, reportText(rep))
@@ -239,20 +239,21 @@ func (s *Service) planDeployTopology(ctx context.Context, a map[string]string) (
 	}
 	tasks = append(tasks,
 		newTask("await-leaders", fmt.Sprintf("wait for all %d shards to elect a leader", len(t.Shards)), nil),
+		newTask("init-tables", "give every shard its partition table", nil),
 		newTask("record-topology", "record topology "+c.Name+" as deployed", nil))
 	return s.createPlan(ctx, "deploy-topology", a, tasks, map[string]string{"topology": string(tb)})
 }
 
 // redeploy answers plan deploy-topology over a deployed store: a
 // candidate that matches the deployed layout needs no plan (exit 0, and
-// "nothing_to_do": true in the JSON for -wait); any other is refused,
-// saying what it would change (refuseChanges).
-func redeploy(m *Meta, c *Candidate) (*cairnpb.AdminReply, error) {
+// "nothing_to_do": true in the JSON for -wait); any other becomes an
+// elastic plan (planElastic), or is refused saying why.
+func (s *Service) redeploy(ctx context.Context, m *Meta, c *Candidate, a map[string]string) (*cairnpb.AdminReply, error) {
 	if msg := splitFixed(m, c.Topology); msg != "" {
 		return nil, failed("topology %s has %d partitions and cannot be deployed: %s", c.Name, c.Topology.Partitions, msg)
 	}
 	if !topology.SameLayout(m.Deployed, c.Topology) {
-		return nil, refuseChanges(m, c)
+		return s.planElastic(ctx, m, c, a)
 	}
 	text := fmt.Sprintf("Topology %s matches the deployed topology (%s, sequence %d): nothing to deploy.", c.Name, m.DeployedName, m.Deployed.Seq)
 	return reply(text, map[string]any{"name": c.Name, "deployed": m.DeployedName, "sequence": m.Deployed.Seq, "nothing_to_do": true})

@@ -150,18 +150,6 @@ func preferredFirst(s topology.Shard) []topology.NodeID {
 	return out
 }
 
-// refuseChanges is plan deploy-topology's answer to a candidate that
-// changes the deployed store: what it would change, and that this version
-// does not execute it.
-func refuseChanges(m *Meta, c *Candidate) error {
-	ch, err := topology.Compare(m.Deployed, c.Topology)
-	if err != nil {
-		return cannotDeploy(m, c, err)
-	}
-	return failed("topology %s would change the deployed topology %s: %s. Executing such a change is not yet supported by this version; topology preview -name %s lists every move",
-		c.Name, m.DeployedName, changeSummary(ch), c.Name)
-}
-
 // cannotDeploy is the refusal of a candidate that Compare refuses over
 // the deployed topology.
 func cannotDeploy(m *Meta, c *Candidate, err error) error {

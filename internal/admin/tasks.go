@@ -45,6 +45,14 @@ func (s *Service) do(ctx context.Context, p *Plan, t *Task) error {
 		return s.taskAwaitLeaders(ctx, p)
 	case "record-topology":
 		return s.taskRecordTopology(ctx, p)
+	case "init-tables":
+		return s.taskInitTables(ctx, p)
+	case "split-partitions":
+		return s.taskSplit(ctx, t)
+	case "publish-topology":
+		return s.taskPublish(ctx, p, t)
+	case "move-partition":
+		return s.taskMovePartition(ctx, p, t)
 	case "set-service":
 		return s.taskSetService(ctx, p, t)
 	case "leave":

@@ -185,7 +185,7 @@ func (c controlRPC) InstallTopology(_ context.Context, r *controlpb.InstallTopol
 			if cur.Seq >= t.Seq {
 				return nil
 			}
-			return status.Errorf(codes.FailedPrecondition, "this node runs topology sequence %d; changing a deployed topology is not supported by this version", cur.Seq)
+			return n.updateTopology(cur, t)
 		}
 		if err := files.WriteJSON(n.cfg.FS, filepath.Join(n.cfg.Root, topology.FileName), t); err != nil {
 			return err

@@ -407,6 +407,11 @@ func (n *SN) openReplica(meta storage.StoreMeta, s topology.Shard) error {
 	if err != nil {
 		return fmt.Errorf("shard %d: %w", s.ID, err)
 	}
+	return n.openReplicaAs(meta, s, rejoin)
+}
+
+// openReplicaAs opens a replica of s, as a rejoin (lost data) or not.
+func (n *SN) openReplicaAs(meta storage.StoreMeta, s topology.Shard, rejoin bool) error {
 	voters := make([]uint64, len(s.Replicas))
 	for i, r := range s.Replicas {
 		voters[i] = uint64(r)

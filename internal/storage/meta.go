@@ -47,7 +47,8 @@ func (e *Engine) Init(name string, partitions uint32) (StoreMeta, error) {
 	if m, ok, err := e.StoreMeta(); err != nil {
 		return StoreMeta{}, err
 	} else if ok {
-		if m.Name != name || m.Partitions != partitions {
+		// A split multiplies the partition count: the store is the same.
+		if m.Name != name || partitions < m.Partitions || partitions%m.Partitions != 0 {
 			return m, fmt.Errorf("%w: the root holds store %q with %d partitions, but %q with %d partitions was asked for",
 				ErrStoreMismatch, m.Name, m.Partitions, name, partitions)
 		}

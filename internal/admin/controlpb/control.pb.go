@@ -2189,6 +2189,374 @@ func (x *PartitionSizesReply) GetBytes() map[uint32]int64 {
 	return nil
 }
 
+type ShardCommandRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Store         string                 `protobuf:"bytes,1,opt,name=store,proto3" json:"store,omitempty"`
+	Shard         uint64                 `protobuf:"varint,2,opt,name=shard,proto3" json:"shard,omitempty"`
+	Command       []byte                 `protobuf:"bytes,3,opt,name=command,proto3" json:"command,omitempty"` // a cairn.command.v1.Command, marshaled
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ShardCommandRequest) Reset() {
+	*x = ShardCommandRequest{}
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ShardCommandRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ShardCommandRequest) ProtoMessage() {}
+
+func (x *ShardCommandRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ShardCommandRequest.ProtoReflect.Descriptor instead.
+func (*ShardCommandRequest) Descriptor() ([]byte, []int) {
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *ShardCommandRequest) GetStore() string {
+	if x != nil {
+		return x.Store
+	}
+	return ""
+}
+
+func (x *ShardCommandRequest) GetShard() uint64 {
+	if x != nil {
+		return x.Shard
+	}
+	return 0
+}
+
+func (x *ShardCommandRequest) GetCommand() []byte {
+	if x != nil {
+		return x.Command
+	}
+	return nil
+}
+
+type ShardCommandReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Leader        uint64                 `protobuf:"varint,1,opt,name=leader,proto3" json:"leader,omitempty"`                       // when this node does not lead: the leader it knows (0: none)
+	Error         string                 `protobuf:"bytes,2,opt,name=error,proto3" json:"error,omitempty"`                          // the command's deterministic refusal, if any (storage.ErrMoveState ...)
+	ErrorKind     string                 `protobuf:"bytes,3,opt,name=error_kind,json=errorKind,proto3" json:"error_kind,omitempty"` // "move_state", "not_served", "moving", "bad_command" or ""
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ShardCommandReply) Reset() {
+	*x = ShardCommandReply{}
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ShardCommandReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ShardCommandReply) ProtoMessage() {}
+
+func (x *ShardCommandReply) ProtoReflect() protoreflect.Message {
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ShardCommandReply.ProtoReflect.Descriptor instead.
+func (*ShardCommandReply) Descriptor() ([]byte, []int) {
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *ShardCommandReply) GetLeader() uint64 {
+	if x != nil {
+		return x.Leader
+	}
+	return 0
+}
+
+func (x *ShardCommandReply) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
+func (x *ShardCommandReply) GetErrorKind() string {
+	if x != nil {
+		return x.ErrorKind
+	}
+	return ""
+}
+
+type ShardTableRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Store         string                 `protobuf:"bytes,1,opt,name=store,proto3" json:"store,omitempty"`
+	Shard         uint64                 `protobuf:"varint,2,opt,name=shard,proto3" json:"shard,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ShardTableRequest) Reset() {
+	*x = ShardTableRequest{}
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ShardTableRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ShardTableRequest) ProtoMessage() {}
+
+func (x *ShardTableRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ShardTableRequest.ProtoReflect.Descriptor instead.
+func (*ShardTableRequest) Descriptor() ([]byte, []int) {
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *ShardTableRequest) GetStore() string {
+	if x != nil {
+		return x.Store
+	}
+	return ""
+}
+
+func (x *ShardTableRequest) GetShard() uint64 {
+	if x != nil {
+		return x.Shard
+	}
+	return 0
+}
+
+type ShardTableReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Table         []byte                 `protobuf:"bytes,1,opt,name=table,proto3" json:"table,omitempty"` // JSON storage.PartitionTable; empty: the shard has none
+	Applied       uint64                 `protobuf:"varint,2,opt,name=applied,proto3" json:"applied,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ShardTableReply) Reset() {
+	*x = ShardTableReply{}
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ShardTableReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ShardTableReply) ProtoMessage() {}
+
+func (x *ShardTableReply) ProtoReflect() protoreflect.Message {
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ShardTableReply.ProtoReflect.Descriptor instead.
+func (*ShardTableReply) Descriptor() ([]byte, []int) {
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *ShardTableReply) GetTable() []byte {
+	if x != nil {
+		return x.Table
+	}
+	return nil
+}
+
+func (x *ShardTableReply) GetApplied() uint64 {
+	if x != nil {
+		return x.Applied
+	}
+	return 0
+}
+
+type MovePartitionRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Store         string                 `protobuf:"bytes,1,opt,name=store,proto3" json:"store,omitempty"`
+	Partition     uint32                 `protobuf:"varint,2,opt,name=partition,proto3" json:"partition,omitempty"`
+	FromShard     uint64                 `protobuf:"varint,3,opt,name=from_shard,json=fromShard,proto3" json:"from_shard,omitempty"`
+	ToShard       uint64                 `protobuf:"varint,4,opt,name=to_shard,json=toShard,proto3" json:"to_shard,omitempty"`
+	BytesPerSec   int64                  `protobuf:"varint,5,opt,name=bytes_per_sec,json=bytesPerSec,proto3" json:"bytes_per_sec,omitempty"` // 0: unbounded
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MovePartitionRequest) Reset() {
+	*x = MovePartitionRequest{}
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MovePartitionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MovePartitionRequest) ProtoMessage() {}
+
+func (x *MovePartitionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MovePartitionRequest.ProtoReflect.Descriptor instead.
+func (*MovePartitionRequest) Descriptor() ([]byte, []int) {
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{35}
+}
+
+func (x *MovePartitionRequest) GetStore() string {
+	if x != nil {
+		return x.Store
+	}
+	return ""
+}
+
+func (x *MovePartitionRequest) GetPartition() uint32 {
+	if x != nil {
+		return x.Partition
+	}
+	return 0
+}
+
+func (x *MovePartitionRequest) GetFromShard() uint64 {
+	if x != nil {
+		return x.FromShard
+	}
+	return 0
+}
+
+func (x *MovePartitionRequest) GetToShard() uint64 {
+	if x != nil {
+		return x.ToShard
+	}
+	return 0
+}
+
+func (x *MovePartitionRequest) GetBytesPerSec() int64 {
+	if x != nil {
+		return x.BytesPerSec
+	}
+	return 0
+}
+
+type MoveProgress struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Phase         string                 `protobuf:"bytes,1,opt,name=phase,proto3" json:"phase,omitempty"` // copy, replay, handoff, drop, done
+	BytesCopied   int64                  `protobuf:"varint,2,opt,name=bytes_copied,json=bytesCopied,proto3" json:"bytes_copied,omitempty"`
+	Replayed      uint64                 `protobuf:"varint,3,opt,name=replayed,proto3" json:"replayed,omitempty"`
+	Applied       uint64                 `protobuf:"varint,4,opt,name=applied,proto3" json:"applied,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MoveProgress) Reset() {
+	*x = MoveProgress{}
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MoveProgress) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MoveProgress) ProtoMessage() {}
+
+func (x *MoveProgress) ProtoReflect() protoreflect.Message {
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MoveProgress.ProtoReflect.Descriptor instead.
+func (*MoveProgress) Descriptor() ([]byte, []int) {
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *MoveProgress) GetPhase() string {
+	if x != nil {
+		return x.Phase
+	}
+	return ""
+}
+
+func (x *MoveProgress) GetBytesCopied() int64 {
+	if x != nil {
+		return x.BytesCopied
+	}
+	return 0
+}
+
+func (x *MoveProgress) GetReplayed() uint64 {
+	if x != nil {
+		return x.Replayed
+	}
+	return 0
+}
+
+func (x *MoveProgress) GetApplied() uint64 {
+	if x != nil {
+		return x.Applied
+	}
+	return 0
+}
+
 var File_internal_admin_controlpb_control_proto protoreflect.FileDescriptor
 
 const file_internal_admin_controlpb_control_proto_rawDesc = "" +
@@ -2385,8 +2753,34 @@ const file_internal_admin_controlpb_control_proto_rawDesc = "" +
 	"\n" +
 	"BytesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\rR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x012\xed\n" +
+	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"[\n" +
+	"\x13ShardCommandRequest\x12\x14\n" +
+	"\x05store\x18\x01 \x01(\tR\x05store\x12\x14\n" +
+	"\x05shard\x18\x02 \x01(\x04R\x05shard\x12\x18\n" +
+	"\acommand\x18\x03 \x01(\fR\acommand\"`\n" +
+	"\x11ShardCommandReply\x12\x16\n" +
+	"\x06leader\x18\x01 \x01(\x04R\x06leader\x12\x14\n" +
+	"\x05error\x18\x02 \x01(\tR\x05error\x12\x1d\n" +
 	"\n" +
+	"error_kind\x18\x03 \x01(\tR\terrorKind\"?\n" +
+	"\x11ShardTableRequest\x12\x14\n" +
+	"\x05store\x18\x01 \x01(\tR\x05store\x12\x14\n" +
+	"\x05shard\x18\x02 \x01(\x04R\x05shard\"A\n" +
+	"\x0fShardTableReply\x12\x14\n" +
+	"\x05table\x18\x01 \x01(\fR\x05table\x12\x18\n" +
+	"\aapplied\x18\x02 \x01(\x04R\aapplied\"\xa8\x01\n" +
+	"\x14MovePartitionRequest\x12\x14\n" +
+	"\x05store\x18\x01 \x01(\tR\x05store\x12\x1c\n" +
+	"\tpartition\x18\x02 \x01(\rR\tpartition\x12\x1d\n" +
+	"\n" +
+	"from_shard\x18\x03 \x01(\x04R\tfromShard\x12\x19\n" +
+	"\bto_shard\x18\x04 \x01(\x04R\atoShard\x12\"\n" +
+	"\rbytes_per_sec\x18\x05 \x01(\x03R\vbytesPerSec\"}\n" +
+	"\fMoveProgress\x12\x14\n" +
+	"\x05phase\x18\x01 \x01(\tR\x05phase\x12!\n" +
+	"\fbytes_copied\x18\x02 \x01(\x03R\vbytesCopied\x12\x1a\n" +
+	"\breplayed\x18\x03 \x01(\x04R\breplayed\x12\x18\n" +
+	"\aapplied\x18\x04 \x01(\x04R\aapplied2\xfa\f\n" +
 	"\aControl\x12I\n" +
 	"\bDescribe\x12!.cairn.control.v1.DescribeRequest\x1a\x1a.cairn.control.v1.NodeInfo\x12A\n" +
 	"\x04Join\x12\x1d.cairn.control.v1.JoinRequest\x1a\x1a.cairn.control.v1.NodeInfo\x12K\n" +
@@ -2404,7 +2798,11 @@ const file_internal_admin_controlpb_control_proto_rawDesc = "" +
 	"\x0eChecksumResult\x12'.cairn.control.v1.ChecksumResultRequest\x1a%.cairn.control.v1.ChecksumResultReply\x12`\n" +
 	"\x0eRebuildReplica\x12'.cairn.control.v1.RebuildReplicaRequest\x1a%.cairn.control.v1.RebuildReplicaReply\x12Z\n" +
 	"\fVerifyBlocks\x12%.cairn.control.v1.VerifyBlocksRequest\x1a#.cairn.control.v1.VerifyBlocksReply\x12`\n" +
-	"\x0ePartitionSizes\x12'.cairn.control.v1.PartitionSizesRequest\x1a%.cairn.control.v1.PartitionSizesReplyB3Z1github.com/cairndb/cairn/internal/admin/controlpbb\x06proto3"
+	"\x0ePartitionSizes\x12'.cairn.control.v1.PartitionSizesRequest\x1a%.cairn.control.v1.PartitionSizesReply\x12Z\n" +
+	"\fShardCommand\x12%.cairn.control.v1.ShardCommandRequest\x1a#.cairn.control.v1.ShardCommandReply\x12T\n" +
+	"\n" +
+	"ShardTable\x12#.cairn.control.v1.ShardTableRequest\x1a!.cairn.control.v1.ShardTableReply\x12Y\n" +
+	"\rMovePartition\x12&.cairn.control.v1.MovePartitionRequest\x1a\x1e.cairn.control.v1.MoveProgress0\x01B3Z1github.com/cairndb/cairn/internal/admin/controlpbb\x06proto3"
 
 var (
 	file_internal_admin_controlpb_control_proto_rawDescOnce sync.Once
@@ -2418,7 +2816,7 @@ func file_internal_admin_controlpb_control_proto_rawDescGZIP() []byte {
 	return file_internal_admin_controlpb_control_proto_rawDescData
 }
 
-var file_internal_admin_controlpb_control_proto_msgTypes = make([]protoimpl.MessageInfo, 35)
+var file_internal_admin_controlpb_control_proto_msgTypes = make([]protoimpl.MessageInfo, 41)
 var file_internal_admin_controlpb_control_proto_goTypes = []any{
 	(*DescribeRequest)(nil),        // 0: cairn.control.v1.DescribeRequest
 	(*NodeInfo)(nil),               // 1: cairn.control.v1.NodeInfo
@@ -2451,22 +2849,28 @@ var file_internal_admin_controlpb_control_proto_goTypes = []any{
 	(*VerifyBlocksReply)(nil),      // 28: cairn.control.v1.VerifyBlocksReply
 	(*PartitionSizesRequest)(nil),  // 29: cairn.control.v1.PartitionSizesRequest
 	(*PartitionSizesReply)(nil),    // 30: cairn.control.v1.PartitionSizesReply
-	nil,                            // 31: cairn.control.v1.JoinRequest.PeersEntry
-	nil,                            // 32: cairn.control.v1.HostAdminRequest.PeersEntry
-	nil,                            // 33: cairn.control.v1.InstallTopologyRequest.PeersEntry
-	nil,                            // 34: cairn.control.v1.PartitionSizesReply.BytesEntry
+	(*ShardCommandRequest)(nil),    // 31: cairn.control.v1.ShardCommandRequest
+	(*ShardCommandReply)(nil),      // 32: cairn.control.v1.ShardCommandReply
+	(*ShardTableRequest)(nil),      // 33: cairn.control.v1.ShardTableRequest
+	(*ShardTableReply)(nil),        // 34: cairn.control.v1.ShardTableReply
+	(*MovePartitionRequest)(nil),   // 35: cairn.control.v1.MovePartitionRequest
+	(*MoveProgress)(nil),           // 36: cairn.control.v1.MoveProgress
+	nil,                            // 37: cairn.control.v1.JoinRequest.PeersEntry
+	nil,                            // 38: cairn.control.v1.HostAdminRequest.PeersEntry
+	nil,                            // 39: cairn.control.v1.InstallTopologyRequest.PeersEntry
+	nil,                            // 40: cairn.control.v1.PartitionSizesReply.BytesEntry
 }
 var file_internal_admin_controlpb_control_proto_depIdxs = []int32{
 	5,  // 0: cairn.control.v1.NodeInfo.shards:type_name -> cairn.control.v1.ShardState
 	2,  // 1: cairn.control.v1.NodeInfo.storage:type_name -> cairn.control.v1.StorageInfo
 	3,  // 2: cairn.control.v1.StorageInfo.aside_dirs:type_name -> cairn.control.v1.AsideDir
 	4,  // 3: cairn.control.v1.StorageInfo.incidents:type_name -> cairn.control.v1.Incident
-	31, // 4: cairn.control.v1.JoinRequest.peers:type_name -> cairn.control.v1.JoinRequest.PeersEntry
-	32, // 5: cairn.control.v1.HostAdminRequest.peers:type_name -> cairn.control.v1.HostAdminRequest.PeersEntry
-	33, // 6: cairn.control.v1.InstallTopologyRequest.peers:type_name -> cairn.control.v1.InstallTopologyRequest.PeersEntry
+	37, // 4: cairn.control.v1.JoinRequest.peers:type_name -> cairn.control.v1.JoinRequest.PeersEntry
+	38, // 5: cairn.control.v1.HostAdminRequest.peers:type_name -> cairn.control.v1.HostAdminRequest.PeersEntry
+	39, // 6: cairn.control.v1.InstallTopologyRequest.peers:type_name -> cairn.control.v1.InstallTopologyRequest.PeersEntry
 	15, // 7: cairn.control.v1.SnapshotChunk.header:type_name -> cairn.control.v1.SnapshotHeader
 	24, // 8: cairn.control.v1.ChecksumResultReply.partitions:type_name -> cairn.control.v1.PartitionChecksum
-	34, // 9: cairn.control.v1.PartitionSizesReply.bytes:type_name -> cairn.control.v1.PartitionSizesReply.BytesEntry
+	40, // 9: cairn.control.v1.PartitionSizesReply.bytes:type_name -> cairn.control.v1.PartitionSizesReply.BytesEntry
 	0,  // 10: cairn.control.v1.Control.Describe:input_type -> cairn.control.v1.DescribeRequest
 	6,  // 11: cairn.control.v1.Control.Join:input_type -> cairn.control.v1.JoinRequest
 	7,  // 12: cairn.control.v1.Control.HostAdmin:input_type -> cairn.control.v1.HostAdminRequest
@@ -2483,24 +2887,30 @@ var file_internal_admin_controlpb_control_proto_depIdxs = []int32{
 	25, // 23: cairn.control.v1.Control.RebuildReplica:input_type -> cairn.control.v1.RebuildReplicaRequest
 	27, // 24: cairn.control.v1.Control.VerifyBlocks:input_type -> cairn.control.v1.VerifyBlocksRequest
 	29, // 25: cairn.control.v1.Control.PartitionSizes:input_type -> cairn.control.v1.PartitionSizesRequest
-	1,  // 26: cairn.control.v1.Control.Describe:output_type -> cairn.control.v1.NodeInfo
-	1,  // 27: cairn.control.v1.Control.Join:output_type -> cairn.control.v1.NodeInfo
-	1,  // 28: cairn.control.v1.Control.HostAdmin:output_type -> cairn.control.v1.NodeInfo
-	1,  // 29: cairn.control.v1.Control.DropAdmin:output_type -> cairn.control.v1.NodeInfo
-	1,  // 30: cairn.control.v1.Control.InstallTopology:output_type -> cairn.control.v1.NodeInfo
-	1,  // 31: cairn.control.v1.Control.SetService:output_type -> cairn.control.v1.NodeInfo
-	12, // 32: cairn.control.v1.Control.SnapshotShard:output_type -> cairn.control.v1.SnapshotShardReply
-	14, // 33: cairn.control.v1.Control.FetchSnapshot:output_type -> cairn.control.v1.SnapshotChunk
-	17, // 34: cairn.control.v1.Control.CopySnapshot:output_type -> cairn.control.v1.CopySnapshotReply
-	1,  // 35: cairn.control.v1.Control.RemoveSnapshot:output_type -> cairn.control.v1.NodeInfo
-	1,  // 36: cairn.control.v1.Control.Leave:output_type -> cairn.control.v1.NodeInfo
-	21, // 37: cairn.control.v1.Control.ShardChecksum:output_type -> cairn.control.v1.ShardChecksumReply
-	23, // 38: cairn.control.v1.Control.ChecksumResult:output_type -> cairn.control.v1.ChecksumResultReply
-	26, // 39: cairn.control.v1.Control.RebuildReplica:output_type -> cairn.control.v1.RebuildReplicaReply
-	28, // 40: cairn.control.v1.Control.VerifyBlocks:output_type -> cairn.control.v1.VerifyBlocksReply
-	30, // 41: cairn.control.v1.Control.PartitionSizes:output_type -> cairn.control.v1.PartitionSizesReply
-	26, // [26:42] is the sub-list for method output_type
-	10, // [10:26] is the sub-list for method input_type
+	31, // 26: cairn.control.v1.Control.ShardCommand:input_type -> cairn.control.v1.ShardCommandRequest
+	33, // 27: cairn.control.v1.Control.ShardTable:input_type -> cairn.control.v1.ShardTableRequest
+	35, // 28: cairn.control.v1.Control.MovePartition:input_type -> cairn.control.v1.MovePartitionRequest
+	1,  // 29: cairn.control.v1.Control.Describe:output_type -> cairn.control.v1.NodeInfo
+	1,  // 30: cairn.control.v1.Control.Join:output_type -> cairn.control.v1.NodeInfo
+	1,  // 31: cairn.control.v1.Control.HostAdmin:output_type -> cairn.control.v1.NodeInfo
+	1,  // 32: cairn.control.v1.Control.DropAdmin:output_type -> cairn.control.v1.NodeInfo
+	1,  // 33: cairn.control.v1.Control.InstallTopology:output_type -> cairn.control.v1.NodeInfo
+	1,  // 34: cairn.control.v1.Control.SetService:output_type -> cairn.control.v1.NodeInfo
+	12, // 35: cairn.control.v1.Control.SnapshotShard:output_type -> cairn.control.v1.SnapshotShardReply
+	14, // 36: cairn.control.v1.Control.FetchSnapshot:output_type -> cairn.control.v1.SnapshotChunk
+	17, // 37: cairn.control.v1.Control.CopySnapshot:output_type -> cairn.control.v1.CopySnapshotReply
+	1,  // 38: cairn.control.v1.Control.RemoveSnapshot:output_type -> cairn.control.v1.NodeInfo
+	1,  // 39: cairn.control.v1.Control.Leave:output_type -> cairn.control.v1.NodeInfo
+	21, // 40: cairn.control.v1.Control.ShardChecksum:output_type -> cairn.control.v1.ShardChecksumReply
+	23, // 41: cairn.control.v1.Control.ChecksumResult:output_type -> cairn.control.v1.ChecksumResultReply
+	26, // 42: cairn.control.v1.Control.RebuildReplica:output_type -> cairn.control.v1.RebuildReplicaReply
+	28, // 43: cairn.control.v1.Control.VerifyBlocks:output_type -> cairn.control.v1.VerifyBlocksReply
+	30, // 44: cairn.control.v1.Control.PartitionSizes:output_type -> cairn.control.v1.PartitionSizesReply
+	32, // 45: cairn.control.v1.Control.ShardCommand:output_type -> cairn.control.v1.ShardCommandReply
+	34, // 46: cairn.control.v1.Control.ShardTable:output_type -> cairn.control.v1.ShardTableReply
+	36, // 47: cairn.control.v1.Control.MovePartition:output_type -> cairn.control.v1.MoveProgress
+	29, // [29:48] is the sub-list for method output_type
+	10, // [10:29] is the sub-list for method input_type
 	10, // [10:10] is the sub-list for extension type_name
 	10, // [10:10] is the sub-list for extension extendee
 	0,  // [0:10] is the sub-list for field type_name
@@ -2517,7 +2927,7 @@ func file_internal_admin_controlpb_control_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_internal_admin_controlpb_control_proto_rawDesc), len(file_internal_admin_controlpb_control_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   35,
+			NumMessages:   41,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

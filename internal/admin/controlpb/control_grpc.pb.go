@@ -43,6 +43,9 @@ const (
 	Control_RebuildReplica_FullMethodName  = "/cairn.control.v1.Control/RebuildReplica"
 	Control_VerifyBlocks_FullMethodName    = "/cairn.control.v1.Control/VerifyBlocks"
 	Control_PartitionSizes_FullMethodName  = "/cairn.control.v1.Control/PartitionSizes"
+	Control_ShardCommand_FullMethodName    = "/cairn.control.v1.Control/ShardCommand"
+	Control_ShardTable_FullMethodName      = "/cairn.control.v1.Control/ShardTable"
+	Control_MovePartition_FullMethodName   = "/cairn.control.v1.Control/MovePartition"
 )
 
 // ControlClient is the client API for Control service.
@@ -94,6 +97,20 @@ type ControlClient interface {
 	// this node hosts a replica of (storage.Engine.EstimatePartitionBytes),
 	// for topology preview. Read-only; refused for a shard not hosted here.
 	PartitionSizes(ctx context.Context, in *PartitionSizesRequest, opts ...grpc.CallOption) (*PartitionSizesReply, error)
+	// ShardCommand proposes a partition-table command (InitTable, Split,
+	// MigrateIn, Ingest, Replay, Activate, CancelMove ...: storage's move
+	// commands, never a client write) on this node's replica of a shard,
+	// which must lead it; a follower answers FailedPrecondition with the
+	// leader it knows in ShardCommandReply.leader (and no result).
+	ShardCommand(ctx context.Context, in *ShardCommandRequest, opts ...grpc.CallOption) (*ShardCommandReply, error)
+	// ShardTable reads a shard's partition table on its leader here, with
+	// everything committed before the call applied (an ABSOLUTE read).
+	ShardTable(ctx context.Context, in *ShardTableRequest, opts ...grpc.CallOption) (*ShardTableReply, error)
+	// MovePartition runs a partition move (internal/migrate) on this node,
+	// which must lead the source shard, and streams its progress until the
+	// source has dropped the partition. Idempotent: run again, it goes on
+	// from where the move is.
+	MovePartition(ctx context.Context, in *MovePartitionRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[MoveProgress], error)
 }
 
 type controlClient struct {
@@ -273,6 +290,45 @@ func (c *controlClient) PartitionSizes(ctx context.Context, in *PartitionSizesRe
 	return out, nil
 }
 
+func (c *controlClient) ShardCommand(ctx context.Context, in *ShardCommandRequest, opts ...grpc.CallOption) (*ShardCommandReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ShardCommandReply)
+	err := c.cc.Invoke(ctx, Control_ShardCommand_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *controlClient) ShardTable(ctx context.Context, in *ShardTableRequest, opts ...grpc.CallOption) (*ShardTableReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ShardTableReply)
+	err := c.cc.Invoke(ctx, Control_ShardTable_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *controlClient) MovePartition(ctx context.Context, in *MovePartitionRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[MoveProgress], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &Control_ServiceDesc.Streams[1], Control_MovePartition_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[MovePartitionRequest, MoveProgress]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Control_MovePartitionClient = grpc.ServerStreamingClient[MoveProgress]
+
 // ControlServer is the server API for Control service.
 // All implementations must embed UnimplementedControlServer
 // for forward compatibility.
@@ -322,6 +378,20 @@ type ControlServer interface {
 	// this node hosts a replica of (storage.Engine.EstimatePartitionBytes),
 	// for topology preview. Read-only; refused for a shard not hosted here.
 	PartitionSizes(context.Context, *PartitionSizesRequest) (*PartitionSizesReply, error)
+	// ShardCommand proposes a partition-table command (InitTable, Split,
+	// MigrateIn, Ingest, Replay, Activate, CancelMove ...: storage's move
+	// commands, never a client write) on this node's replica of a shard,
+	// which must lead it; a follower answers FailedPrecondition with the
+	// leader it knows in ShardCommandReply.leader (and no result).
+	ShardCommand(context.Context, *ShardCommandRequest) (*ShardCommandReply, error)
+	// ShardTable reads a shard's partition table on its leader here, with
+	// everything committed before the call applied (an ABSOLUTE read).
+	ShardTable(context.Context, *ShardTableRequest) (*ShardTableReply, error)
+	// MovePartition runs a partition move (internal/migrate) on this node,
+	// which must lead the source shard, and streams its progress until the
+	// source has dropped the partition. Idempotent: run again, it goes on
+	// from where the move is.
+	MovePartition(*MovePartitionRequest, grpc.ServerStreamingServer[MoveProgress]) error
 	mustEmbedUnimplementedControlServer()
 }
 
@@ -379,6 +449,15 @@ func (UnimplementedControlServer) VerifyBlocks(context.Context, *VerifyBlocksReq
 }
 func (UnimplementedControlServer) PartitionSizes(context.Context, *PartitionSizesRequest) (*PartitionSizesReply, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method PartitionSizes not implemented")
+}
+func (UnimplementedControlServer) ShardCommand(context.Context, *ShardCommandRequest) (*ShardCommandReply, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method ShardCommand not implemented")
+}
+func (UnimplementedControlServer) ShardTable(context.Context, *ShardTableRequest) (*ShardTableReply, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method ShardTable not implemented")
+}
+func (UnimplementedControlServer) MovePartition(*MovePartitionRequest, grpc.ServerStreamingServer[MoveProgress]) error {
+	return status.Errorf(codes.Unimplemented, "method MovePartition not implemented")
 }
 func (UnimplementedControlServer) mustEmbedUnimplementedControlServer() {}
 func (UnimplementedControlServer) testEmbeddedByValue()                 {}
@@ -682,6 +761,53 @@ func _Control_PartitionSizes_Handler(srv interface{}, ctx context.Context, dec f
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Control_ShardCommand_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ShardCommandRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ControlServer).ShardCommand(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Control_ShardCommand_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ControlServer).ShardCommand(ctx, req.(*ShardCommandRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Control_ShardTable_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ShardTableRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ControlServer).ShardTable(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Control_ShardTable_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ControlServer).ShardTable(ctx, req.(*ShardTableRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Control_MovePartition_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(MovePartitionRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(ControlServer).MovePartition(m, &grpc.GenericServerStream[MovePartitionRequest, MoveProgress]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Control_MovePartitionServer = grpc.ServerStreamingServer[MoveProgress]
+
 // Control_ServiceDesc is the grpc.ServiceDesc for Control service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -749,11 +875,24 @@ var Control_ServiceDesc = grpc.ServiceDesc{
 			MethodName: "PartitionSizes",
 			Handler:    _Control_PartitionSizes_Handler,
 		},
+		{
+			MethodName: "ShardCommand",
+			Handler:    _Control_ShardCommand_Handler,
+		},
+		{
+			MethodName: "ShardTable",
+			Handler:    _Control_ShardTable_Handler,
+		},
 	},
 	Streams: []grpc.StreamDesc{
 		{
 			StreamName:    "FetchSnapshot",
 			Handler:       _Control_FetchSnapshot_Handler,
+			ServerStreams: true,
+		},
+		{
+			StreamName:    "MovePartition",
+			Handler:       _Control_MovePartition_Handler,
 			ServerStreams: true,
 		},
 	},

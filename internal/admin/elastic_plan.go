@@ -1,0 +1,348 @@
+package admin
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/cairndb/cairn/api/cairnpb"
+	"github.com/cairndb/cairn/internal/admin/controlpb"
+	"github.com/cairndb/cairn/internal/storage/commandpb"
+	"github.com/cairndb/cairn/internal/topology"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+)
+
+// plan deploy-topology over a deployed store runs the candidate's changes
+// (topology.Compare) as tasks, each idempotent, each publishing the
+// topology it reached under a new sequence number, so clients and nodes
+// follow and an interrupted plan resumes where it was
+// (docs/design/20261125_elasticity.md):
+//
+//	init-tables                 every shard gets its partition table (a no-op once it has one)
+//	split-partitions            if the count grows: every shard splits, then the topology
+//	publish-topology shards     new nodes and new (empty) shards, their tables
+//	move-partition p rgA rgB    one per move, run on rgA's leader; then the topology names rgB
+//	publish-topology final      the candidate itself: removed shards and nodes go
+//
+// Replica changes (rebalance, change-repfactor) are not built yet: such a
+// candidate is refused when the plan is created.
+
+func (s *Service) planElastic(ctx context.Context, m *Meta, c *Candidate, a map[string]string) (*cairnpb.AdminReply, error) {
+	ch, err := topology.Compare(m.Deployed, c.Topology)
+	if err != nil {
+		return nil, cannotDeploy(m, c, err)
+	}
+	if len(ch.Replicas) > 0 {
+		return nil, failed("topology %s changes the replicas of existing shards (%s): replica moves (rebalance, change-repfactor) are not supported by this version yet; partition moves, new and removed shards and splits are",
+			c.Name, changeSummary(ch))
+	}
+	if rep := c.Topology.Check(); !rep.OK() {
+		return nil, failed("topology %s breaks the placement rules; fix it first:\n%s", c.Name, reportText(rep))
+	}
+	cb, err := json.Marshal(c.Topology)
+	if err != nil {
+		return nil, err
+	}
+	tasks := []*Task{newTask("init-tables", "give every shard its partition table", nil)}
+	if ch.Split != 0 {
+		tasks = append(tasks, newTask("split-partitions", fmt.Sprintf("split the %d partitions into %d", m.Deployed.Partitions, ch.Split),
+			map[string]string{"to": strconv.FormatUint(uint64(ch.Split), 10)}))
+	}
+	if len(ch.NewShards) > 0 || len(ch.NewNodes) > 0 {
+		tasks = append(tasks, newTask("publish-topology", "create the new shards "+shardNames(ch.NewShards)+" (empty) and publish the topology",
+			map[string]string{"step": "shards"}))
+	}
+	for _, mv := range ch.Moves {
+		tasks = append(tasks, newTask("move-partition", fmt.Sprintf("move partition %d from %s to %s", mv.Partition, topology.ShardName(mv.From), topology.ShardName(mv.To)),
+			map[string]string{"partition": strconv.FormatUint(uint64(mv.Partition), 10), "from": strconv.FormatUint(uint64(mv.From), 10), "to": strconv.FormatUint(uint64(mv.To), 10),
+				"max_rate": a["max-rate"]}))
+	}
+	tasks = append(tasks, newTask("publish-topology", "record topology "+c.Name+" as deployed", map[string]string{"step": "final"}))
+	return s.createPlan(ctx, "deploy-topology", a, tasks, map[string]string{"candidate": string(cb)})
+}
+
+// planCandidate returns the topology an elastic plan deploys.
+func planCandidate(p *Plan) (*topology.Topology, error) {
+	var t topology.Topology
+	if err := json.Unmarshal([]byte(p.Data["candidate"]), &t); err != nil {
+		return nil, permanent("the plan's candidate topology is unreadable: %v", err)
+	}
+	return &t, nil
+}
+
+// taskInitTables gives every shard of the topology the plan works on (the
+// deployed one, or the one a first deploy installs) its partition table.
+func (s *Service) taskInitTables(ctx context.Context, p *Plan) error {
+	m, _, err := s.store.load(ctx)
+	if err != nil {
+		return err
+	}
+	t := m.Deployed
+	if t == nil || p.Data["topology"] != "" {
+		if t, err = planTopology(p); err != nil {
+			return err
+		}
+	}
+	for _, sh := range t.Shards {
+		parts := []uint32{}
+		for _, q := range t.PartitionsOf(sh.ID) {
+			parts = append(parts, uint32(q))
+		}
+		cmd := &commandpb.Command{Body: &commandpb.Command_InitTable{InitTable: &commandpb.InitTable{N: t.Partitions, Partitions: parts}}}
+		if err := s.shardCommand(ctx, t, sh.ID, cmd); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Service) taskSplit(ctx context.Context, t *Task) error {
+	m, _, err := s.store.load(ctx)
+	if err != nil {
+		return err
+	}
+	to, _ := strconv.ParseUint(t.Args["to"], 10, 32)
+	cur := m.Deployed
+	if cur.Partitions != uint32(to) {
+		if to == 0 || uint32(to)%cur.Partitions != 0 {
+			return permanent("split to %d partitions: not a multiple of the deployed %d", to, cur.Partitions)
+		}
+		f := uint32(to) / cur.Partitions
+		for _, sh := range cur.Shards {
+			cmd := &commandpb.Command{Body: &commandpb.Command_Split{Split: &commandpb.Split{FromN: cur.Partitions, Factor: f}}}
+			if err := s.shardCommand(ctx, cur, sh.ID, cmd); err != nil {
+				return err
+			}
+		}
+	}
+	return s.publish(ctx, func(t *topology.Topology) error {
+		if t.Partitions == uint32(to) {
+			return nil
+		}
+		f := uint32(to) / t.Partitions
+		owners := make([]topology.ShardID, 0, to)
+		for _, o := range t.PartitionShard {
+			for range f {
+				owners = append(owners, o)
+			}
+		}
+		t.Partitions, t.PartitionShard = uint32(to), owners
+		return nil
+	}, "")
+}
+
+// taskPublish publishes a step of the candidate: "shards" adds its new
+// nodes and shards (owning nothing yet) and gives the new shards their
+// tables; "final" deploys the candidate itself.
+func (s *Service) taskPublish(ctx context.Context, p *Plan, t *Task) error {
+	cand, err := planCandidate(p)
+	if err != nil {
+		return err
+	}
+	if t.Args["step"] == "final" {
+		return s.publish(ctx, func(cur *topology.Topology) error {
+			seq := cur.Seq
+			*cur = *cand
+			cur.Seq = seq
+			return nil
+		}, p.Args["name"])
+	}
+	var fresh []topology.Shard
+	err = s.publish(ctx, func(cur *topology.Topology) error {
+		for _, n := range cand.Nodes {
+			if _, ok := cur.Node(n.ID); !ok {
+				cur.Nodes = append(cur.Nodes, n)
+			}
+		}
+		for _, sh := range cand.Shards {
+			if _, ok := cur.Shard(sh.ID); !ok {
+				cur.Shards = append(cur.Shards, sh)
+			}
+		}
+		cur.MaxShard = max(cur.MaxShard, cand.MaxShard)
+		return nil
+	}, "")
+	if err != nil {
+		return err
+	}
+	m, _, err := s.store.load(ctx)
+	if err != nil {
+		return err
+	}
+	for _, sh := range m.Deployed.Shards {
+		if len(m.Deployed.PartitionsOf(sh.ID)) == 0 {
+			fresh = append(fresh, sh)
+		}
+	}
+	only := *m.Deployed
+	only.Shards = fresh
+	for missing := s.shardsWithoutLeader(ctx, &only); len(missing) > 0; missing = s.shardsWithoutLeader(ctx, &only) {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("no leader yet for the new shards %v", missing)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	for _, sh := range fresh {
+		cmd := &commandpb.Command{Body: &commandpb.Command_InitTable{InitTable: &commandpb.InitTable{N: m.Deployed.Partitions, Partitions: []uint32{}}}}
+		if err := s.shardCommand(ctx, m.Deployed, sh.ID, cmd); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// publish changes the deployed topology with fn, and, if that changed its
+// layout, installs it under the next sequence number on every node it
+// lists, then records it as deployed (renamed to name if given). Run again,
+// it finds the change recorded and installs it again where missing.
+func (s *Service) publish(ctx context.Context, fn func(*topology.Topology) error, name string) error {
+	m, _, err := s.store.load(ctx)
+	if err != nil {
+		return err
+	}
+	next := m.Deployed.Clone()
+	if err := fn(next); err != nil {
+		return err
+	}
+	if !topology.SameLayout(next, m.Deployed) {
+		next.Seq = m.Deployed.Seq + 1
+	} else {
+		next = m.Deployed
+	}
+	if err := next.Validate(); err != nil {
+		return permanent("the next topology is invalid: %v", err)
+	}
+	tb, err := json.Marshal(next)
+	if err != nil {
+		return err
+	}
+	for _, n := range next.Nodes {
+		if _, err := s.control(n.Addr).InstallTopology(ctx, &controlpb.InstallTopologyRequest{Store: m.Store, Topology: tb, Peers: m.peers()}); err != nil {
+			return fmt.Errorf("installing topology %d on %s: %w", next.Seq, topology.NodeName(n.ID), err)
+		}
+	}
+	_, err = s.store.update(ctx, func(m *Meta) error {
+		if m.Deployed.Seq < next.Seq {
+			m.Deployed = next
+			m.event("topology sequence %d published: %d shards, %d partitions", next.Seq, len(next.Shards), next.Partitions)
+		}
+		if name != "" && m.DeployedName != name {
+			m.DeployedName = name
+			m.event("topology %s deployed (sequence %d)", name, m.Deployed.Seq)
+		}
+		return nil
+	})
+	return err
+}
+
+// taskMovePartition runs one move on the source's leader and then
+// publishes the new owner.
+func (s *Service) taskMovePartition(ctx context.Context, p *Plan, t *Task) error {
+	part, _ := strconv.ParseUint(t.Args["partition"], 10, 32)
+	from, to := topology.ShardID(argID(t, "from")), topology.ShardID(argID(t, "to"))
+	rate, _ := strconv.ParseInt(t.Args["max_rate"], 10, 64)
+	m, _, err := s.store.load(ctx)
+	if err != nil {
+		return err
+	}
+	if m.Deployed.PartitionShard[part] == to {
+		return nil // moved and published by an earlier run
+	}
+	addr, err := s.shardLeaderAddr(ctx, m.Deployed, from)
+	if err != nil {
+		return err
+	}
+	i := slices.Index(p.Tasks, t)
+	start := time.Now()
+	stream, err := s.control(addr).MovePartition(ctx, &controlpb.MovePartitionRequest{
+		Store: m.Store, Partition: uint32(part), FromShard: uint64(from), ToShard: uint64(to), BytesPerSec: rate * 1e6})
+	if err != nil {
+		return err
+	}
+	var last *controlpb.MoveProgress
+	for {
+		pr, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			return err
+		}
+		last = pr
+		_ = s.noteTask(ctx, p.ID, i, func(t *Task) { t.Progress = moveProgressText(pr, time.Since(start)) })
+	}
+	if last == nil || last.GetPhase() != "done" {
+		return fmt.Errorf("the move of partition %d ended without finishing", part)
+	}
+	err = s.publish(ctx, func(t *topology.Topology) error {
+		t.PartitionShard[part] = to
+		return nil
+	}, "")
+	if err == nil {
+		_ = s.noteTask(ctx, p.ID, i, func(t *Task) {
+			t.Progress = ""
+			t.Result = []string{moveProgressText(last, time.Since(start))}
+		})
+	}
+	return err
+}
+
+func moveProgressText(pr *controlpb.MoveProgress, took time.Duration) string {
+	mb := float64(pr.GetBytesCopied()) / 1e6
+	rate := mb / max(took.Seconds(), 0.001)
+	return fmt.Sprintf("%s: %.1f MB copied (%.1f MB/s), source writes replayed through index %d of %d, %v",
+		pr.GetPhase(), mb, rate, pr.GetReplayed(), pr.GetApplied(), took.Round(100*time.Millisecond))
+}
+
+// shardCommand proposes a move command on shard's leader, following the
+// nodes' not-leader answers; a deterministic refusal of the command is a
+// permanent error.
+func (s *Service) shardCommand(ctx context.Context, t *topology.Topology, shard topology.ShardID, cmd *commandpb.Command) error {
+	b, err := proto.Marshal(cmd)
+	if err != nil {
+		return err
+	}
+	addr, err := s.shardLeaderAddr(ctx, t, shard)
+	if err != nil {
+		return err
+	}
+	r, err := s.control(addr).ShardCommand(ctx, &controlpb.ShardCommandRequest{Store: t.Store, Shard: uint64(shard), Command: b})
+	if err != nil {
+		return err
+	}
+	if r.GetError() != "" {
+		return permanent("%s refused %T: %s", topology.ShardName(shard), cmd.GetBody(), r.GetError())
+	}
+	return nil
+}
+
+// shardLeaderAddr asks the nodes of shard's replicas which leads it.
+func (s *Service) shardLeaderAddr(ctx context.Context, t *topology.Topology, shard topology.ShardID) (string, error) {
+	sh, ok := t.Shard(shard)
+	if !ok {
+		return "", permanent("%s is not in topology %d", topology.ShardName(shard), t.Seq)
+	}
+	for _, id := range sh.Replicas {
+		n, ok := t.Node(id)
+		if !ok {
+			continue
+		}
+		info, err := s.control(n.Addr).Describe(ctx, &controlpb.DescribeRequest{})
+		if err != nil {
+			continue
+		}
+		for _, st := range info.GetShards() {
+			if st.GetShard() == uint64(shard) && st.GetIsLeader() {
+				return n.Addr, nil
+			}
+		}
+	}
+	return "", status.Errorf(codes.Unavailable, "no node says it leads %s", topology.ShardName(shard))
+}

@@ -1,0 +1,79 @@
+package node
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+
+	"github.com/cairndb/cairn/internal/storage"
+	"github.com/cairndb/cairn/internal/storage/files"
+	"github.com/cairndb/cairn/internal/topology"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// updateTopology moves a running node from topology cur to t, a later
+// one that the admin's deploy plan installs step by step: it records t,
+// opens the replicas of shards new on this node (created empty: their
+// partitions arrive by moves), and closes and drops the replicas of shards
+// t no longer places here (their partitions moved out first). A change of
+// an existing shard's replicas is refused: membership changes are not
+// built yet. Runs under ctlMu (change).
+func (n *SN) updateTopology(cur, t *topology.Topology) error {
+	me := n.id()
+	for _, s := range t.ShardsOn(me) {
+		if old, ok := cur.Shard(s.ID); ok && !slices.Equal(old.Replicas, s.Replicas) {
+			return status.Errorf(codes.FailedPrecondition, "topology %d changes the replicas of %s (%v -> %v): replica changes are not supported by this version",
+				t.Seq, topology.ShardName(s.ID), old.Replicas, s.Replicas)
+		}
+	}
+	if err := files.WriteJSON(n.cfg.FS, filepath.Join(n.cfg.Root, topology.FileName), t); err != nil {
+		return err
+	}
+	n.topo.Store(t)
+	meta, ok, err := n.engine().StoreMeta()
+	if err != nil || !ok {
+		return fmt.Errorf("topology %d: the engine has no store: %v", t.Seq, err)
+	}
+	for _, s := range t.ShardsOn(me) {
+		if _, had := cur.Shard(s.ID); had || n.replica(uint64(s.ID)) != nil {
+			continue
+		}
+		if err := n.openNewReplica(meta, s); err != nil {
+			return err
+		}
+		n.log.Info("created a replica of a new shard", "shard", s.ID, "seq", t.Seq)
+	}
+	for _, s := range cur.ShardsOn(me) {
+		if hosts(t, s.ID, me) {
+			continue
+		}
+		if err := n.dropReplica(uint64(s.ID)); err != nil {
+			return err
+		}
+		n.log.Info("dropped the replica of a shard this node no longer hosts", "shard", s.ID, "seq", t.Seq)
+	}
+	n.log.Info("topology updated", "seq", t.Seq, "shards_here", len(t.ShardsOn(me)))
+	return nil
+}
+
+// openNewReplica opens a replica of a shard created by this topology: it
+// starts with the shard's first configuration, never as a rejoin.
+func (n *SN) openNewReplica(meta storage.StoreMeta, s topology.Shard) error {
+	if _, has, err := n.engine().ShardState(uint64(s.ID), storage.ShardTruncated); err != nil || has {
+		return fmt.Errorf("shard %d is new in this topology but the engine has its state already (%v)", s.ID, err)
+	}
+	return n.openReplicaAs(meta, s, false)
+}
+
+// dropReplica closes the local replica of shard and deletes its data.
+func (n *SN) dropReplica(shard uint64) error {
+	n.mu.Lock()
+	r := n.replicas[shard]
+	delete(n.replicas, shard)
+	n.mu.Unlock()
+	if r != nil {
+		r.Close()
+	}
+	return n.engine().DropShard(shard, storage.ShardDataSpans(shard))
+}
