@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
+	"strconv"
 	"time"
 
 	"github.com/cairndb/cairn/internal/admin/controlpb"
@@ -28,10 +30,6 @@ import (
 func (c controlRPC) ShardCommand(ctx context.Context, r *controlpb.ShardCommandRequest) (*controlpb.ShardCommandReply, error) {
 	rep, release, err := c.n.leaderReplica(r.GetStore(), r.GetShard())
 	if err != nil {
-		var nl *replica.NotLeaderError
-		if errors.As(err, &nl) {
-			return &controlpb.ShardCommandReply{Leader: nl.Leader}, status.Error(codes.FailedPrecondition, err.Error())
-		}
 		return nil, err
 	}
 	defer release()
@@ -40,7 +38,10 @@ func (c controlRPC) ShardCommand(ctx context.Context, r *controlpb.ShardCommandR
 		return nil, status.Errorf(codes.InvalidArgument, "shard command: not a partition-table command (%v)", err)
 	}
 	res, err := rep.Propose(ctx, &cmd, storage.Sync)
-	if err != nil {
+	var nl *replica.NotLeaderError
+	if errors.As(err, &nl) {
+		return nil, notLeaderStatus(c.n.id(), r.GetShard(), nl.Leader)
+	} else if err != nil {
 		return nil, status.Errorf(codes.Unavailable, "shard %d: %v", r.GetShard(), err)
 	}
 	return commandReply(res.Err), nil
@@ -113,9 +114,27 @@ func (n *SN) leaderReplica(store string, shard uint64) (*replica.Raft, func(), e
 	case !rep.IsLeader():
 		release()
 		lead, _ := rep.Leader()
-		return nil, nil, &replica.NotLeaderError{Leader: lead}
+		return nil, nil, notLeaderStatus(n.id(), shard, lead)
 	}
 	return rep, release, nil
+}
+
+// notLeaderStatus is the answer of a node that does not lead shard: it
+// names the leader it knows as "(leader: snN)", which leaderHint reads.
+func notLeaderStatus(me topology.NodeID, shard, leader uint64) error {
+	return status.Errorf(codes.FailedPrecondition, "%s does not lead %s (leader: sn%d)", topology.NodeName(me), topology.ShardName(topology.ShardID(shard)), leader)
+}
+
+var leaderHintRE = regexp.MustCompile(`\(leader: sn([0-9]+)\)`)
+
+// leaderHint returns the leader a not-leader answer names (0: none).
+func leaderHint(err error) uint64 {
+	m := leaderHintRE.FindStringSubmatch(status.Convert(err).Message())
+	if m == nil {
+		return 0
+	}
+	id, _ := strconv.ParseUint(m[1], 10, 64)
+	return id
 }
 
 // MovePartition runs a move whose source this node leads.
@@ -123,10 +142,6 @@ func (c controlRPC) MovePartition(r *controlpb.MovePartitionRequest, stream cont
 	n := c.n
 	src, release, err := n.leaderReplica(r.GetStore(), r.GetFromShard())
 	if err != nil {
-		var nl *replica.NotLeaderError
-		if errors.As(err, &nl) {
-			return status.Errorf(codes.FailedPrecondition, "%s does not lead %s (leader: sn%d)", topology.NodeName(n.id()), topology.ShardName(topology.ShardID(r.GetFromShard())), nl.Leader)
-		}
 		return err
 	}
 	defer release()
@@ -157,6 +172,7 @@ type remoteShard struct {
 	store  string
 	shard  uint64
 	leader uint64 // the node last known to lead
+	next   int    // the replica to ask when no leader is known
 }
 
 // call runs fn against the shard's leader, following not-leader answers,
@@ -176,7 +192,7 @@ func (s *remoteShard) call(ctx context.Context, fn func(controlpb.ControlClient)
 			if st, ok := status.FromError(err); ok && st.Code() != codes.FailedPrecondition && st.Code() != codes.Unavailable {
 				return err
 			}
-			s.leader = 0
+			s.leader = leaderHint(err) // 0: ask another replica
 		}
 		select {
 		case <-ctx.Done():
@@ -199,7 +215,8 @@ func (s *remoteShard) leaderAddr() (string, error) {
 		return "", fmt.Errorf("shard %d is not in topology %d", s.shard, t.Seq)
 	}
 	if s.leader == 0 {
-		s.leader = uint64(sh.Replicas[int(time.Now().UnixNano())%len(sh.Replicas)])
+		s.next++
+		s.leader = uint64(sh.Replicas[s.next%len(sh.Replicas)])
 		if rep := s.n.replica(s.shard); rep != nil {
 			if lead, _ := rep.Leader(); lead != 0 {
 				s.leader = lead
@@ -222,9 +239,6 @@ func (s *remoteShard) Propose(ctx context.Context, cmd *commandpb.Command) (stor
 	err = s.call(ctx, func(cc controlpb.ControlClient) error {
 		var err error
 		reply, err = cc.ShardCommand(ctx, &controlpb.ShardCommandRequest{Store: s.store, Shard: s.shard, Command: b})
-		if reply != nil && reply.GetLeader() != 0 {
-			s.leader = reply.GetLeader()
-		}
 		return err
 	})
 	if err != nil {

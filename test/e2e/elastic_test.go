@@ -1,0 +1,186 @@
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cairndb/cairn/client"
+	"github.com/cairndb/cairn/internal/topology"
+)
+
+var elasticSeed = flag.Uint64("elastic.seed", 0, "seed for TestGrowUnderLoad (0: from the clock)")
+
+// TestGrowUnderLoad is acceptance 1 of issue 10, short: the white paper's
+// store (3 nodes of capacity 2, RF 3, 100 partitions in 2 shards) takes
+// writes from four clients while three more nodes are deployed and joined
+// to the pool, and topology clone -current, redistribute, preview and
+// plan deploy-topology -wait (an Oracle user's sequence) grow it to 4
+// shards of 25 partitions. No client write fails for good, verify
+// configuration is clean, and every acknowledged write reads back from
+// every node.
+func TestGrowUnderLoad(t *testing.T) {
+	seed := *elasticSeed
+	if seed == 0 {
+		seed = uint64(time.Now().UnixNano())
+	}
+	t.Logf("seed %d (rerun with -elastic.seed=%d)", seed, seed)
+	rng := rand.New(rand.NewPCG(seed, 10))
+	start := time.Now()
+	nodes := deployWhitePaperOn(t, initNodes(t, 3))
+	c := openStore(t, nodes)
+	load := startLoad(c, "grow", seed, 4, 8*(64+rng.IntN(128)), true) // a multiple of 8
+	stopped := false
+	defer func() {
+		if !stopped {
+			load.end()
+		}
+	}()
+	load.waitAcked(t, 300, "before the new nodes")
+	more := initNodes(t, 3)
+	for _, sn := range more {
+		sn.start(t)
+	}
+	var script []string
+	for _, sn := range more {
+		script = append(script, fmt.Sprintf("plan deploy-sn -znname MyZone -host 127.0.0.1 -port %d -wait", sn.port))
+	}
+	script = append(script, "pool join -name MyPool -sn sn4", "pool join -name MyPool -sn sn5", "pool join -name MyPool -sn sn6",
+		"topology clone -current -name Grown",
+		"topology redistribute -name Grown -pool MyPool",
+		"topology preview -name Grown")
+	if code, out, errOut := admin(t, nodes[0], "-script", writeScript(t, script)); code != 0 {
+		t.Fatalf("growing: exit %d\n%s\n%s", code, out, errOut)
+	} else if !strings.Contains(out, "2 new shards (rg3, rg4); 50 partitions move") {
+		t.Fatalf("redistribute/preview did not plan 2 new shards and 50 moves:\n%s", out)
+	}
+	ackedBefore := load.ackSeq.Load()
+	moveStart := time.Now()
+	runPlan(t, nodes[0], 5*time.Minute, "plan", "deploy-topology", "-name", "Grown")
+	took := time.Since(moveStart)
+	during := load.ackSeq.Load() - ackedBefore
+	t.Logf("deployed in %v; %d puts acknowledged meanwhile (%.0f/s)", took.Round(time.Millisecond), during, float64(during)/took.Seconds())
+	all := append(append([]*storageNode{}, nodes...), more...)
+	if got := partitionsPerShard(t, nodes[0]); !reflect.DeepEqual(got, map[string]int{"rg1": 25, "rg2": 25, "rg3": 25, "rg4": 25}) {
+		t.Errorf("partitions per shard after the growth: %v, want 25 on each of rg1..rg4", got)
+	}
+	_, out, _ := admin(t, nodes[0], "show", "topology")
+	t.Logf("show topology:\n%s", out)
+	for _, rg := range []string{"rg1", "rg2", "rg3", "rg4"} {
+		if !strings.Contains(out, rg) {
+			t.Errorf("show topology after the deploy lacks %s:\n%s", rg, out)
+		}
+	}
+	if code, out, _ := admin(t, nodes[0], "verify", "configuration"); code != 0 || !strings.Contains(out, "0 violations") {
+		t.Errorf("verify configuration after the growth: exit %d\n%s", code, out)
+	}
+	load.waitAcked(t, 100, "after the deploy")
+	acked := load.end()
+	stopped = true
+	readAbsolute(t, c, acked)
+	readHosts(t, all, acked)
+	load.mu.Lock()
+	ops := load.ops
+	load.mu.Unlock()
+	errs := load.errors()
+	t.Logf("summary: ops=%d acked=%d lost=0 failed attempts (retried): %s; took %v", ops, len(acked), errs, time.Since(start).Round(time.Millisecond))
+}
+
+// readAbsolute reads every acknowledged record through the client with
+// ABSOLUTE consistency (from its shard's leader, wherever it moved).
+func readAbsolute(t *testing.T, c *client.Client, acked map[string][]byte) {
+	t.Helper()
+	for ks, want := range acked {
+		ctx, cancel := rpcCtx()
+		rec, found, err := c.Get(ctx, client.MustParseKey(ks), client.WithConsistency(client.Absolute))
+		cancel()
+		if err != nil || !found || !bytes.Equal(rec.Value, want) {
+			t.Fatalf("%s (ABSOLUTE): found=%v err=%v; want the acknowledged value", ks, found, err)
+		}
+	}
+}
+
+// readHosts reads every acknowledged record, NONE_REQUIRED, from every
+// node that hosts a replica of its shard in the deployed topology.
+func readHosts(t *testing.T, nodes []*storageNode, acked map[string][]byte) {
+	t.Helper()
+	_, out, _ := admin(t, nodes[0], "-json", "show", "topology")
+	topo := decodeShownTopology(t, out)
+	byAddr := map[string]*storageNode{}
+	for _, sn := range nodes {
+		byAddr[sn.addr()] = sn
+	}
+	for _, n := range topo.Nodes {
+		sn := byAddr[n.Addr]
+		var mine = map[string][]byte{}
+		for ks, v := range acked {
+			sh, _ := topo.Shard(topo.ShardForKey(client.MustParseKey(ks).Major))
+			if slices.Contains(sh.Replicas, n.ID) {
+				mine[ks] = v
+			}
+		}
+		readEverywhere(t, []*storageNode{sn}, mine, time.Minute)
+	}
+}
+
+// decodeShownTopology reads the topology from show topology's JSON.
+func decodeShownTopology(t *testing.T, out string) *topology.Topology {
+	t.Helper()
+	var reply struct {
+		Topology json.RawMessage `json:"topology"`
+	}
+	raw := json.RawMessage(out)
+	if json.Unmarshal([]byte(out), &reply) == nil && len(reply.Topology) > 0 {
+		raw = reply.Topology
+	}
+	topo, err := topology.Decode(raw)
+	if err != nil {
+		t.Fatalf("show topology -json: %v\n%s", err, out)
+	}
+	return topo
+}
+
+// partitionsPerShard counts the deployed topology's partitions by shard.
+func partitionsPerShard(t *testing.T, sn *storageNode) map[string]int {
+	t.Helper()
+	_, out, _ := admin(t, sn, "-json", "show", "topology")
+	topo := decodeShownTopology(t, out)
+	got := map[string]int{}
+	for _, s := range topo.PartitionShard {
+		got[topology.ShardName(s)]++
+	}
+	return got
+}
+
+// runPlan starts a plan with the admin's -json and waits until it ends,
+// failing the test unless it SUCCEEDED (it prints show plan then).
+func runPlan(t *testing.T, sn *storageNode, d time.Duration, args ...string) {
+	t.Helper()
+	code, out, errOut := admin(t, sn, append([]string{"-json"}, args...)...)
+	var started planJSON
+	if code != 0 || json.Unmarshal([]byte(out), &started) != nil || started.PlanID == 0 {
+		t.Fatalf("%v: exit %d\n%s\n%s", args, code, out, errOut)
+	}
+	id := strconv.Itoa(started.PlanID)
+	var state string
+	waitFor(t, d, "plan "+id+" to end", func() bool {
+		_, out, _ := admin(t, sn, "-json", "show", "plan", "-id", id)
+		var p planJSON
+		if json.Unmarshal([]byte(out), &p) == nil {
+			state = p.State
+		}
+		return state == "SUCCEEDED" || state == "ERROR" || state == "INTERRUPTED" || state == "CANCELED"
+	})
+	if state != "SUCCEEDED" {
+		_, text, _ := admin(t, sn, "show", "plan", "-id", id)
+		t.Fatalf("plan %s (%v) ended %s:\n%s", id, args, state, text)
+	}
+}
