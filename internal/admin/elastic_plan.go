@@ -147,10 +147,18 @@ func (s *Service) taskPublish(ctx context.Context, p *Plan, t *Task) error {
 		return err
 	}
 	if t.Args["step"] == "final" {
+		// Nodes that leave stay listed, hosting nothing, so that they get
+		// this topology and drop their replicas of removed shards; plan
+		// remove-sn then takes them out.
 		return s.publish(ctx, func(cur *topology.Topology) error {
-			seq := cur.Seq
-			*cur = *cand
+			seq, old := cur.Seq, cur.Nodes
+			*cur = *cand.Clone()
 			cur.Seq = seq
+			for _, n := range old {
+				if _, ok := cur.Node(n.ID); !ok {
+					cur.Nodes = append(cur.Nodes, n)
+				}
+			}
 			return nil
 		}, p.Args["name"])
 	}

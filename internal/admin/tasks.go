@@ -333,6 +333,14 @@ func (s *Service) taskRemoveSN(ctx context.Context, t *Task) error {
 			return nil
 		}
 		m.SNs = slices.Delete(m.SNs, i, i+1)
+		if d := m.Deployed; d != nil {
+			if _, ok := d.Node(topology.NodeID(id)); ok && len(d.ShardsOn(topology.NodeID(id))) == 0 {
+				next := d.Clone()
+				next.Nodes = slices.DeleteFunc(next.Nodes, func(n topology.Node) bool { return n.ID == topology.NodeID(id) })
+				next.Seq++
+				m.Deployed = next
+			}
+		}
 		for pi := range m.Pools {
 			m.Pools[pi].SNs = slices.DeleteFunc(m.Pools[pi].SNs, func(x uint64) bool { return x == id })
 		}

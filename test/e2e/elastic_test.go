@@ -17,17 +17,25 @@ import (
 	"github.com/cairndb/cairn/internal/topology"
 )
 
-var elasticSeed = flag.Uint64("elastic.seed", 0, "seed for TestGrowUnderLoad (0: from the clock)")
+var (
+	elasticSeed   = flag.Uint64("elastic.seed", 0, "seed for TestElasticUnderLoad (0: from the clock)")
+	elasticShrink = flag.Bool("elastic.shrink", false, "TestElasticUnderLoad also shrinks the store back (make elastic)")
+)
 
-// TestGrowUnderLoad is acceptance 1 of issue 10, short: the white paper's
-// store (3 nodes of capacity 2, RF 3, 100 partitions in 2 shards) takes
-// writes from four clients while three more nodes are deployed and joined
-// to the pool, and topology clone -current, redistribute, preview and
-// plan deploy-topology -wait (an Oracle user's sequence) grow it to 4
-// shards of 25 partitions. No client write fails for good, verify
-// configuration is clean, and every acknowledged write reads back from
-// every node.
-func TestGrowUnderLoad(t *testing.T) {
+// TestElasticUnderLoad is acceptances 1-3 of issue 10, short: the white
+// paper's store (3 nodes of capacity 2, RF 3, 100 partitions in 2 shards)
+// takes writes from four clients throughout, while
+//   - three more nodes are deployed and joined to the pool, and topology
+//     clone -current, redistribute, preview and plan deploy-topology (an
+//     Oracle user's sequence) grow it to 4 shards of 25 partitions;
+//   - topology contract shrinks it back to 2 shards on sn1..sn3, and plan
+//     remove-sn removes the three others;
+//   - topology split-partitions splits the 100 partitions into 200.
+//
+// After each, verify configuration has no violation. No client write fails
+// for good, and every acknowledged write reads back with ABSOLUTE
+// consistency and from every node that hosts its shard.
+func TestElasticUnderLoad(t *testing.T) {
 	seed := *elasticSeed
 	if seed == 0 {
 		seed = uint64(time.Now().UnixNano())
@@ -62,13 +70,16 @@ func TestGrowUnderLoad(t *testing.T) {
 	} else if !strings.Contains(out, "2 new shards (rg3, rg4); 50 partitions move") {
 		t.Fatalf("redistribute/preview did not plan 2 new shards and 50 moves:\n%s", out)
 	}
+	steady := load.rate(t, 3*time.Second)
 	ackedBefore := load.ackSeq.Load()
 	moveStart := time.Now()
 	runPlan(t, nodes[0], 5*time.Minute, "plan", "deploy-topology", "-name", "Grown")
 	took := time.Since(moveStart)
 	during := load.ackSeq.Load() - ackedBefore
-	t.Logf("deployed in %v; %d puts acknowledged meanwhile (%.0f/s)", took.Round(time.Millisecond), during, float64(during)/took.Seconds())
+	t.Logf("grown in %v: %d puts acknowledged meanwhile, %.0f/s, %.2f of the steady %.0f/s", took.Round(time.Millisecond), during,
+		float64(during)/took.Seconds(), float64(during)/took.Seconds()/steady, steady)
 	all := append(append([]*storageNode{}, nodes...), more...)
+	readHosts(t, all, load.snapshot()) // the writes so far, on the six nodes
 	if got := partitionsPerShard(t, nodes[0]); !reflect.DeepEqual(got, map[string]int{"rg1": 25, "rg2": 25, "rg3": 25, "rg4": 25}) {
 		t.Errorf("partitions per shard after the growth: %v, want 25 on each of rg1..rg4", got)
 	}
@@ -82,16 +93,79 @@ func TestGrowUnderLoad(t *testing.T) {
 	if code, out, _ := admin(t, nodes[0], "verify", "configuration"); code != 0 || !strings.Contains(out, "0 violations") {
 		t.Errorf("verify configuration after the growth: exit %d\n%s", code, out)
 	}
-	load.waitAcked(t, 100, "after the deploy")
+	load.waitAcked(t, 100, "after the growth")
+
+	if *elasticShrink {
+		shrinkStore(t, nodes, load)
+	}
+	split(t, nodes, load)
 	acked := load.end()
 	stopped = true
 	readAbsolute(t, c, acked)
-	readHosts(t, all, acked)
+	if *elasticShrink {
+		readHosts(t, nodes, acked)
+	} else {
+		readHosts(t, all, acked)
+	}
 	load.mu.Lock()
 	ops := load.ops
 	load.mu.Unlock()
 	errs := load.errors()
 	t.Logf("summary: ops=%d acked=%d lost=0 failed attempts (retried): %s; took %v", ops, len(acked), errs, time.Since(start).Round(time.Millisecond))
+}
+
+// shrinkStore contracts the grown store back to sn1..sn3 and removes the
+// others, checking the result.
+func shrinkStore(t *testing.T, nodes []*storageNode, load *dfLoad) {
+	t.Helper()
+	shrink := []string{"pool create -name Small", "pool join -name Small -sn sn1", "pool join -name Small -sn sn2", "pool join -name Small -sn sn3",
+		"topology clone -current -name Shrunk", "topology contract -name Shrunk -pool Small", "topology preview -name Shrunk"}
+	if code, out, errOut := admin(t, nodes[0], "-script", writeScript(t, shrink)); code != 0 || !strings.Contains(out, "2 shards removed (rg3, rg4)") {
+		t.Fatalf("contract: exit %d\n%s\n%s", code, out, errOut)
+	}
+	shrinkStart := time.Now()
+	runPlan(t, nodes[0], 5*time.Minute, "plan", "deploy-topology", "-name", "Shrunk")
+	for _, sn := range []string{"sn4", "sn5", "sn6"} {
+		runPlan(t, nodes[0], time.Minute, "plan", "remove-sn", "-sn", sn)
+	}
+	t.Logf("shrunk to 3 nodes in %v", time.Since(shrinkStart).Round(time.Millisecond))
+	if got := partitionsPerShard(t, nodes[0]); !reflect.DeepEqual(got, map[string]int{"rg1": 50, "rg2": 50}) {
+		t.Errorf("partitions per shard after the shrink: %v, want 50 on each of rg1, rg2", got)
+	}
+	if code, out, _ := admin(t, nodes[0], "verify", "configuration"); code != 0 || !strings.Contains(out, "0 violations") {
+		t.Errorf("verify configuration after the shrink: exit %d\n%s", code, out)
+	}
+	load.waitAcked(t, 100, "after the shrink")
+}
+
+// split splits the 100 partitions into 200: no key changes shard.
+func split(t *testing.T, nodes []*storageNode, load *dfLoad) {
+	t.Helper()
+	before := partitionsPerShard(t, nodes[0])
+	split := []string{"topology clone -current -name Split", "topology split-partitions -name Split -factor 2"}
+	if code, out, errOut := admin(t, nodes[0], "-script", writeScript(t, split)); code != 0 {
+		t.Fatalf("split: exit %d\n%s\n%s", code, out, errOut)
+	}
+	runPlan(t, nodes[0], 2*time.Minute, "plan", "deploy-topology", "-name", "Split")
+	want := map[string]int{}
+	for rg, n := range before {
+		want[rg] = 2 * n
+	}
+	if got := partitionsPerShard(t, nodes[0]); !reflect.DeepEqual(got, want) {
+		t.Errorf("partitions per shard after the split: %v, want %v (each shard's count doubled)", got, want)
+	}
+	if code, out, _ := admin(t, nodes[0], "verify", "configuration"); code != 0 || !strings.Contains(out, "0 violations") {
+		t.Errorf("verify configuration after the split: exit %d\n%s", code, out)
+	}
+	load.waitAcked(t, 100, "after the split")
+}
+
+// rate measures the acknowledged puts per second over window.
+func (l *dfLoad) rate(t *testing.T, window time.Duration) float64 {
+	t.Helper()
+	from, at := l.ackSeq.Load(), time.Now()
+	waitFor(t, window+time.Minute, "the measuring window", func() bool { return time.Since(at) >= window })
+	return float64(l.ackSeq.Load()-from) / time.Since(at).Seconds()
 }
 
 // readAbsolute reads every acknowledged record through the client with
