@@ -120,16 +120,16 @@ func (n *SN) leaderReplica(store string, shard uint64) (*replica.Raft, func(), e
 }
 
 // notLeaderStatus is the answer of a node that does not lead shard: it
-// names the leader it knows as "(leader: snN)", which leaderHint reads.
+// names the leader it knows as "(leader: snN)", which controlLeaderHint reads.
 func notLeaderStatus(me topology.NodeID, shard, leader uint64) error {
 	return status.Errorf(codes.FailedPrecondition, "%s does not lead %s (leader: sn%d)", topology.NodeName(me), topology.ShardName(topology.ShardID(shard)), leader)
 }
 
-var leaderHintRE = regexp.MustCompile(`\(leader: sn([0-9]+)\)`)
+var controlLeaderRE = regexp.MustCompile(`\(leader: sn([0-9]+)\)`)
 
 // leaderHint returns the leader a not-leader answer names (0: none).
-func leaderHint(err error) uint64 {
-	m := leaderHintRE.FindStringSubmatch(status.Convert(err).Message())
+func controlLeaderHint(err error) uint64 {
+	m := controlLeaderRE.FindStringSubmatch(status.Convert(err).Message())
 	if m == nil {
 		return 0
 	}
@@ -192,7 +192,7 @@ func (s *remoteShard) call(ctx context.Context, fn func(controlpb.ControlClient)
 			if st, ok := status.FromError(err); ok && st.Code() != codes.FailedPrecondition && st.Code() != codes.Unavailable {
 				return err
 			}
-			s.leader = leaderHint(err) // 0: ask another replica
+			s.leader = controlLeaderHint(err) // 0: ask another replica
 		}
 		select {
 		case <-ctx.Done():
