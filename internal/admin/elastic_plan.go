@@ -297,9 +297,44 @@ func (s *Service) taskMovePartition(ctx context.Context, p *Plan, t *Task) error
 		_ = s.noteTask(ctx, p.ID, i, func(t *Task) {
 			t.Progress = ""
 			t.Result = []string{moveProgressText(last, time.Since(start))}
+			t.Args["bytes"] = strconv.FormatInt(last.GetBytesCopied(), 10)
 		})
 	}
 	return err
+}
+
+// movesLine sums up a plan's partition moves for show plan: how many are
+// done, the bytes they copied, the rate and the time left at that rate.
+func (p *Plan) movesLine() string {
+	total, done := 0, 0
+	var bytes int64
+	for _, t := range p.Tasks {
+		if t.Kind != "move-partition" {
+			continue
+		}
+		total++
+		if t.State == taskSucceeded {
+			done++
+			b, _ := strconv.ParseInt(t.Args["bytes"], 10, 64)
+			bytes += b
+		}
+	}
+	if total == 0 {
+		return ""
+	}
+	line := fmt.Sprintf("%d/%d partitions moved, %.1f MB copied", done, total, float64(bytes)/1e6)
+	if done > 0 && !p.Started.IsZero() {
+		end := p.Ended
+		if end.IsZero() {
+			end = time.Now()
+		}
+		el := end.Sub(p.Started).Seconds()
+		line += fmt.Sprintf(", %.2f partitions/s, %.1f MB/s", float64(done)/el, float64(bytes)/1e6/el)
+		if done < total && p.Ended.IsZero() {
+			line += fmt.Sprintf(", about %v left", (time.Duration(float64(total-done)/float64(done)*el) * time.Second).Round(time.Second))
+		}
+	}
+	return line
 }
 
 func moveProgressText(pr *controlpb.MoveProgress, took time.Duration) string {

@@ -204,6 +204,9 @@ func (p *Plan) detail(waitingFor int) string {
 	if n := p.Data["note"]; n != "" {
 		fmt.Fprintf(&b, "Note:    %s\n", n)
 	}
+	if m := p.movesLine(); m != "" {
+		fmt.Fprintf(&b, "Moves:   %s\n", m)
+	}
 	fmt.Fprintf(&b, "Tasks:\n")
 	for i, t := range p.Tasks {
 		fmt.Fprintf(&b, "  %2d %-9s %s", i+1, t.State, t.Desc)
