@@ -8,10 +8,13 @@ import (
 	"io"
 	"slices"
 	"strconv"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/cairndb/cairn/api/cairnpb"
 	"github.com/cairndb/cairn/internal/admin/controlpb"
+	"github.com/cairndb/cairn/internal/keys"
 	"github.com/cairndb/cairn/internal/storage/commandpb"
 	"github.com/cairndb/cairn/internal/topology"
 	"google.golang.org/grpc/codes"
@@ -28,7 +31,8 @@ import (
 //	init-tables                 every shard gets its partition table (a no-op once it has one)
 //	split-partitions            if the count grows: every shard splits, then the topology
 //	publish-topology shards     new nodes and new (empty) shards, their tables
-//	move-partition p rgA rgB    one per move, run on rgA's leader; then the topology names rgB
+//	move-partitions p:A:B,...   a round of moves, at most one per source shard, run at
+//	                            once on each source's leader; then the topology names the targets
 //	publish-topology final      the candidate itself: removed shards and nodes go
 //
 // Replica changes (rebalance, change-repfactor) are not built yet: such a
@@ -59,10 +63,14 @@ func (s *Service) planElastic(ctx context.Context, m *Meta, c *Candidate, a map[
 		tasks = append(tasks, newTask("publish-topology", "create the new shards "+shardNames(ch.NewShards)+" (empty) and publish the topology",
 			map[string]string{"step": "shards"}))
 	}
-	for _, mv := range ch.Moves {
-		tasks = append(tasks, newTask("move-partition", fmt.Sprintf("move partition %d from %s to %s", mv.Partition, topology.ShardName(mv.From), topology.ShardName(mv.To)),
-			map[string]string{"partition": strconv.FormatUint(uint64(mv.Partition), 10), "from": strconv.FormatUint(uint64(mv.From), 10), "to": strconv.FormatUint(uint64(mv.To), 10),
-				"max_rate": a["max-rate"]}))
+	for _, round := range moveRounds(ch.Moves) {
+		var descs, specs []string
+		for _, mv := range round {
+			descs = append(descs, fmt.Sprintf("%d (%s -> %s)", mv.Partition, topology.ShardName(mv.From), topology.ShardName(mv.To)))
+			specs = append(specs, fmt.Sprintf("%d:%d:%d", mv.Partition, mv.From, mv.To))
+		}
+		tasks = append(tasks, newTask("move-partitions", plural(len(round), "move partition ", "move partitions ")+strings.Join(descs, ", "),
+			map[string]string{"moves": strings.Join(specs, ","), "max_rate": a["max-rate"]}))
 	}
 	tasks = append(tasks, newTask("publish-topology", "record topology "+c.Name+" as deployed", map[string]string{"step": "final"}))
 	return s.createPlan(ctx, "deploy-topology", a, tasks, map[string]string{"candidate": string(cb)})
@@ -251,56 +259,156 @@ func (s *Service) publish(ctx context.Context, fn func(*topology.Topology) error
 	return err
 }
 
-// taskMovePartition runs one move on the source's leader and then
-// publishes the new owner.
-func (s *Service) taskMovePartition(ctx context.Context, p *Plan, t *Task) error {
-	part, _ := strconv.ParseUint(t.Args["partition"], 10, 32)
-	from, to := topology.ShardID(argID(t, "from")), topology.ShardID(argID(t, "to"))
+// moveRounds groups moves into rounds with at most one move per source
+// shard and per target shard, in order, so that a round's moves can run at
+// once without two of them loading one shard.
+func moveRounds(moves []topology.Move) [][]topology.Move {
+	var rounds [][]topology.Move
+	for _, mv := range moves {
+		placed := false
+		for i, r := range rounds {
+			if !slices.ContainsFunc(r, func(x topology.Move) bool { return x.From == mv.From || x.To == mv.To }) {
+				rounds[i] = append(r, mv)
+				placed = true
+				break
+			}
+		}
+		if !placed {
+			rounds = append(rounds, []topology.Move{mv})
+		}
+	}
+	return rounds
+}
+
+// parseMoves reads a move-partitions task's "p:from:to,..." list.
+func parseMoves(spec string) ([]topology.Move, error) {
+	var out []topology.Move
+	for _, f := range strings.Split(spec, ",") {
+		var p uint32
+		var from, to uint64
+		if _, err := fmt.Sscanf(f, "%d:%d:%d", &p, &from, &to); err != nil {
+			return nil, permanent("the task's move %q is unreadable: %v", f, err)
+		}
+		out = append(out, topology.Move{Partition: keys.PartitionID(p), From: topology.ShardID(from), To: topology.ShardID(to)})
+	}
+	return out, nil
+}
+
+// taskMovePartitions runs a round of moves at once, each on its source's
+// leader, then publishes their new owners in one topology.
+func (s *Service) taskMovePartitions(ctx context.Context, p *Plan, t *Task) error {
+	moves, err := parseMoves(t.Args["moves"])
+	if err != nil {
+		return err
+	}
 	rate, _ := strconv.ParseInt(t.Args["max_rate"], 10, 64)
 	m, _, err := s.store.load(ctx)
 	if err != nil {
 		return err
 	}
-	if m.Deployed.PartitionShard[part] == to {
-		return nil // moved and published by an earlier run
-	}
-	addr, err := s.shardLeaderAddr(ctx, m.Deployed, from)
-	if err != nil {
-		return err
-	}
 	i := slices.Index(p.Tasks, t)
 	start := time.Now()
-	stream, err := s.control(addr).MovePartition(ctx, &controlpb.MovePartitionRequest{
-		Store: m.Store, Partition: uint32(part), FromShard: uint64(from), ToShard: uint64(to), BytesPerSec: rate * 1e6})
-	if err != nil {
+	var mu sync.Mutex
+	progress := make([]*controlpb.MoveProgress, len(moves))
+	note := func() {
+		mu.Lock()
+		line := roundProgress(moves, progress, time.Since(start))
+		mu.Unlock()
+		_ = s.noteTask(ctx, p.ID, i, func(t *Task) { t.Progress = line })
+	}
+	errs := make([]error, len(moves))
+	var wg sync.WaitGroup
+	for j, mv := range moves {
+		if m.Deployed.PartitionShard[mv.Partition] == mv.To {
+			progress[j] = &controlpb.MoveProgress{Phase: "done"}
+			continue // moved and published by an earlier run
+		}
+		wg.Go(func() {
+			errs[j] = s.runMove(ctx, m, mv, rate, func(pr *controlpb.MoveProgress) {
+				mu.Lock()
+				progress[j] = pr
+				mu.Unlock()
+			})
+		})
+	}
+	stop := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(progressEvery):
+				note()
+			}
+		}
+	}()
+	wg.Wait()
+	close(stop)
+	if err := errors.Join(errs...); err != nil {
 		return err
 	}
-	var last *controlpb.MoveProgress
-	for {
-		pr, err := stream.Recv()
-		if errors.Is(err, io.EOF) {
-			break
-		} else if err != nil {
-			return err
-		}
-		last = pr
-		_ = s.noteTask(ctx, p.ID, i, func(t *Task) { t.Progress = moveProgressText(pr, time.Since(start)) })
-	}
-	if last == nil || last.GetPhase() != "done" {
-		return fmt.Errorf("the move of partition %d ended without finishing", part)
-	}
 	err = s.publish(ctx, func(t *topology.Topology) error {
-		t.PartitionShard[part] = to
+		for _, mv := range moves {
+			t.PartitionShard[mv.Partition] = mv.To
+		}
 		return nil
 	}, "")
 	if err == nil {
+		var bytes int64
+		for _, pr := range progress {
+			bytes += pr.GetBytesCopied()
+		}
 		_ = s.noteTask(ctx, p.ID, i, func(t *Task) {
 			t.Progress = ""
-			t.Result = []string{moveProgressText(last, time.Since(start))}
-			t.Args["bytes"] = strconv.FormatInt(last.GetBytesCopied(), 10)
+			t.Result = []string{roundProgress(moves, progress, time.Since(start))}
+			t.Args["bytes"] = strconv.FormatInt(bytes, 10)
 		})
 	}
 	return err
+}
+
+// runMove runs one move on its source's leader, reporting its progress.
+func (s *Service) runMove(ctx context.Context, m *Meta, mv topology.Move, rate int64, report func(*controlpb.MoveProgress)) error {
+	addr, err := s.shardLeaderAddr(ctx, m.Deployed, mv.From)
+	if err != nil {
+		return err
+	}
+	stream, err := s.control(addr).MovePartition(ctx, &controlpb.MovePartitionRequest{
+		Store: m.Store, Partition: uint32(mv.Partition), FromShard: uint64(mv.From), ToShard: uint64(mv.To), BytesPerSec: rate * 1e6})
+	if err != nil {
+		return err
+	}
+	for {
+		pr, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			return fmt.Errorf("the move of partition %d ended without finishing", mv.Partition)
+		} else if err != nil {
+			return err
+		}
+		report(pr)
+		if pr.GetPhase() == "done" {
+			return nil
+		}
+	}
+}
+
+// roundProgress says where a round of moves is.
+func roundProgress(moves []topology.Move, progress []*controlpb.MoveProgress, took time.Duration) string {
+	var parts []string
+	var bytes int64
+	for j, mv := range moves {
+		pr := progress[j]
+		bytes += pr.GetBytesCopied()
+		parts = append(parts, fmt.Sprintf("%d %s", mv.Partition, cmpOr(pr.GetPhase(), "starting")))
+	}
+	return fmt.Sprintf("%s; %.1f MB copied in %v", strings.Join(parts, ", "), float64(bytes)/1e6, took.Round(100*time.Millisecond))
+}
+
+func cmpOr(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a
 }
 
 // movesLine sums up a plan's partition moves for show plan: how many are
@@ -309,12 +417,13 @@ func (p *Plan) movesLine() string {
 	total, done := 0, 0
 	var bytes int64
 	for _, t := range p.Tasks {
-		if t.Kind != "move-partition" {
+		if t.Kind != "move-partitions" {
 			continue
 		}
-		total++
+		n := strings.Count(t.Args["moves"], ",") + 1
+		total += n
 		if t.State == taskSucceeded {
-			done++
+			done += n
 			b, _ := strconv.ParseInt(t.Args["bytes"], 10, 64)
 			bytes += b
 		}
@@ -335,13 +444,6 @@ func (p *Plan) movesLine() string {
 		}
 	}
 	return line
-}
-
-func moveProgressText(pr *controlpb.MoveProgress, took time.Duration) string {
-	mb := float64(pr.GetBytesCopied()) / 1e6
-	rate := mb / max(took.Seconds(), 0.001)
-	return fmt.Sprintf("%s: %.1f MB copied (%.1f MB/s), source writes replayed through index %d of %d, %v",
-		pr.GetPhase(), mb, rate, pr.GetReplayed(), pr.GetApplied(), took.Round(100*time.Millisecond))
 }
 
 // shardCommand proposes a move command on shard's leader, following the

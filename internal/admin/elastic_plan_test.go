@@ -18,7 +18,7 @@ func TestMovesLine(t *testing.T) {
 		if i < 2 {
 			st = taskSucceeded
 		}
-		p.Tasks = append(p.Tasks, &Task{Kind: "move-partition", State: st, Args: map[string]string{"bytes": "5000000"}})
+		p.Tasks = append(p.Tasks, &Task{Kind: "move-partitions", State: st, Args: map[string]string{"bytes": "5000000", "moves": "1:1:2"}})
 	}
 	got := p.movesLine()
 	for _, want := range []string{"2/4 partitions moved", "10.0 MB copied", "0.20 partitions/s", "1.0 MB/s", "about 10s left"} {

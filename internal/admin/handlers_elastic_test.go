@@ -122,7 +122,7 @@ func TestElasticCommands(t *testing.T) {
 			"  partition 99: rg2 -> rg4, size unknown"}},
 		{"plan deploy-topology -name Grow -noexecute", codes.OK, []string{"Created plan"}},
 		{"show plan -id 1", codes.OK, []string{"give every shard its partition table", "create the new shards rg3, rg4 (empty)",
-			"move partition 25 from rg1 to rg3", "move partition 99 from rg2 to rg4", "record topology Grow as deployed"}},
+			"move partitions 25 (rg1 -> rg3), 75 (rg2 -> rg4)", "move partitions 49 (rg1 -> rg3), 99 (rg2 -> rg4)", "record topology Grow as deployed"}},
 		{"plan cancel -id 1", codes.OK, nil},
 		{"topology redistribute -name Grow -pool MyPool", codes.FailedPrecondition, []string{
 			`cannot redistribute Grow: nothing to redistribute: the partitions are spread evenly already and no new shard fits: zone "MyZone" has no room for a new shard of 3 replicas on distinct storage nodes (spare capacity: sn1 0, sn2 0, sn3 0, sn4 0, sn5 0, sn6 0)`}},

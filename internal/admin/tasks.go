@@ -51,8 +51,8 @@ func (s *Service) do(ctx context.Context, p *Plan, t *Task) error {
 		return s.taskSplit(ctx, t)
 	case "publish-topology":
 		return s.taskPublish(ctx, p, t)
-	case "move-partition":
-		return s.taskMovePartition(ctx, p, t)
+	case "move-partitions":
+		return s.taskMovePartitions(ctx, p, t)
 	case "set-service":
 		return s.taskSetService(ctx, p, t)
 	case "leave":
