@@ -295,7 +295,7 @@ func parseMoves(spec string) ([]topology.Move, error) {
 }
 
 // taskMovePartitions runs a round of moves at once, each on its source's
-// leader, then publishes their new owners in one topology.
+// leader, and publishes each new owner as soon as its move ends.
 func (s *Service) taskMovePartitions(ctx context.Context, p *Plan, t *Task) error {
 	moves, err := parseMoves(t.Args["moves"])
 	if err != nil {
@@ -308,7 +308,7 @@ func (s *Service) taskMovePartitions(ctx context.Context, p *Plan, t *Task) erro
 	}
 	i := slices.Index(p.Tasks, t)
 	start := time.Now()
-	var mu sync.Mutex
+	var mu, pubMu sync.Mutex
 	progress := make([]*controlpb.MoveProgress, len(moves))
 	note := func() {
 		mu.Lock()
@@ -329,6 +329,14 @@ func (s *Service) taskMovePartitions(ctx context.Context, p *Plan, t *Task) erro
 				progress[j] = pr
 				mu.Unlock()
 			})
+			if errs[j] == nil { // publish at once: until then clients that reach the source are refused
+				pubMu.Lock()
+				errs[j] = s.publish(ctx, func(t *topology.Topology) error {
+					t.PartitionShard[mv.Partition] = mv.To
+					return nil
+				}, "")
+				pubMu.Unlock()
+			}
 		})
 	}
 	stop := make(chan struct{})
@@ -344,15 +352,7 @@ func (s *Service) taskMovePartitions(ctx context.Context, p *Plan, t *Task) erro
 	}()
 	wg.Wait()
 	close(stop)
-	if err := errors.Join(errs...); err != nil {
-		return err
-	}
-	err = s.publish(ctx, func(t *topology.Topology) error {
-		for _, mv := range moves {
-			t.PartitionShard[mv.Partition] = mv.To
-		}
-		return nil
-	}, "")
+	err = errors.Join(errs...)
 	if err == nil {
 		var bytes int64
 		for _, pr := range progress {
