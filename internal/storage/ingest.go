@@ -63,9 +63,8 @@ type Import struct {
 	states []Span            // the data's spans in the shard-state space
 	held   [][2][]byte       // the data's shard-state pairs, written at Install
 	heldN  int
-	pend   []byte // a pair that the last Write cut
+	split  pairSplitter
 	last   []byte // the last key filed (keys must increase)
-	bytes  int64
 	pairs  int64
 	top    uint64 // highest version index of the records seen
 	err    error  // sticky: the import is dead
@@ -186,30 +185,52 @@ func (in *Import) Write(p []byte) (int, error) {
 	if in.done || in.gone {
 		return 0, fmt.Errorf("storage: shard %d snapshot import: write after Finish", in.shard)
 	}
-	n := len(p)
-	start := in.bytes - int64(len(in.pend)) // where p begins in the data
-	if len(in.pend) > 0 {
-		p = append(in.pend, p...)
-		in.pend = nil
+	if err := in.split.write(p, in.add); err != nil {
+		in.err = fmt.Errorf("storage: shard %d snapshot data: %w", in.shard, err)
+		return 0, in.err
+	}
+	return len(p), nil
+}
+
+// pairSplitter cuts snapshot data that arrives in pieces of any size into
+// its pairs.
+type pairSplitter struct {
+	pend []byte // a pair the last piece cut
+	off  int64  // bytes taken so far
+}
+
+// write hands each whole pair of the data so far to fn.
+func (s *pairSplitter) write(p []byte, fn func(k, v []byte) error) error {
+	start := s.off - int64(len(s.pend)) // where p (with pend) begins in the data
+	s.off += int64(len(p))
+	if len(s.pend) > 0 {
+		p = append(s.pend, p...)
+		s.pend = nil
 	}
 	total := len(p)
 	for len(p) > 0 {
 		k, v, rest, ok, err := cutPair(p)
 		if err == nil && ok {
-			err = in.add(k, v)
+			err = fn(k, v)
 		}
 		if err != nil {
-			in.err = fmt.Errorf("storage: shard %d snapshot data at byte %d: %w", in.shard, start+int64(total-len(p)), err)
-			return 0, in.err
+			return fmt.Errorf("at byte %d: %w", start+int64(total-len(p)), err)
 		}
 		if !ok {
 			break
 		}
 		p = rest
 	}
-	in.pend = slices.Clone(p)
-	in.bytes += int64(n)
-	return n, nil
+	s.pend = slices.Clone(p)
+	return nil
+}
+
+// end fails with ErrCorrupt if the data ended inside a pair.
+func (s *pairSplitter) end() error {
+	if len(s.pend) > 0 {
+		return fmt.Errorf("%w: snapshot data ends inside a pair (%d bytes left)", ErrCorrupt, len(s.pend))
+	}
+	return nil
 }
 
 // cutPair reads one pair from the front of p; ok is false if p ends inside
@@ -229,7 +250,7 @@ func cutPair(p []byte) (k, v, rest []byte, ok bool, err error) {
 func cutField(p []byte) (field, rest []byte, ok bool, err error) {
 	n, m := binary.Uvarint(p)
 	switch {
-	case m < 0 || m == 0 && len(p) >= binary.MaxVarintLen64 || n > maxPairLen:
+	case m < 0 || n > maxPairLen:
 		return nil, nil, false, fmt.Errorf("%w: a length of %d bytes in snapshot data", ErrCorrupt, n)
 	case m == 0 || uint64(len(p)-m) < n:
 		return nil, nil, false, nil
@@ -287,8 +308,8 @@ func (in *Import) Finish() error {
 	if in.err != nil {
 		return in.err
 	}
-	if len(in.pend) > 0 {
-		in.err = fmt.Errorf("storage: shard %d: %w: snapshot data ends inside a pair (%d bytes left)", in.shard, ErrCorrupt, len(in.pend))
+	if err := in.split.end(); err != nil {
+		in.err = fmt.Errorf("storage: shard %d: %w", in.shard, err)
 		return in.err
 	}
 	for _, f := range in.files {
@@ -302,7 +323,7 @@ func (in *Import) Finish() error {
 }
 
 // Bytes returns the snapshot data written so far, in bytes.
-func (in *Import) Bytes() int64 { return in.bytes }
+func (in *Import) Bytes() int64 { return in.split.off }
 
 // Pairs returns the number of keys written so far.
 func (in *Import) Pairs() int64 { return in.pairs }
