@@ -19,7 +19,7 @@ import (
 // admitAppend reports whether the engine has room for what m brings: the
 // entries of a MsgApp (each is filed in the log and applied: two copies;
 // entries that only delete or carry Raft's own state may use part of the
-// margin). A snapshot was admitted by the transport (AdmitSnapshot), which
+// margin). A snapshot is admitted by ReceiveSnapshot (AdmitSnapshot), which
 // can tell its sender. A replica whose disk is at or near its margin
 // (Engine.Roomy) also refuses to become leader (MsgTimeoutNow): it would
 // soon refuse the writes.
@@ -81,13 +81,6 @@ func (r *Raft) leaveFullDisk() {
 	}
 	r.log.Warn("this node's disk refuses puts: handing leadership to a follower", "to", best)
 	r.rn.TransferLeader(best)
-}
-
-// AdmitSnapshot refuses an inbound snapshot the engine has no room for
-// (its data is filed once and may be flushed: two copies). The transport
-// sends the refusal back, so the leader backs off (snapshotBackoff).
-func (r *Raft) AdmitSnapshot(m *raftpb.Message) error {
-	return r.e.Admit(2*int64(len(m.GetSnapshot().GetData())), storage.AddsData)
 }
 
 // snapshotBackoff is how long a leader builds no snapshot after one failed
