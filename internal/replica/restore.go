@@ -117,7 +117,7 @@ func RestoreShard(e *storage.Engine, shard uint64, voters []uint64, spans []stor
 		return fmt.Errorf("replica: restore shard %d: %w", shard, err)
 	}
 	defer imp.Close()
-	if _, err := io.Copy(imp, data); err != nil {
+	if _, err := io.CopyBuffer(imp, data, make([]byte, storage.ChunkBytes)); err != nil {
 		return fmt.Errorf("replica: restore shard %d: %w", shard, err)
 	}
 	if err := imp.Finish(); err != nil {

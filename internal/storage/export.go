@@ -118,7 +118,8 @@ func (x *Export) Size() (int64, error) {
 	return n, nil
 }
 
-// WriteTo writes the export's data to w, one chunk at a time.
+// WriteTo writes the export's data to w, one chunk at a time, all through
+// one buffer: w must not keep what it is given.
 func (x *Export) WriteTo(w io.Writer) (int64, error) {
 	r, err := x.NewReader()
 	if err != nil {
@@ -126,8 +127,10 @@ func (x *Export) WriteTo(w io.Writer) (int64, error) {
 	}
 	defer r.Close()
 	var n int64
+	var buf []byte
 	for {
-		c, err := r.Next()
+		c, err := r.nextInto(buf)
+		buf = c
 		if errors.Is(err, io.EOF) {
 			return n, nil
 		} else if err != nil {
@@ -169,8 +172,11 @@ type ExportReader struct {
 // Next returns the next chunk of the data (a fresh buffer the caller may
 // keep) and io.EOF after the last. A chunk holds whole pairs: at most
 // ChunkBytes, or one larger pair.
-func (r *ExportReader) Next() ([]byte, error) {
-	var buf []byte
+func (r *ExportReader) Next() ([]byte, error) { return r.nextInto(nil) }
+
+// nextInto is Next appending to buf (whose capacity it reuses).
+func (r *ExportReader) nextInto(buf []byte) ([]byte, error) {
+	buf = buf[:0]
 	_, err := r.step(func(k, v []byte) int {
 		if buf == nil {
 			buf = make([]byte, 0, max(ChunkBytes, framedLen(k, v)))

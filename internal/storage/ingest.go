@@ -193,19 +193,21 @@ func (in *Import) Write(p []byte) (int, error) {
 }
 
 // pairSplitter cuts snapshot data that arrives in pieces of any size into
-// its pairs.
+// its pairs. It keeps one buffer, of at most a pair and a piece, for the
+// pair a piece cuts.
 type pairSplitter struct {
 	pend []byte // a pair the last piece cut
 	off  int64  // bytes taken so far
 }
 
-// write hands each whole pair of the data so far to fn.
+// write hands each whole pair of the data so far to fn, which must not
+// keep k or v.
 func (s *pairSplitter) write(p []byte, fn func(k, v []byte) error) error {
 	start := s.off - int64(len(s.pend)) // where p (with pend) begins in the data
 	s.off += int64(len(p))
 	if len(s.pend) > 0 {
-		p = append(s.pend, p...)
-		s.pend = nil
+		s.pend = append(s.pend, p...)
+		p = s.pend
 	}
 	total := len(p)
 	for len(p) > 0 {
@@ -221,7 +223,7 @@ func (s *pairSplitter) write(p []byte, fn func(k, v []byte) error) error {
 		}
 		p = rest
 	}
-	s.pend = slices.Clone(p)
+	s.pend = append(s.pend[:0], p...) // may overlap: append copies as memmove
 	return nil
 }
 
