@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"io"
 	"math/rand/v2"
 	"sync"
 	"testing"
@@ -130,6 +131,14 @@ func TestImportInstall(t *testing.T) {
 	shardFill(t, dst, 3, rng, 1, 40, 100)
 	withRaftState(t, dst, 2, "old")
 	withRaftState(t, dst, 3, "three")
+	b := dst.NewShardBatch(2, testOrigin)
+	if err := b.b.Set(shardKey(2, shardTable), []byte("a stale table"), nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Commit(Sync); err != nil {
+		t.Fatal(err)
+	}
+	b.Close()
 	three := imageOf(t, dst, 3)
 
 	in := importInto(t, src, dst, 2, rng)
@@ -343,4 +352,54 @@ func FuzzPairSplitter(f *testing.F) {
 			}
 		}
 	})
+}
+
+// BenchmarkSnapshotStream: a 64 MiB shard (records of 64 KiB) exported in
+// chunks and imported into another engine, installed in one ingestion.
+// b.SetBytes makes the MB/s its snapshot throughput.
+func BenchmarkSnapshotStream(b *testing.B) {
+	src := testEngine(b)
+	rng := rand.New(rand.NewPCG(1, 1))
+	shardFill(b, src, 2, rng, 1, 1024, 64<<10)
+	x, err := src.NewExport(2, ShardDataSpans(2))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer x.Close()
+	size, err := x.Size()
+	if err != nil {
+		b.Fatal(err)
+	}
+	dst := testEngine(b)
+	b.SetBytes(size)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		in, err := dst.NewImport(2, ShardDataSpans(2))
+		if err != nil {
+			b.Fatal(err)
+		}
+		r, err := x.NewReader()
+		if err != nil {
+			b.Fatal(err)
+		}
+		for {
+			c, err := r.Next()
+			if errors.Is(err, io.EOF) {
+				break
+			} else if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := in.Write(c); err != nil {
+				b.Fatal(err)
+			}
+		}
+		r.Close()
+		if err := in.Finish(); err != nil {
+			b.Fatal(err)
+		}
+		if err := in.Install(installState(uint64(i + 1))); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
