@@ -1,7 +1,6 @@
 package storage
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -280,22 +279,4 @@ func passesOf(spans []Span) []pass {
 // spans.
 func expiryInSpans(spans []Span, k []byte) bool {
 	return len(k) > expiryHeaderLen && inSpans(spans, k[expiryHeaderLen:])
-}
-
-// framedLen is the length of a pair in snapshot data.
-func framedLen(k, v []byte) int {
-	return uvarintLen(len(k)) + len(k) + uvarintLen(len(v)) + len(v)
-}
-
-func uvarintLen(n int) int {
-	var b [binary.MaxVarintLen64]byte
-	return binary.PutUvarint(b[:], uint64(n))
-}
-
-// appendPair appends one pair in snapshot data framing.
-func appendPair(buf, k, v []byte) []byte {
-	buf = binary.AppendUvarint(buf, uint64(len(k)))
-	buf = append(buf, k...)
-	buf = binary.AppendUvarint(buf, uint64(len(v)))
-	return append(buf, v...)
 }

@@ -11,8 +11,6 @@ import (
 	"slices"
 
 	"github.com/cairndb/cairn/internal/keys"
-	"github.com/cockroachdb/pebble/v2/objstorage/objstorageprovider"
-	"github.com/cockroachdb/pebble/v2/sstable"
 )
 
 // An Import replaces a shard's data with snapshot data that streams in,
@@ -71,11 +69,6 @@ type Import struct {
 	done   bool   // Finish succeeded
 	gone   bool   // Installed or closed
 }
-
-// maxPairLen bounds one key or value of snapshot data. Cairn's keys are at
-// most 10 KiB and its values 4 MiB; a larger length is corruption, and
-// refusing it keeps a damaged length from making Write buffer without end.
-const maxPairLen = 64 << 20
 
 // maxHeldBytes bounds the shard-state pairs an import holds until Install
 // (the partition table: one key).
@@ -190,74 +183,6 @@ func (in *Import) Write(p []byte) (int, error) {
 		return 0, in.err
 	}
 	return len(p), nil
-}
-
-// pairSplitter cuts snapshot data that arrives in pieces of any size into
-// its pairs. It keeps one buffer, of at most a pair and a piece, for the
-// pair a piece cuts.
-type pairSplitter struct {
-	pend []byte // a pair the last piece cut
-	off  int64  // bytes taken so far
-}
-
-// write hands each whole pair of the data so far to fn, which must not
-// keep k or v.
-func (s *pairSplitter) write(p []byte, fn func(k, v []byte) error) error {
-	start := s.off - int64(len(s.pend)) // where p (with pend) begins in the data
-	s.off += int64(len(p))
-	if len(s.pend) > 0 {
-		s.pend = append(s.pend, p...)
-		p = s.pend
-	}
-	total := len(p)
-	for len(p) > 0 {
-		k, v, rest, ok, err := cutPair(p)
-		if err == nil && ok {
-			err = fn(k, v)
-		}
-		if err != nil {
-			return fmt.Errorf("at byte %d: %w", start+int64(total-len(p)), err)
-		}
-		if !ok {
-			break
-		}
-		p = rest
-	}
-	s.pend = append(s.pend[:0], p...) // may overlap: append copies as memmove
-	return nil
-}
-
-// end fails with ErrCorrupt if the data ended inside a pair.
-func (s *pairSplitter) end() error {
-	if len(s.pend) > 0 {
-		return fmt.Errorf("%w: snapshot data ends inside a pair (%d bytes left)", ErrCorrupt, len(s.pend))
-	}
-	return nil
-}
-
-// cutPair reads one pair from the front of p; ok is false if p ends inside
-// it.
-func cutPair(p []byte) (k, v, rest []byte, ok bool, err error) {
-	k, rest, ok, err = cutField(p)
-	if !ok || err != nil {
-		return nil, nil, nil, false, err
-	}
-	v, rest, ok, err = cutField(rest)
-	if !ok || err != nil {
-		return nil, nil, nil, false, err
-	}
-	return k, v, rest, true, nil
-}
-
-func cutField(p []byte) (field, rest []byte, ok bool, err error) {
-	n, m := binary.Uvarint(p)
-	switch {
-	case m < 0 || n > maxPairLen:
-		return nil, nil, false, fmt.Errorf("%w: a length of %d bytes in snapshot data", ErrCorrupt, n)
-	case m == 0 || uint64(len(p)-m) < n:
-		return nil, nil, false, nil
-	}
-	return p[m : m+int(n)], p[m+int(n):], true, nil
 }
 
 // add files one pair.
@@ -463,61 +388,5 @@ func (e *Engine) removeStaleImports() {
 	e.log.Info("removing the files of snapshot imports that a stop cut short", "dir", dir, "imports", len(names))
 	if err := e.fs.RemoveAll(dir); err != nil {
 		e.log.Warn("removing stale snapshot imports failed", "dir", dir, "err", err)
-	}
-}
-
-// sstFile is one sstable an import writes.
-type sstFile struct {
-	path   string
-	w      *sstable.Writer
-	closed bool
-}
-
-// createSST creates an sstable at path in the format the engine writes.
-func (e *Engine) createSST(path string) (*sstFile, error) {
-	f, err := e.fs.Create(path, "cairn-snapshot-import")
-	if err != nil {
-		return nil, err
-	}
-	db, l := e.acquire()
-	format := db.TableFormat()
-	e.release(l)
-	opts := e.options(false)
-	opts.EnsureDefaults()
-	w := sstable.NewWriter(objstorageprovider.NewFileWritable(f), opts.MakeWriterOptions(0, format))
-	return &sstFile{path: path, w: w}, nil
-}
-
-func (f *sstFile) set(k, v []byte) error {
-	if err := f.w.Set(k, v); err != nil {
-		return fmt.Errorf("%s: %w", f.path, err)
-	}
-	return nil
-}
-
-func (f *sstFile) deleteRange(lo, hi []byte) error {
-	if err := f.w.DeleteRange(lo, hi); err != nil {
-		return fmt.Errorf("%s: %w", f.path, err)
-	}
-	return nil
-}
-
-// close finishes the table, fsyncs and closes the file.
-func (f *sstFile) close() error {
-	if f.closed {
-		return nil
-	}
-	f.closed = true
-	if err := f.w.Close(); err != nil {
-		return fmt.Errorf("%s: %w", f.path, err)
-	}
-	return nil
-}
-
-// abort closes the file of a table that will not be used.
-func (f *sstFile) abort() {
-	if !f.closed {
-		f.closed = true
-		_ = f.w.Close()
 	}
 }
