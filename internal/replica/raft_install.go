@@ -59,7 +59,7 @@ func (r *Raft) ReceiveSnapshot(m *raftpb.Message, data SnapshotStream) error {
 		return fmt.Errorf("replica: shard %d: already receiving a snapshot", r.cfg.Shard)
 	}
 	start := time.Now()
-	imp, err := r.receiveData(data)
+	imp, err := r.receiveData(m, data)
 	if err != nil {
 		r.releaseInbound()
 		return err
@@ -106,11 +106,24 @@ func (r *Raft) checkInbound(m *raftpb.Message) (snapHeader, error) {
 		return h, fmt.Errorf("replica: shard %d: %w: the header names shard %d at index %d, the message index %d",
 			r.cfg.Shard, ErrBadSnapshot, h.shard, h.index, m.GetSnapshot().GetMetadata().GetIndex())
 	}
-	return h, nil
+	return h, r.checkTerm(m)
 }
 
-// receiveData writes the data into a new import and finishes it.
-func (r *Raft) receiveData(data SnapshotStream) (*storage.Import, error) {
+// errStaleSnapshot is returned for a snapshot whose leader was superseded:
+// raft would drop its message, so its data is not worth receiving.
+var errStaleSnapshot = errors.New("replica: a snapshot from a superseded leader")
+
+// checkTerm refuses a snapshot sent in a term older than the replica's.
+func (r *Raft) checkTerm(m *raftpb.Message) error {
+	if t := r.term.Load(); m.GetTerm() < t {
+		return fmt.Errorf("%w: shard %d: sent in term %d, this replica is in term %d", errStaleSnapshot, r.cfg.Shard, m.GetTerm(), t)
+	}
+	return nil
+}
+
+// receiveData writes the data of m into a new import and finishes it. It
+// stops early if a newer leader appears meanwhile.
+func (r *Raft) receiveData(m *raftpb.Message, data SnapshotStream) (*storage.Import, error) {
 	imp, err := r.e.NewImport(r.cfg.Shard, storage.ShardDataSpans(r.cfg.Shard))
 	if err != nil {
 		return nil, err
@@ -119,6 +132,9 @@ func (r *Raft) receiveData(data SnapshotStream) (*storage.Import, error) {
 		p, err := data.Next()
 		if errors.Is(err, io.EOF) {
 			break
+		}
+		if err == nil {
+			err = r.checkTerm(m)
 		}
 		if err == nil {
 			_, err = imp.Write(p)

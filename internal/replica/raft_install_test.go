@@ -179,7 +179,7 @@ func TestReceiveSnapshotRefusals(t *testing.T) {
 	f := g.net.get(lid%3 + 1)
 	md := &raftpb.SnapshotMetadata{Index: proto.Uint64(50), Term: proto.Uint64(9), ConfState: &raftpb.ConfState{Voters: []uint64{1, 2, 3}}}
 	snap := func(h snapHeader) *raftpb.Message {
-		return &raftpb.Message{Type: raftpb.MsgSnap.Enum(), From: proto.Uint64(lid), To: proto.Uint64(f.cfg.Node),
+		return &raftpb.Message{Type: raftpb.MsgSnap.Enum(), From: proto.Uint64(lid), To: proto.Uint64(f.cfg.Node), Term: proto.Uint64(f.term.Load()),
 			Snapshot: &raftpb.Snapshot{Data: h.encode(), Metadata: md}}
 	}
 	bg := context.Background()
@@ -192,6 +192,11 @@ func TestReceiveSnapshotRefusals(t *testing.T) {
 		if err := f.ReceiveSnapshot(m, &stalledStream{ctx: bg}); !errors.Is(err, ErrBadSnapshot) {
 			t.Errorf("%s: %v, want ErrBadSnapshot", name, err)
 		}
+	}
+	stale := snap(snapHeader{1, 50, 6})
+	stale.Term = proto.Uint64(f.term.Load() - 1)
+	if err := f.ReceiveSnapshot(stale, &stalledStream{ctx: bg}); !errors.Is(err, errStaleSnapshot) {
+		t.Errorf("a snapshot of an older term: %v, want errStaleSnapshot", err)
 	}
 	// One receive stalls mid-stream: a second is refused meanwhile.
 	ctx, cancel := context.WithCancel(bg)

@@ -82,11 +82,11 @@ const snapshotIdle = 30 * time.Second
 // applied meanwhile, and reads nothing but the applied index.
 func (r *Raft) buildSnapshot() (*raftpb.Snapshot, error) {
 	idx := r.applied.Load()
-	if c := r.snapCache; c != nil && c.GetMetadata().GetIndex() == idx && r.out.latestIs(r.snapID) {
-		return c, nil
-	}
 	if time.Since(r.snapFailed) < snapshotBackoff {
 		return nil, raft.ErrSnapshotTemporarilyUnavailable // raft asks again later
+	}
+	if c := r.snapCache; c != nil && c.GetMetadata().GetIndex() == idx && r.out.latestIs(r.snapID) {
+		return c, nil
 	}
 	term, err := r.ls.Term(idx)
 	if err != nil {

@@ -83,9 +83,10 @@ func (r *Raft) leaveFullDisk() {
 	r.rn.TransferLeader(best)
 }
 
-// snapshotBackoff is how long a leader builds no snapshot after one failed
-// to reach a peer: the peer is down, or refused it for want of room, and
-// raft would otherwise export the shard again at every heartbeat.
+// snapshotBackoff is how long a leader builds or sends no snapshot after
+// one failed to reach a peer: the peer is down, or refused it (no room, or
+// another one arriving), and raft would otherwise ask again at every
+// heartbeat.
 const snapshotBackoff = 5 * time.Second
 
 // readyRoom is the room a Ready needs: its committed entries are bounded

@@ -158,8 +158,8 @@ func TestSnapshotBoundedMemory(t *testing.T) {
 	if !strings.Contains(nodes[2].stderr.String(), `msg="installing snapshot"`) {
 		t.Fatal("sn3 caught up from the leader's log, without a snapshot: write more than --raft-log-keep values")
 	}
-	sent := logLine(nodes[0].stderr.String()+nodes[1].stderr.String(), `msg="snapshot sent"`)
 	installed := logLine(nodes[2].stderr.String(), `msg="installing snapshot"`)
+	sent := logLine(nodes[0].stderr.String()+nodes[1].stderr.String(), fmt.Sprintf(`peer=3 index=%d `, logInt(installed, "index")))
 	t.Logf("sn3 caught up by snapshot in %v\n  sender: %s\n  sn3: %s", caughtUp.Round(time.Millisecond), sent, installed)
 	if got := logInt(installed, "bytes"); got < size {
 		t.Fatalf("sn3 installed a snapshot of %d bytes, less than the shard's %d", got, size)
@@ -247,7 +247,8 @@ func snapMemLoad(t *testing.T, c *client.Client, seed uint64, size int64) int {
 	return n
 }
 
-// logLine returns the last line of log holding s ("" if none).
+// logLine returns the last line of log holding s ("" if none): a
+// "snapshot sent" line is found by its peer and index.
 func logLine(log, s string) string {
 	var last string
 	for _, l := range strings.Split(log, "\n") {
