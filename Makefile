@@ -35,6 +35,14 @@ proto:
 demo: build
 	./scripts/demo.sh $(BIN)
 
+# A 300 MiB shard is caught up by snapshot, backed up, copied and restored
+# by nodes whose peak RSS must stay under 150 MiB (TestSnapshotBoundedMemory;
+# make test runs it with a 128 MiB shard). About a minute.
+.PHONY: test-snapmem
+test-snapmem: build
+	CAIRN_BIN=$(abspath $(BIN)) CAIRN_SNAPMEM_MB=300 CAIRN_SNAPMEM_RSS_MB=150 \
+		$(GO) test -count=1 -timeout 10m -run '^TestSnapshotBoundedMemory$$' -v ./test/e2e/
+
 # The robustness tests (test/robustness) in a loop with random seeds until
 # the first failure, which prints the seed and the command to reproduce it:
 # make chaos CHAOS_TIME=1h (CHAOS_RUN=TestName for one test; CHAOS_STORAGE_TIME

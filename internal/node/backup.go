@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash"
 	"hash/crc32"
 	"io"
+	"math"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -141,26 +143,30 @@ func (c controlRPC) SnapshotShard(ctx context.Context, r *controlpb.SnapshotShar
 	if err := rep.ReadReady(ctx, replica.Consistency{Kind: replica.Absolute}); err != nil {
 		return nil, status.Errorf(codes.FailedPrecondition, "shard %d: %v", r.GetShard(), err)
 	}
-	data, index, err := replica.ShardSnapshot(rep)
+	x, err := replica.ShardSnapshot(rep)
 	if err != nil {
 		return nil, status.Errorf(codes.Internal, "shard %d: %v", r.GetShard(), err)
 	}
-	meta := shardBackup{Store: t.Store, Shard: r.GetShard(), Index: index, TopologySeq: t.Seq,
-		Bytes: uint64(len(data)), CRC32C: crcHex(crc32.Checksum(data, castagnoli)), Created: time.Now().UTC()}
+	defer x.Close()
+	start := time.Now()
+	meta := shardBackup{Store: t.Store, Shard: r.GetShard(), Index: x.Applied(), TopologySeq: t.Seq, Created: time.Now().UTC()}
 	dir := filepath.Join(n.cfg.Root, snapshotsDir, r.GetName())
-	if err := writeShardFiles(n.cfg.FS, dir, meta, t, func(w io.Writer) error { _, err := w.Write(data); return err }); err != nil {
+	write := func(w io.Writer) error { _, err := x.WriteTo(w); return err }
+	if err := writeShardFiles(n.cfg.FS, dir, &meta, t, write, false); err != nil {
 		return nil, status.Errorf(codes.Internal, "shard %d: %v", r.GetShard(), err)
 	}
-	n.log.Info("shard snapshot written", "shard", r.GetShard(), "index", index, "bytes", len(data), "dir", dir)
-	return &controlpb.SnapshotShardReply{Index: index, Bytes: meta.Bytes, Path: dir, Crc32C: meta.CRC32C}, nil
+	n.log.Info("shard snapshot written", "shard", r.GetShard(), "index", meta.Index, "bytes", meta.Bytes, "dir", dir, "took", time.Since(start))
+	return &controlpb.SnapshotShardReply{Index: meta.Index, Bytes: meta.Bytes, Path: dir, Crc32C: meta.CRC32C}, nil
 }
 
 // writeShardFiles writes a shard's snapshot files into dir: topology.json,
-// then shard-S.data (from data, checked against meta before it goes into
-// place), then shard-S.json. An older shard-S.json is removed just before
-// the new data goes into place, so no .json ever names data it was not
-// written for, and a write that fails leaves an older copy as it was.
-func writeShardFiles(fs files.FS, dir string, meta shardBackup, t *topology.Topology, data func(io.Writer) error) error {
+// then shard-S.data (streamed from data), then shard-S.json. A copy
+// (check) must match meta's length and checksum before it goes into place;
+// the leader's own write fills them in. An older shard-S.json is removed
+// just before the new data goes into place, so no .json ever names data it
+// was not written for, and a write that fails leaves an older copy as it
+// was.
+func writeShardFiles(fs files.FS, dir string, meta *shardBackup, t *topology.Topology, data func(io.Writer) error, check bool) error {
 	if err := fs.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -172,8 +178,15 @@ func writeShardFiles(fs files.FS, dir string, meta shardBackup, t *topology.Topo
 		h := crc32.New(castagnoli)
 		what := "the data received for " + base + ".data"
 		cw := &countWriter{w: io.MultiWriter(w, h), limit: meta.Bytes, what: what}
+		if !check {
+			cw.limit = math.MaxUint64
+		}
 		if err := data(cw); err != nil {
 			return err
+		}
+		if !check {
+			meta.Bytes, meta.CRC32C = cw.n, crcHex(h.Sum32())
+			return nil
 		}
 		return meta.check(what, cw.n, h.Sum32())
 	})
@@ -293,26 +306,54 @@ type foundBackup struct {
 	meta shardBackup
 }
 
+// restoreShard streams the shard's verified data file into the engine. The
+// file is checked again as it is read: a file that changed since it was
+// verified fails the restore before anything is installed.
 func restoreShard(cfg RestoreConfig, e *storage.Engine, t *topology.Topology, s topology.Shard, f foundBackup) error {
 	path := shardFileBase(f.dir, uint64(s.ID)) + ".data"
-	data, err := files.ReadFile(cfg.fs(), path)
+	file, err := cfg.fs().Open(path)
 	if err != nil {
 		return err
 	}
-	if err := f.meta.check(path, uint64(len(data)), crc32.Checksum(data, castagnoli)); err != nil {
-		return fmt.Errorf("restore: shard %d: %w (it changed since it was verified)", s.ID, err)
-	}
+	defer file.Close()
+	data := &checkReader{r: file, h: crc32.New(castagnoli), meta: f.meta, path: path}
 	voters := make([]uint64, len(s.Replicas))
 	for i, r := range s.Replicas {
 		voters[i] = uint64(r)
 	}
 	spans := storage.ShardDataSpans(uint64(s.ID))
 	if err := replica.RestoreShard(e, uint64(s.ID), voters, spans, data, f.meta.Index); err != nil {
+		if errors.Is(err, ErrCorruptSnapshot) {
+			err = fmt.Errorf("%w (it changed since it was verified)", err)
+		}
 		return fmt.Errorf("restore: shard %d: %w", s.ID, err)
 	}
 	fmt.Fprintf(cfg.Out, "restored %s from %s (index %d, %d bytes, crc32c %s)\n",
-		topology.ShardName(s.ID), f.dir, f.meta.Index, len(data), checksumText(f.meta))
+		topology.ShardName(s.ID), f.dir, f.meta.Index, data.n, checksumText(f.meta))
 	return nil
+}
+
+// checkReader reads a snapshot data file, and at its end checks its length
+// and checksum against the shard's .json: a mismatch is the error that
+// ends it instead of io.EOF.
+type checkReader struct {
+	r    io.Reader
+	h    hash.Hash32
+	n    uint64
+	meta shardBackup
+	path string
+}
+
+func (c *checkReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.h.Write(p[:n])
+	c.n += uint64(n)
+	if errors.Is(err, io.EOF) {
+		if cerr := c.meta.check(c.path, c.n, c.h.Sum32()); cerr != nil {
+			return n, cerr
+		}
+	}
+	return n, err
 }
 
 // checksumText is the crc32c of b, or says that it has none.

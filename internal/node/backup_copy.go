@@ -129,7 +129,7 @@ func (c controlRPC) CopySnapshot(ctx context.Context, r *controlpb.CopySnapshotR
 		return nil, err
 	}
 	dir := filepath.Join(n.cfg.Root, snapshotsDir, r.GetName())
-	if err := writeShardFiles(n.cfg.FS, dir, meta, topo, receiveChunks(stream)); err != nil {
+	if err := writeShardFiles(n.cfg.FS, dir, &meta, topo, receiveChunks(stream), true); err != nil {
 		return nil, copyError(r.GetFrom(), err)
 	}
 	n.log.Info("shard snapshot copied", "shard", r.GetShard(), "from", r.GetFrom(), "bytes", meta.Bytes, "crc32c", meta.CRC32C, "dir", dir)

@@ -20,11 +20,14 @@ func crc32Of(b []byte) uint32 { return crc32.Checksum(b, castagnoli) }
 // would, and returns their shard-S.json.
 func writeTestBackup(t *testing.T, dir string, shard uint64, data []byte, seq uint64) shardBackup {
 	t.Helper()
-	meta := shardBackup{Store: "kvstore", Shard: shard, Index: 42, TopologySeq: seq, Bytes: uint64(len(data)), CRC32C: crcHex(crc32Of(data))}
+	meta := shardBackup{Store: "kvstore", Shard: shard, Index: 42, TopologySeq: seq}
 	topo := &topology.Topology{Store: "kvstore", Seq: seq}
-	err := writeShardFiles(files.Default, dir, meta, topo, func(w io.Writer) error { _, err := w.Write(data); return err })
+	err := writeShardFiles(files.Default, dir, &meta, topo, func(w io.Writer) error { _, err := w.Write(data); return err }, false)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if meta.Bytes != uint64(len(data)) || meta.CRC32C != crcHex(crc32Of(data)) {
+		t.Fatalf("the leader's write recorded %d bytes, crc32c %s; want %d, %s", meta.Bytes, meta.CRC32C, len(data), crcHex(crc32Of(data)))
 	}
 	return meta
 }
@@ -138,7 +141,7 @@ func TestWriteShardFilesRefusesBadData(t *testing.T) {
 	dir := t.TempDir()
 	data := []byte("the good data")
 	meta := writeTestBackup(t, dir, 3, data, 1)
-	err := writeShardFiles(files.Default, dir, meta, &topology.Topology{Store: "kvstore", Seq: 1}, func(w io.Writer) error { _, err := w.Write([]byte("the bad data!")); return err })
+	err := writeShardFiles(files.Default, dir, &meta, &topology.Topology{Store: "kvstore", Seq: 1}, func(w io.Writer) error { _, err := w.Write([]byte("the bad data!")); return err }, true)
 	if !errors.Is(err, ErrCorruptSnapshot) || !strings.Contains(err.Error(), "expected "+meta.CRC32C) {
 		t.Fatalf("got %v, want ErrCorruptSnapshot expecting crc32c %s", err, meta.CRC32C)
 	}

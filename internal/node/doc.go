@@ -70,4 +70,11 @@
 // answer "rejoining" (retry on another replica). Describe never waits for
 // ctlMu. The admin replica's callers hold adminHost.mu for reading, so
 // closing it (a heal, DropAdmin, Close) never closes its engine under them.
+//
+// Raft snapshots stream between replicas through the transport
+// (replica.SnapshotData for a send, replica.ReceiveSnapshot for a receive,
+// sn_wiring.go) without serveMu: closing a replica ends its sends, and a
+// receive into a closed replica fails before it installs anything. A shard
+// snapshot file is written from a storage.Export, copied and restored in
+// chunks (backup.go, backup_copy.go), never read whole.
 package node

@@ -347,7 +347,8 @@ func (n *SN) ensureTransport(id topology.NodeID) error {
 				r.ReportSnapshot(uint64(to), ok)
 			}
 		},
-		Logger: n.cfg.Logger, // the transport adds node itself
+		OpenSnapshot: n.openSnapshot,
+		Logger:       n.cfg.Logger, // the transport adds node itself
 	}, handler{n})
 	if err != nil {
 		return err

@@ -21,18 +21,30 @@ func (h handler) HandleRaft(s transport.ShardID, m *raftpb.Message) {
 	}
 }
 
-// HandleSnapshot refuses a snapshot the replica has no room for, so its
-// sender learns it failed (and backs off) instead of sending it again.
-func (h handler) HandleSnapshot(s transport.ShardID, m *raftpb.Message) error {
+// HandleSnapshot hands a snapshot and its data, as it arrives, to the
+// replica, which installs it before this returns, or refuses it (no room,
+// one already arriving), so its sender learns it failed (and backs off)
+// instead of sending it again.
+func (h handler) HandleSnapshot(s transport.ShardID, m *raftpb.Message, data *transport.SnapshotData) error {
 	r := h.n.raftFor(uint64(s))
 	if r == nil {
-		return nil
+		return fmt.Errorf("%s holds no running replica of shard %d", topology.NodeName(h.n.id()), s)
 	}
-	if err := r.AdmitSnapshot(m); err != nil {
-		return err
+	return r.ReceiveSnapshot(m, data)
+}
+
+// openSnapshot is the transport's OpenSnapshot: the data of an outbound
+// MsgSnap, streamed from the export its replica made for it.
+func (n *SN) openSnapshot(s transport.ShardID, _ transport.NodeID, m *raftpb.Message) (transport.SnapshotSource, error) {
+	r := n.raftFor(uint64(s))
+	if r == nil {
+		return nil, fmt.Errorf("%s holds no running replica of shard %d", topology.NodeName(n.id()), s)
 	}
-	r.Step(m)
-	return nil
+	src, err := r.SnapshotData(m)
+	if err != nil {
+		return nil, err
+	}
+	return src, nil
 }
 
 func (h handler) HandleNotice(s transport.ShardID, _ transport.NodeID, c *transportpb.CommitNotice) {

@@ -36,12 +36,32 @@
 // state: apply stays deterministic. Close cancels the computations and
 // waits for them.
 //
+// # Snapshots
+//
+// A Raft snapshot's Data is a 25-byte header naming an export (a Pebble
+// snapshot of the shard at the applied index, storage.Export) that the
+// leader holds open while sends read it; the data streams beside the
+// MsgSnap on the transport's snapshot stream, in chunks of at most 1 MiB,
+// and the follower writes it into sstables as it arrives and installs them
+// in one ingestion, with the applied index and Raft state, before raft
+// learns the snapshot is applied (raft_snapshot.go). No side holds the
+// shard in memory.
+//
 // # Backup and restore
 //
 // ShardSnapshot exports a running Raft replica's data together with the
-// applied index it reflects. RestoreShard is for an offline tool: with no
-// replica of the shard running, it replaces the shard's records with such an
-// export and resets its Raft log and state so the group restarts at that
-// index (see restore.go). Restoring every replica of a shard from the same
-// export leaves them identical.
+// applied index it reflects, to be streamed (storage.Export).
+// RestoreShard is for an offline tool: with no replica of the shard
+// running, it streams such an export into the engine, replacing the
+// shard's data, and resets its Raft log and state so the group restarts
+// at that index (see restore.go). Restoring every replica of a shard from
+// the same export leaves them identical.
+//
+// # Concurrency of snapshots
+//
+// SnapshotData (for the transport's sends) and ReceiveSnapshot (for its
+// receives) are safe from any goroutine; ReceiveSnapshot blocks until the
+// loop has installed or declined the snapshot, and refuses a second one
+// meanwhile. Close closes the replica's exports, so sends still reading
+// them fail; a receive under way fails when it hands its data over.
 package replica

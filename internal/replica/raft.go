@@ -183,7 +183,18 @@ type Raft struct {
 	avoid         map[uint64]time.Time
 	snapFailed    time.Time // a snapshot last failed to reach a peer (loop only)
 	lastTerm      uint64    // the term of the last applied entry
-	snapCache     *raftpb.Snapshot
+	// snapCache is the latest snapshot built, whose data is the export
+	// filed under snapID in out (raft_snapshot.go). Loop only.
+	snapCache *raftpb.Snapshot
+	snapID    uint64
+	out       exports
+	// snapIn hands received snapshots to the loop, which holds the one
+	// raft may restore in inSnap (loop only); inBusy (under inMu) is set
+	// from the start of a receive until the loop is done with it.
+	snapIn chan *inboundSnap
+	inSnap *inboundSnap
+	inMu   sync.Mutex
+	inBusy bool
 }
 
 // noticeSeen is the freshest commit notice a follower has received.
@@ -216,6 +227,7 @@ func OpenRaft(e *storage.Engine, meta storage.StoreMeta, cfg RaftConfig) (*Raft,
 		proposals: make(chan *raftProposal, cfg.MaxGroup),
 		reads:     make(chan *readRequest, 4096),
 		reports:   make(chan func(*raft.RawNode), 1024),
+		snapIn:    make(chan *inboundSnap),
 		closing:   make(chan struct{}),
 		stopped:   make(chan struct{}),
 		advanced:  make(chan struct{}),
@@ -282,6 +294,9 @@ func (r *Raft) Step(m *raftpb.Message) {
 	if !r.admitted.Load() {
 		return // not readmitted yet: the leader still remembers our old log
 	}
+	if m.GetType() == raftpb.MsgSnap {
+		return // its data comes with it only through ReceiveSnapshot
+	}
 	if r.applied.Load() == 0 && (m.GetType() == raftpb.MsgVote || m.GetType() == raftpb.MsgPreVote) {
 		// A readmitted replica forgot the votes it cast before its data was
 		// lost; it votes again only once the leader's snapshot has taught it
@@ -331,14 +346,16 @@ func (r *Raft) Notice(n *transportpb.CommitNotice) {
 	r.signal()
 }
 
-// Close stops the replica and its checksum computations. It does not
-// close the engine.
+// Close stops the replica, its checksum computations and the snapshot
+// sends that read its exports (their next read fails). It does not close
+// the engine.
 func (r *Raft) Close() {
 	r.closeOnce.Do(func() {
 		close(r.closing)
 		r.sumCancel()
 	})
 	r.wg.Wait()
+	r.out.close()
 }
 
 type raftProposal struct {

@@ -42,6 +42,8 @@ func (r *Raft) loop() {
 			r.startReads(q)
 		case fn := <-r.reports:
 			fn(r.rn)
+		case in := <-r.snapIn:
+			r.takeSnapshot(in)
 		}
 		r.drain()
 		if r.rn.HasReady() && r.canWrite() {
@@ -78,13 +80,15 @@ func (r *Raft) drain() {
 	}
 }
 
-func (r *Raft) step(m *raftpb.Message) {
+// step hands m to raft, unless the replica declines it, and reports which.
+func (r *Raft) step(m *raftpb.Message) bool {
 	if r.e.ReadOnly() || r.impossibleAck(m) || r.staleCommit(m) || !r.admitAppend(m) {
-		return // a read-only engine cannot even record a vote
+		return false // a read-only engine cannot even record a vote
 	}
 	if err := r.rn.Step(m); err != nil && !errors.Is(err, raft.ErrStepPeerNotFound) {
 		r.log.Debug("step", "type", m.GetType(), "err", err)
 	}
+	return true
 }
 
 // impossibleAck reports, and logs, an append acknowledgement for an index
@@ -151,6 +155,7 @@ func (r *Raft) tick() {
 		}
 	}
 	r.rn.Tick()
+	r.expireSnapshot()
 	st := r.rn.BasicStatus()
 	if st.RaftState != raft.StateLeader {
 		return
@@ -213,7 +218,8 @@ func (r *Raft) propose(p *raftProposal) {
 // the new entries (or a vote) ask for; only then are messages sent and
 // requests answered. One commit per Ready halves the engine's commits on
 // leaders and followers alike. A Ready with a snapshot installs it first, on
-// its own.
+// its own, with the Ready's hard state (raft_snapshot.go); a received
+// snapshot that the Ready does not carry was declined by raft.
 func (r *Raft) handleReady() error {
 	rd := r.rn.Ready()
 	if rd.SoftState != nil {
@@ -223,10 +229,11 @@ func (r *Raft) handleReady() error {
 	defer func() { rb.b.Close() }() // rb.b changes when a checksum cuts the batch
 	rb.b.SetTable(r.table.Load())
 	if !raft.IsEmptySnap(rd.Snapshot) {
-		if err := r.commitSnapshot(rd.Snapshot); err != nil {
+		if err := r.commitSnapshot(rd.Snapshot, rd.HardState); err != nil {
 			return err
 		}
 	}
+	r.finishInbound(nil) // stepped before this Ready, and not in it: declined
 	var wrote bool
 	var err error
 	rb.mode, wrote, err = r.persistInto(rb.b, rd)
@@ -318,30 +325,6 @@ func (r *Raft) persistInto(b *storage.Batch, rd raft.Ready) (mode storage.SyncMo
 	return mode, wrote, nil
 }
 
-// commitSnapshot installs a snapshot in a batch of its own, fsynced.
-func (r *Raft) commitSnapshot(s *raftpb.Snapshot) error {
-	b := r.e.NewShardBatch(r.cfg.Shard, r.cfg.Origin)
-	defer b.Close()
-	if err := r.installSnapshot(b, s); err != nil {
-		return err
-	}
-	if err := b.Commit(storage.Sync); err != nil {
-		return err
-	}
-	t, err := r.e.LoadTable(r.cfg.Shard)
-	if err != nil {
-		return err
-	}
-	r.table.Store(t)
-	md := s.GetMetadata()
-	r.voters.Store(&r.ls.conf.Voters)
-	r.learners.Store(&r.ls.conf.Learners)
-	r.lastTerm = md.GetTerm()
-	r.applied.Store(md.GetIndex())
-	r.signal()
-	return nil
-}
-
 // entryMode returns how an entry asks to be persisted here, and notes the
 // index of this node's own proposals.
 func (r *Raft) entryMode(e *raftpb.Entry, leader bool) storage.SyncMode {
@@ -361,16 +344,6 @@ func (r *Raft) entryMode(e *raftpb.Entry, leader bool) storage.SyncMode {
 		return h.master
 	}
 	return h.replica
-}
-
-func (r *Raft) installSnapshot(b *storage.Batch, s *raftpb.Snapshot) error {
-	md := s.GetMetadata()
-	r.log.Info("installing snapshot", "index", md.GetIndex(), "bytes", len(s.GetData()))
-	if err := b.ImportSpans(storage.ShardDataSpans(r.cfg.Shard), s.GetData()); err != nil {
-		return err
-	}
-	b.SetApplied(md.GetIndex())
-	return r.ls.installSnapshot(b, md)
 }
 
 // ackLocal answers AckNone writes whose result does not depend on reading
@@ -524,32 +497,8 @@ func (r *Raft) maybeTruncate(applied uint64) error {
 	return b.Commit(storage.NoSync)
 }
 
-// buildSnapshot is raft.Storage.Snapshot: the shard's data as of the applied
-// index. It runs on the loop goroutine, so nothing is applied meanwhile.
-func (r *Raft) buildSnapshot() (*raftpb.Snapshot, error) {
-	idx := r.applied.Load()
-	if c := r.snapCache; c != nil && c.GetMetadata().GetIndex() == idx {
-		return c, nil
-	}
-	if time.Since(r.snapFailed) < snapshotBackoff {
-		return nil, raft.ErrSnapshotTemporarilyUnavailable // raft asks again later
-	}
-	term, err := r.ls.Term(idx)
-	if err != nil {
-		return nil, err
-	}
-	data, err := r.e.ExportSpans(storage.ShardDataSpans(r.cfg.Shard))
-	if err != nil {
-		return nil, err
-	}
-	r.log.Info("built snapshot", "index", idx, "bytes", len(data))
-	r.snapCache = &raftpb.Snapshot{Data: data, Metadata: &raftpb.SnapshotMetadata{
-		Index: proto.Uint64(idx), Term: proto.Uint64(term), ConfState: proto.Clone(r.ls.conf).(*raftpb.ConfState),
-	}}
-	return r.snapCache, nil
-}
-
 func (r *Raft) shutdown() {
+	r.finishInbound(ErrClosed)
 	for id, p := range r.pending {
 		delete(r.pending, id)
 		p.done <- outcome{err: ErrUnknownOutcome}

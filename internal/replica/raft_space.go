@@ -19,7 +19,7 @@ import (
 // admitAppend reports whether the engine has room for what m brings: the
 // entries of a MsgApp (each is filed in the log and applied: two copies;
 // entries that only delete or carry Raft's own state may use part of the
-// margin). A snapshot was admitted by the transport (AdmitSnapshot), which
+// margin). A snapshot is admitted by ReceiveSnapshot (AdmitSnapshot), which
 // can tell its sender. A replica whose disk is at or near its margin
 // (Engine.Roomy) also refuses to become leader (MsgTimeoutNow): it would
 // soon refuse the writes.
@@ -83,16 +83,10 @@ func (r *Raft) leaveFullDisk() {
 	r.rn.TransferLeader(best)
 }
 
-// AdmitSnapshot refuses an inbound snapshot the engine has no room for
-// (its data is filed once and may be flushed: two copies). The transport
-// sends the refusal back, so the leader backs off (snapshotBackoff).
-func (r *Raft) AdmitSnapshot(m *raftpb.Message) error {
-	return r.e.Admit(2*int64(len(m.GetSnapshot().GetData())), storage.AddsData)
-}
-
-// snapshotBackoff is how long a leader builds no snapshot after one failed
-// to reach a peer: the peer is down, or refused it for want of room, and
-// raft would otherwise export the shard again at every heartbeat.
+// snapshotBackoff is how long a leader builds or sends no snapshot after
+// one failed to reach a peer: the peer is down, or refused it (no room, or
+// another one arriving), and raft would otherwise ask again at every
+// heartbeat.
 const snapshotBackoff = 5 * time.Second
 
 // readyRoom is the room a Ready needs: its committed entries are bounded

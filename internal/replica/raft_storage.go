@@ -90,31 +90,45 @@ func (s *logStore) bootstrap(voters []uint64) error {
 // voters as its configuration. It deletes nothing: the shard's log must hold
 // no entries, or b must delete them.
 func (s *logStore) reset(b *storage.Batch, index, term uint64, voters []uint64) error {
-	s.truncIndex, s.truncTerm, s.lastIndex = index, term, index
-	s.hard = &raftpb.HardState{Term: proto.Uint64(term), Commit: proto.Uint64(index), Vote: proto.Uint64(0)}
-	s.conf = &raftpb.ConfState{Voters: slices.Clone(voters)}
-	clear(s.terms)
-	clear(s.recent)
-	if err := s.writeTruncated(b); err != nil {
-		return err
-	}
-	if err := s.writeState(b); err != nil {
-		return err
-	}
-	cb, err := proto.Marshal(s.conf)
+	states, err := s.resetStates(index, term, voters)
 	if err != nil {
 		return err
 	}
-	if err := b.PutShardState(s.shard, storage.ShardConfState, cb); err != nil {
-		return err
+	for kind, v := range states {
+		if err := b.PutShardState(s.shard, kind, v); err != nil {
+			return err
+		}
 	}
 	b.SetApplied(index)
 	return nil
 }
 
+// resetStates sets the log's memory to a group whose log is empty and
+// truncated at index (with term), everything up to index committed, and
+// voters as its configuration, and returns those states encoded, by kind.
+func (s *logStore) resetStates(index, term uint64, voters []uint64) (map[byte][]byte, error) {
+	s.truncIndex, s.truncTerm, s.lastIndex = index, term, index
+	s.hard = &raftpb.HardState{Term: proto.Uint64(term), Commit: proto.Uint64(index), Vote: proto.Uint64(0)}
+	s.conf = &raftpb.ConfState{Voters: slices.Clone(voters)}
+	clear(s.terms)
+	clear(s.recent)
+	hb, err := proto.Marshal(s.hard)
+	if err != nil {
+		return nil, err
+	}
+	cb, err := proto.Marshal(s.conf)
+	if err != nil {
+		return nil, err
+	}
+	return map[byte][]byte{
+		storage.ShardTruncated: truncatedState(index, term),
+		storage.ShardHardState: hb,
+		storage.ShardConfState: cb,
+	}, nil
+}
+
 func (s *logStore) writeTruncated(b *storage.Batch) error {
-	v := binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(nil, s.truncIndex), s.truncTerm)
-	return b.PutShardState(s.shard, storage.ShardTruncated, v)
+	return b.PutShardState(s.shard, storage.ShardTruncated, truncatedState(s.truncIndex, s.truncTerm))
 }
 
 func (s *logStore) writeState(b *storage.Batch) error {
@@ -280,18 +294,37 @@ func (s *logStore) truncate(b *storage.Batch, index uint64) error {
 	return s.writeTruncated(b)
 }
 
-// installSnapshot resets the log to a snapshot's index and term.
-func (s *logStore) installSnapshot(b *storage.Batch, m *raftpb.SnapshotMetadata) error {
-	if err := b.DeleteLogRange(s.shard, 0, max(s.lastIndex, m.GetIndex())+1); err != nil {
-		return err
+// snapshotStates returns the states a snapshot installs with its data
+// (storage.Import.Install, which also deletes the whole log): the
+// truncated state at the snapshot's index and term, its configuration and
+// the hard state hs, and the configuration itself.
+func (s *logStore) snapshotStates(m *raftpb.SnapshotMetadata, hs *raftpb.HardState) (map[byte][]byte, *raftpb.ConfState, error) {
+	conf := proto.Clone(raftpb.EnsureConfState(m.GetConfState())).(*raftpb.ConfState)
+	cb, err := proto.Marshal(conf)
+	if err != nil {
+		return nil, nil, err
 	}
+	hb, err := proto.Marshal(hs)
+	if err != nil {
+		return nil, nil, err
+	}
+	return map[byte][]byte{
+		storage.ShardTruncated: truncatedState(m.GetIndex(), m.GetTerm()),
+		storage.ShardConfState: cb,
+		storage.ShardHardState: hb,
+	}, conf, nil
+}
+
+// restored resets the log's memory to an installed snapshot's.
+func (s *logStore) restored(m *raftpb.SnapshotMetadata, conf *raftpb.ConfState, hs *raftpb.HardState) {
 	s.truncIndex, s.truncTerm, s.lastIndex = m.GetIndex(), m.GetTerm(), m.GetIndex()
 	clear(s.terms)
 	clear(s.recent)
-	s.conf = proto.Clone(raftpb.EnsureConfState(m.GetConfState())).(*raftpb.ConfState)
-	cb, _ := proto.Marshal(s.conf)
-	if err := b.PutShardState(s.shard, storage.ShardConfState, cb); err != nil {
-		return err
-	}
-	return s.writeTruncated(b)
+	s.conf = conf
+	s.hard = hs
+}
+
+// truncatedState encodes the truncated state: index(8 BE) term(8 BE).
+func truncatedState(index, term uint64) []byte {
+	return binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(nil, index), term)
 }

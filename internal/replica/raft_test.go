@@ -13,6 +13,7 @@ import (
 	"github.com/cairndb/cairn/internal/keys"
 	"github.com/cairndb/cairn/internal/storage"
 	"github.com/cairndb/cairn/internal/transport/transportpb"
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"go.etcd.io/raft/v3/raftpb"
 	"google.golang.org/protobuf/proto"
 )
@@ -26,6 +27,7 @@ type memNet struct {
 	cut   map[uint64]bool
 	// votes counts the (pre-)vote requests each node sent.
 	votes map[uint64]int
+	snaps sync.WaitGroup // snapshot sends under way
 }
 
 // countVotes records the vote requests among msgs, sent by from.
@@ -66,11 +68,54 @@ func (s memSender) Send(_ uint64, msgs []*raftpb.Message) {
 	}
 	s.net.countVotes(s.from, msgs)
 	for _, m := range msgs {
-		if to := s.net.get(m.GetTo()); to != nil {
+		to := s.net.get(m.GetTo())
+		switch {
+		case to == nil:
+		case m.GetType() == raftpb.MsgSnap:
+			s.net.snaps.Add(1)
+			go s.sendSnapshot(to, proto.Clone(m).(*raftpb.Message))
+		default:
 			to.Step(proto.Clone(m).(*raftpb.Message))
 		}
 	}
 }
+
+// sendSnapshot does what the transport does with a MsgSnap, on a goroutine
+// of its own: streams its data from the sender's export into the
+// receiver's ReceiveSnapshot, then reports the outcome to the sender.
+func (s memSender) sendSnapshot(to *Raft, m *raftpb.Message) {
+	defer s.net.snaps.Done()
+	from := s.net.get(s.from)
+	if from == nil {
+		return
+	}
+	err := func() error {
+		src, err := from.SnapshotData(m)
+		if err != nil {
+			return err
+		}
+		defer src.Close()
+		size, err := src.Size()
+		if err != nil {
+			return err
+		}
+		return to.ReceiveSnapshot(m, &memStream{src: src, size: size})
+	}()
+	if err != nil {
+		from.log.Info("test snapshot send failed", "to", m.GetTo(), "err", err)
+	}
+	from.ReportSnapshot(m.GetTo(), err == nil)
+}
+
+// memStream is a SnapshotStream straight from a SnapshotSource.
+type memStream struct {
+	src  *SnapshotSource
+	size int64
+}
+
+func (m *memStream) Size() int64              { return m.size }
+func (m *memStream) Next() ([]byte, error)    { return m.src.Next() }
+func (m *memStream) Context() context.Context { return context.Background() }
 
 func (s memSender) SendNotice(_ uint64, to uint64, n *transportpb.CommitNotice) {
 	if s.net.get(s.from) == nil {
@@ -92,6 +137,8 @@ type testGroup struct {
 	// node's free-space margin (0: none).
 	preferred uint64
 	minFree   map[uint64]int64
+	// fs, if set for a node, holds its engine (default: the disk).
+	fs map[uint64]vfs.FS
 }
 
 func newGroup(t *testing.T, logKeep uint64) *testGroup { return newGroupTB(t, logKeep) }
@@ -111,16 +158,25 @@ func newGroupTB(t testing.TB, logKeep uint64) *testGroup {
 }
 
 func newGroupTick(t testing.TB, logKeep uint64, tick time.Duration) *testGroup {
+	return newGroupOn(t, logKeep, tick, nil)
+}
+
+// newGroupOn starts a group whose nodes in fs keep their engines there.
+func newGroupOn(t testing.TB, logKeep uint64, tick time.Duration, fs map[uint64]vfs.FS) *testGroup {
 	g := &testGroup{t: t, net: &memNet{nodes: map[uint64]*Raft{}, cut: map[uint64]bool{}, votes: map[uint64]int{}},
-		dirs: map[uint64]string{}, engines: map[uint64]*storage.Engine{}, logKeep: logKeep, tick: tick}
+		dirs: map[uint64]string{}, engines: map[uint64]*storage.Engine{}, logKeep: logKeep, tick: tick, fs: fs}
 	for id := uint64(1); id <= 3; id++ {
 		g.dirs[id] = t.TempDir()
+		if fs[id] != nil {
+			g.dirs[id] = fmt.Sprintf("/n%d", id)
+		}
 		g.start(id)
 	}
 	t.Cleanup(func() {
 		for id := range g.engines {
 			g.stop(id)
 		}
+		g.net.snaps.Wait() // they fail fast once their replicas are closed
 	})
 	return g
 }
@@ -130,6 +186,9 @@ func (g *testGroup) start(id uint64) { g.startWith(id, false) }
 func (g *testGroup) startWith(id uint64, rejoin bool) {
 	sc := storage.DefaultConfig(g.dirs[id])
 	sc.CacheBytes, sc.MinFreeBytes = 8<<20, g.minFree[id]
+	if fs := g.fs[id]; fs != nil {
+		sc.FS = fs
+	}
 	e, err := storage.Open(sc)
 	if err != nil {
 		g.t.Fatal(err)

@@ -3,8 +3,10 @@ package replica
 import (
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/cairndb/cairn/internal/storage"
+	"go.etcd.io/raft/v3/raftpb"
 )
 
 // A store-wide backup holds, per shard, the shard's data as of a known
@@ -68,64 +70,66 @@ func priorIndex(e *storage.Engine, shard uint64) (uint64, error) {
 // their logs match at I, and the first election moves to a later term.
 const restoreTerm = 1
 
-// ShardSnapshot returns the shard's data, in the format of
-// storage.Engine.ExportSpans, and the applied index it is exactly the state
-// of, read from one consistent view of the engine while the replica keeps
-// running. For a backup that holds every acknowledged write, call it on the
-// leader after ReadReady with Absolute consistency has returned nil. It
-// returns ErrRejoining on a replica that holds no data yet.
-func ShardSnapshot(r *Raft) (data []byte, index uint64, err error) {
-	data, index, err = r.e.ExportShard(r.cfg.Shard, storage.ShardDataSpans(r.cfg.Shard))
+// ShardSnapshot returns an export of the shard's data and the applied
+// index it is exactly the state of (storage.Export: one consistent view of
+// the engine, streamed in chunks), while the replica keeps running. Close
+// it when done. For a backup that holds every acknowledged write, call it
+// on the leader after ReadReady with Absolute consistency has returned
+// nil. It returns ErrRejoining on a replica that holds no data yet.
+func ShardSnapshot(r *Raft) (*storage.Export, error) {
+	x, err := r.e.NewExport(r.cfg.Shard, storage.ShardDataSpans(r.cfg.Shard))
 	if err != nil {
-		return nil, 0, fmt.Errorf("replica: shard %d snapshot: %w", r.cfg.Shard, err)
+		return nil, fmt.Errorf("replica: shard %d snapshot: %w", r.cfg.Shard, err)
 	}
-	if index == 0 {
-		return nil, 0, fmt.Errorf("replica: shard %d snapshot: %w", r.cfg.Shard, ErrRejoining)
+	if x.Applied() == 0 {
+		x.Close()
+		return nil, fmt.Errorf("replica: shard %d snapshot: %w", r.cfg.Shard, ErrRejoining)
 	}
-	return data, index, nil
+	return x, nil
 }
 
 // RestoreShard replaces, on an engine where no replica of the shard is
-// running, the shard's records with data (as ShardSnapshot or ExportSpans
-// made it) and its Raft log and state with those of a group that restarts
-// at index with the given voters (see the table above). Every record and
-// expiry-index entry in spans is deleted first, so records written after the
-// snapshot are gone.
+// running, the shard's data with the snapshot data read from data (as a
+// ShardSnapshot export wrote it) and its Raft log and state with those of
+// a group that restarts at index with the given voters (see the table
+// above). Everything in spans is deleted first, so records written after
+// the snapshot are gone. The data streams into a storage.Import, so no
+// more than a chunk of it is ever in memory.
 //
 // The group restarts above the highest of index, bootstrapIndex and the
 // highest version index in data, and above everything this node's replica
 // had reached before (restartIndex).
 //
-// Everything happens in one batch committed with an fsync, so after a crash
-// the engine holds either the old state or the restored one, never a mix; on
-// error it is unchanged. The error wraps storage.ErrCorrupt when data cannot
-// be decoded or holds keys outside spans.
-func RestoreShard(e *storage.Engine, shard uint64, voters []uint64, spans []storage.Span, data []byte, index uint64) error {
+// The data, applied index, log and states change in one ingestion, so
+// after a crash the engine holds either the old state or the restored one,
+// never a mix; on error it is unchanged. The error wraps storage.ErrCorrupt
+// when data cannot be decoded or holds keys outside spans.
+func RestoreShard(e *storage.Engine, shard uint64, voters []uint64, spans []storage.Span, data io.Reader, index uint64) error {
 	if err := checkVoters(voters); err != nil {
-		return fmt.Errorf("replica: restore shard %d: %w", shard, err)
-	}
-	top, err := storage.SnapshotMaxIndex(data)
-	if err != nil {
 		return fmt.Errorf("replica: restore shard %d: %w", shard, err)
 	}
 	prior, err := priorIndex(e, shard)
 	if err != nil {
 		return fmt.Errorf("replica: restore shard %d: %w", shard, err)
 	}
-	index = restartIndex(max(index, bootstrapIndex, top), prior)
-	b := e.NewShardBatch(shard, 0)
-	defer b.Close()
-	if err := b.DeleteShardRaftState(shard); err != nil {
+	imp, err := e.NewImport(shard, spans)
+	if err != nil {
 		return fmt.Errorf("replica: restore shard %d: %w", shard, err)
 	}
-	if err := b.ImportSpans(spans, data); err != nil {
+	defer imp.Close()
+	if _, err := io.CopyBuffer(imp, data, make([]byte, storage.ChunkBytes)); err != nil {
 		return fmt.Errorf("replica: restore shard %d: %w", shard, err)
 	}
-	s := &logStore{e: e, shard: shard} // only to write its state
-	if err := s.reset(b, index, restoreTerm, voters); err != nil {
+	if err := imp.Finish(); err != nil {
 		return fmt.Errorf("replica: restore shard %d: %w", shard, err)
 	}
-	if err := b.Commit(storage.Sync); err != nil {
+	index = restartIndex(max(index, bootstrapIndex, imp.MaxIndex()), prior)
+	s := &logStore{e: e, shard: shard, terms: map[uint64]uint64{}, recent: map[uint64]*raftpb.Entry{}} // only to encode its state
+	states, err := s.resetStates(index, restoreTerm, voters)
+	if err != nil {
+		return fmt.Errorf("replica: restore shard %d: %w", shard, err)
+	}
+	if err := imp.Install(storage.InstallState{Applied: index, States: states, Reset: true}); err != nil {
 		return fmt.Errorf("replica: restore shard %d: %w", shard, err)
 	}
 	return nil

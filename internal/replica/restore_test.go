@@ -17,6 +17,20 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
+// snapshotBytes reads a ShardSnapshot of r whole.
+func snapshotBytes(r *Raft) ([]byte, uint64, error) {
+	x, err := ShardSnapshot(r)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer x.Close()
+	var buf bytes.Buffer
+	if _, err := x.WriteTo(&buf); err != nil {
+		return nil, 0, err
+	}
+	return buf.Bytes(), x.Applied(), nil
+}
+
 // groupSpans are the record spans testGroup's replicas serve.
 func groupSpans() []storage.Span {
 	return storage.ShardSpans(1)
@@ -85,7 +99,7 @@ func TestRaftRestoreFromShardSnapshot(t *testing.T) {
 	if err := l.ReadReady(ctx, Consistency{Kind: Absolute, Timeout: 5 * time.Second}); err != nil {
 		t.Fatal(err)
 	}
-	data, idx, err := ShardSnapshot(l)
+	data, idx, err := snapshotBytes(l)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +123,7 @@ func TestRaftRestoreFromShardSnapshot(t *testing.T) {
 	}
 	for id := uint64(1); id <= 3; id++ {
 		e := openEngine(t, g.dirs[id])
-		if err := RestoreShard(e, 1, []uint64{1, 2, 3}, groupSpans(), data, idx); err != nil {
+		if err := RestoreShard(e, 1, []uint64{1, 2, 3}, groupSpans(), bytes.NewReader(data), idx); err != nil {
 			t.Fatalf("restore on node %d: %v", id, err)
 		}
 		if a, err := e.ShardApplied(1); err != nil || a != idx+restoreGap {
@@ -258,7 +272,7 @@ func TestRestoreShardResetsRaftState(t *testing.T) {
 		t.Fatal("shard 2 holds no records")
 	}
 
-	if err := RestoreShard(e, 1, []uint64{1, 2, 3}, spans, data, idx); err != nil {
+	if err := RestoreShard(e, 1, []uint64{1, 2, 3}, spans, bytes.NewReader(data), idx); err != nil {
 		t.Fatal(err)
 	}
 	snap := idx
@@ -344,7 +358,7 @@ func TestRestoreShardIndexFloor(t *testing.T) {
 	spans := groupSpans()
 	e := openEngine(t, t.TempDir())
 	defer e.Close()
-	if err := RestoreShard(e, 1, []uint64{1}, spans, nil, 0); err != nil {
+	if err := RestoreShard(e, 1, []uint64{1}, spans, bytes.NewReader(nil), 0); err != nil {
 		t.Fatal(err)
 	}
 	if a, _ := e.ShardApplied(1); a != bootstrapIndex+restoreGap {
@@ -352,7 +366,7 @@ func TestRestoreShardIndexFloor(t *testing.T) {
 	}
 	fillShard(t, e, 1, 1, 40)
 	data, _ := e.ExportSpans(spans)
-	if err := RestoreShard(e, 1, []uint64{1}, spans, data, 10); err != nil {
+	if err := RestoreShard(e, 1, []uint64{1}, spans, bytes.NewReader(data), 10); err != nil {
 		t.Fatal(err)
 	}
 	ls, err := openLogStore(e, 1, nil, false)
@@ -407,7 +421,7 @@ func TestRestoreShardRejectsBadInput(t *testing.T) {
 		"truncated data":   {[]uint64{1}, spans, data[:len(data)-3]},
 		"key out of spans": {[]uint64{1}, spansOf[2], data},
 	} {
-		if err := RestoreShard(e, 1, tc.voters, tc.spans, tc.data, 40); err == nil {
+		if err := RestoreShard(e, 1, tc.voters, tc.spans, bytes.NewReader(tc.data), 40); err == nil {
 			t.Errorf("%s: restore succeeded", name)
 		}
 		if n := logLen(t, e, 1); n != 40 {
@@ -434,7 +448,7 @@ func TestRaftLoneRestoredReplicaIsNotCounted(t *testing.T) {
 	if err := l.ReadReady(ctx, Consistency{Kind: Absolute, Timeout: 5 * time.Second}); err != nil {
 		t.Fatal(err)
 	}
-	data, idx, err := ShardSnapshot(l)
+	data, idx, err := snapshotBytes(l)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -445,7 +459,7 @@ func TestRaftLoneRestoredReplicaIsNotCounted(t *testing.T) {
 	lone, other := lead%3+1, (lead+1)%3+1
 	g.stop(lone)
 	e := openEngine(t, g.dirs[lone])
-	if err := RestoreShard(e, 1, []uint64{1, 2, 3}, groupSpans(), data, idx); err != nil {
+	if err := RestoreShard(e, 1, []uint64{1, 2, 3}, groupSpans(), bytes.NewReader(data), idx); err != nil {
 		t.Fatal(err)
 	}
 	if err := e.Close(); err != nil {

@@ -43,6 +43,19 @@
 // with the commands' effects atomically, so after a crash the engine reopens
 // at a command boundary.
 //
+// # Snapshots
+//
+// A shard's snapshot never sits in memory whole. NewExport holds a Pebble
+// snapshot and reads the shard's applied index from it; its readers stream
+// the shard's data spans (ShardDataSpans: records, their expiry-index
+// entries, the partition table) in chunks of at most ChunkBytes, in the
+// snapshot data format (snapshot.go). On the other side an Import files the
+// pairs, as they arrive, into one sstable per key space and Install ingests
+// them, with the applied index, the Raft states and the deletion of the
+// old data and log, in one Pebble ingestion: atomic across a crash (see
+// ingest.go). ExportShard and Batch.ImportSpans keep the in-memory form
+// for small spans.
+//
 // # Durability
 //
 // Commit takes a SyncMode. Sync fsyncs Pebble's WAL. WriteNoSync makes Pebble
@@ -59,7 +72,10 @@
 // goroutine and see a consistent snapshot each. A View (checksum.go) is a
 // snapshot kept open: a replica takes one right after committing a Checksum
 // command and hashes its partitions from it off the apply loop; close it
-// before the engine. A Batch belongs to one
+// before the engine. So is an Export, whose readers may stream from any
+// goroutine and which Close stops mid-stream. An Import belongs to one
+// goroutine at a time; Install runs on the shard's apply goroutine, as its
+// other writes do. A Batch belongs to one
 // goroutine. Batches of different shards may commit concurrently (see
 // walFS). Close must not race with any of this.
 package storage

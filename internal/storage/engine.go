@@ -177,6 +177,9 @@ func Open(cfg Config) (_ *Engine, err error) {
 		e.cache.Unref()
 		return nil, err
 	}
+	if !e.ro.Load() {
+		e.removeStaleImports()
+	}
 	e.bg.Add(2)
 	go e.checkpointLoop()
 	go e.spaceLoop()

@@ -3,7 +3,6 @@ package storage
 import (
 	"bytes"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"slices"
 
@@ -36,27 +35,12 @@ func PartitionSpans(shard uint64, parts []keys.PartitionID, n uint32) []Span {
 	return out
 }
 
-// expiryIn calls fn with every expiry-index entry of the records in spans:
-// it reads the entries of the shards the spans start in (all entries if a
-// span starts before any shard).
+// expiryIn calls fn with every expiry-index entry of the records in spans
+// (see expiryRanges).
 func expiryIn(r pebble.Reader, spans []Span, fn func(k, v []byte)) error {
-	var ranges []Span
-	for _, s := range spans {
-		if len(s.Start) == 0 || s.Start[0] > keys.RecordSpace {
-			continue // not records: no expiry entries
-		}
-		if len(s.Start) < 9 || s.Start[0] != keys.RecordSpace {
-			ranges = []Span{{[]byte{expirySpace}, []byte{expirySpace + 1}}}
-			break
-		}
-		lo, hi := expirySpan(keys.ShardOf(s.Start))
-		if !slices.ContainsFunc(ranges, func(x Span) bool { return bytes.Equal(x.Start, lo) }) {
-			ranges = append(ranges, Span{lo, hi})
-		}
-	}
-	for _, x := range ranges {
+	for _, x := range expiryRanges(spans) {
 		err := each(r, x.Start, x.End, func(k, v []byte) {
-			if len(k) > expiryHeaderLen && inSpans(spans, k[expiryHeaderLen:]) {
+			if expiryInSpans(spans, k) {
 				fn(k, v)
 			}
 		})
@@ -65,6 +49,26 @@ func expiryIn(r pebble.Reader, spans []Span, fn func(k, v []byte)) error {
 		}
 	}
 	return nil
+}
+
+// expiryRanges returns the ranges of expiry-index entries that may index
+// records in spans: the entries of the shards the spans start in (all
+// entries if a span starts before any shard), each shard's once.
+func expiryRanges(spans []Span) []Span {
+	var ranges []Span
+	for _, s := range spans {
+		if len(s.Start) == 0 || s.Start[0] > keys.RecordSpace {
+			continue // not records: no expiry entries
+		}
+		if len(s.Start) < 9 || s.Start[0] != keys.RecordSpace {
+			return []Span{{[]byte{expirySpace}, []byte{expirySpace + 1}}}
+		}
+		lo, hi := expirySpan(keys.ShardOf(s.Start))
+		if !slices.ContainsFunc(ranges, func(x Span) bool { return bytes.Equal(x.Start, lo) }) {
+			ranges = append(ranges, Span{lo, hi})
+		}
+	}
+	return ranges
 }
 
 // ShardSpans returns the one span of all of shard's records.
@@ -99,57 +103,29 @@ func inSpans(spans []Span, k []byte) bool {
 //	+-----------------+-----+-------------------+-------+----
 
 // ExportSpans returns the snapshot data of every record (and expiry-index
-// entry) in spans, read from one consistent view of the engine.
+// entry) in spans, read from one consistent view of the engine, in memory:
+// for small spans and tests. A shard's snapshot streams (NewExport).
 func (e *Engine) ExportSpans(spans []Span) ([]byte, error) {
-	db, l := e.acquire()
-	defer e.release(l)
-	snap := db.NewSnapshot()
-	defer snap.Close()
-	data, err := exportSpans(snap, spans)
-	return data, e.readErr(err)
+	data, _, err := e.ExportShard(0, spans)
+	return data, err
 }
 
 // ExportShard is ExportSpans for a replicated shard that also returns the
 // shard's applied index, read from the same view: the data is exactly the
 // shard's state after applying the command at that index, however far the
-// shard has moved on meanwhile.
+// shard has moved on meanwhile. It holds the data in memory (see
+// NewExport).
 func (e *Engine) ExportShard(shard uint64, spans []Span) (data []byte, applied uint64, err error) {
-	db, l := e.acquire()
-	defer e.release(l)
-	snap := db.NewSnapshot()
-	defer snap.Close()
-	v, closer, err := snap.Get(shardKey(shard, shardApplied))
-	switch {
-	case errors.Is(err, pebble.ErrNotFound):
-	case err != nil:
-		return nil, 0, fmt.Errorf("storage: shard %d applied index: %w", shard, err)
-	default:
-		if len(v) != 8 {
-			closer.Close()
-			return nil, 0, fmt.Errorf("%w: shard %d applied index of %d bytes", ErrCorrupt, shard, len(v))
-		}
-		applied = binary.BigEndian.Uint64(v)
-		closer.Close()
+	x, err := e.NewExport(shard, spans)
+	if err != nil {
+		return nil, 0, err
 	}
-	data, err = exportSpans(snap, spans)
-	return data, applied, e.readErr(err)
-}
-
-func exportSpans(r pebble.Reader, spans []Span) ([]byte, error) {
-	var out []byte
-	add := func(k, v []byte) {
-		out = binary.AppendUvarint(out, uint64(len(k)))
-		out = append(out, k...)
-		out = binary.AppendUvarint(out, uint64(len(v)))
-		out = append(out, v...)
+	defer x.Close()
+	var buf bytes.Buffer
+	if _, err := x.WriteTo(&buf); err != nil {
+		return nil, 0, err
 	}
-	for _, s := range spans {
-		if err := each(r, s.Start, s.End, func(k, v []byte) { add(k, v) }); err != nil {
-			return nil, err
-		}
-	}
-	err := expiryIn(r, spans, add)
-	return out, err
+	return buf.Bytes(), x.Applied(), nil
 }
 
 // SnapshotMaxIndex returns the highest index found in the versions of the
@@ -196,15 +172,26 @@ func each(r pebble.Reader, lo, hi []byte, fn func(k, v []byte)) error {
 }
 
 // ImportSpans replaces everything in spans (records and their expiry-index
-// entries) with the snapshot data, within the batch.
+// entries) with the snapshot data, within the batch. The batch holds the
+// data in memory: for small spans, and for deleting a shard (nil data). A
+// shard's snapshot streams into an Import instead.
 func (b *Batch) ImportSpans(spans []Span, data []byte) error {
+	var partial []Span // spans whose expiry entries must be picked out
 	for _, s := range spans {
 		if err := b.b.DeleteRange(s.Start, s.End, nil); err != nil {
 			return err
 		}
+		if !wholeShard(s) {
+			partial = append(partial, s)
+			continue
+		}
+		lo, hi := expirySpan(keys.ShardOf(s.Start))
+		if err := b.b.DeleteRange(lo, hi, nil); err != nil {
+			return err
+		}
 	}
 	var stale [][]byte
-	if err := expiryIn(b.b, spans, func(k, _ []byte) { stale = append(stale, bytes.Clone(k)) }); err != nil {
+	if err := expiryIn(b.b, partial, func(k, _ []byte) { stale = append(stale, bytes.Clone(k)) }); err != nil {
 		return err
 	}
 	for _, k := range stale {
@@ -230,6 +217,15 @@ func (b *Batch) ImportSpans(spans []Span, data []byte) error {
 		data = rest
 	}
 	return nil
+}
+
+// wholeShard reports whether s is all of one shard's records.
+func wholeShard(s Span) bool {
+	if len(s.Start) != 9 || s.Start[0] != keys.RecordSpace {
+		return false
+	}
+	lo, hi := keys.ShardSpan(keys.ShardOf(s.Start))
+	return bytes.Equal(s.Start, lo) && bytes.Equal(s.End, hi)
 }
 
 func readChunk(b []byte) ([]byte, []byte, error) {

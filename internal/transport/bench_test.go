@@ -30,8 +30,8 @@ func (c *counter) HandleRaft(ShardID, *raftpb.Message) {
 	}
 	c.mu.Unlock()
 }
-func (c *counter) HandleSnapshot(ShardID, *raftpb.Message) error           { return nil }
-func (c *counter) HandleNotice(ShardID, NodeID, *transportpb.CommitNotice) {}
+func (c *counter) HandleSnapshot(ShardID, *raftpb.Message, *SnapshotData) error { return nil }
+func (c *counter) HandleNotice(ShardID, NodeID, *transportpb.CommitNotice)      {}
 
 func (c *counter) HandleRejoin(context.Context, ShardID, NodeID) *transportpb.RejoinResponse {
 	return &transportpb.RejoinResponse{}

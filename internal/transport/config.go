@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+
+	"go.etcd.io/raft/v3/raftpb"
 )
 
 // Size limits of the wire. The node's gRPC server is created with
@@ -20,8 +22,6 @@ const (
 	maxEnvelopeBytes = maxMsgBytes - 64<<10
 	// maxChunkBytes bounds Config.SnapshotChunkBytes.
 	maxChunkBytes = 8 << 20
-	// maxSnapshotBytes is the largest snapshot a receiver reassembles.
-	maxSnapshotBytes = 1 << 30
 )
 
 // Reconnect backoff: the first retry after a failure waits backoffMin, each
@@ -57,10 +57,16 @@ type Config struct {
 	// The replica calls raft's ReportUnreachable. Optional.
 	OnUnreachable func(shard ShardID, to NodeID)
 	// OnSnapshotStatus is called once per MsgSnap given to Send: ok = true
-	// after the receiver acknowledged the reassembled snapshot (its
-	// HandleSnapshot returned), ok = false on any failure. The replica calls
-	// raft's ReportSnapshot. Optional.
+	// after the receiver acknowledged the snapshot (its HandleSnapshot
+	// read the data and returned nil), ok = false on any failure. The
+	// replica calls raft's ReportSnapshot. Optional.
 	OnSnapshotStatus func(shard ShardID, to NodeID, ok bool)
+	// OpenSnapshot returns the data of an outbound MsgSnap, which the
+	// snapshot's goroutine streams after the message (SnapshotSource). It
+	// is called once per MsgSnap given to Send, from that goroutine; an
+	// error fails the send (OnSnapshotStatus ok = false). Optional: without
+	// it a snapshot is its message alone.
+	OpenSnapshot func(shard ShardID, to NodeID, m *raftpb.Message) (SnapshotSource, error)
 	// QueueLen is the capacity of each peer's outbound queue, in envelopes
 	// (Raft messages or notices, all shards together). Default 4096.
 	QueueLen int
@@ -68,8 +74,8 @@ type Config struct {
 	// marshaled envelopes. A single envelope larger than this travels alone.
 	// Default 4 MiB; at most 16 MiB - 64 KiB.
 	MaxBatchBytes int
-	// SnapshotChunkBytes is the size of Snapshot.Data carried by one
-	// SnapshotChunk, in bytes. Default 1 MiB; at most 8 MiB.
+	// SnapshotChunkBytes is the most snapshot data one SnapshotChunk
+	// carries, in bytes. Default 1 MiB; at most 8 MiB.
 	SnapshotChunkBytes int
 	// DialTimeout bounds establishing a connection to a peer. Default 2s.
 	DialTimeout time.Duration

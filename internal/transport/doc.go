@@ -49,20 +49,27 @@
 // # Snapshots
 //
 // A MsgSnap given to Send is sent by a goroutine of its own, on its own
-// connection, on a Raft.Snapshot client stream:
+// connection, on a Raft.Snapshot client stream. The message travels whole
+// (its Snapshot.Data is the replica's small header); the data follows,
+// read from Config.OpenSnapshot's SnapshotSource a piece at a time, so
+// neither side ever holds more than a chunk of it:
 //
-//	chunk 0:   SnapshotChunk{from_node, shard, header: the MsgSnap with
-//	                         Snapshot.Data left out (marshaled raftpb.Message),
-//	                         data: Data[0:C], last: len(Data) <= C}
-//	chunk i:   SnapshotChunk{from_node, shard, data: Data[iC:(i+1)C], last}
+//	chunk 0:   SnapshotChunk{from_node, shard, header: the MsgSnap (marshaled
+//	                         raftpb.Message), size: S, last: S == 0}
+//	chunk i:   SnapshotChunk{from_node, shard, data: the next <= C bytes,
+//	                         last: the data so far adds up to S}
 //	server -> client: Ack after HandleSnapshot returned nil, or an error status
 //
-// where C is Config.SnapshotChunkBytes. The receiver reassembles the data
-// (refusing more than 1 GiB with ResourceExhausted), restores
-// Snapshot.Data and calls Handler.HandleSnapshot. The sender calls
-// OnSnapshotStatus(ok=true) after the Ack, ok=false on any error, including
-// no progress for 30s. The sender does not copy the snapshot data: the
-// caller must not modify the message until OnSnapshotStatus.
+// where S is the source's Size and C is Config.SnapshotChunkBytes. The
+// receiver calls Handler.HandleSnapshot with the message and a
+// SnapshotData, whose Next reads the chunks off the stream as the Handler
+// asks; data longer or shorter than S, or chunks of another shard, are
+// refused (InvalidArgument). The sender calls OnSnapshotStatus(ok=true)
+// after the Ack, ok=false on any error, including no progress for 30s
+// (the source is closed then too). The sender does not copy the message:
+// the caller must not modify it until OnSnapshotStatus. A MsgSnap inside
+// a Messages Batch is dropped: its data can only come on a snapshot
+// stream.
 //
 // # Inbound
 //
@@ -79,13 +86,17 @@
 //   - Send, SendNotice and Close are safe from any goroutine, concurrently.
 //     Send and SendNotice may call OnUnreachable synchronously (queue full).
 //   - OnUnreachable and OnSnapshotStatus are also called from the sender
-//     and snapshot goroutines; Handler methods from gRPC's receive
-//     goroutines, concurrently for different inbound streams but in order
-//     within one. None of them may block for long or call Close; they may
-//     call Send.
+//     and snapshot goroutines, OpenSnapshot and its source from a snapshot
+//     goroutine; Handler methods from gRPC's receive goroutines (a
+//     snapshot's from one of its own), concurrently for different inbound
+//     streams but in order within one. None of them may call Close; they
+//     may call Send. Only HandleSnapshot may run long: as long as its data
+//     takes to arrive.
 //   - After Close returns no Handler method or callback runs again, and
-//     Send and SendNotice drop silently. Close does not stop the gRPC
-//     server; inbound streams fail with Unavailable from then on.
+//     Send and SendNotice drop silently. Close first ends every stream, so
+//     a HandleSnapshot under way fails its next read and returns. Close
+//     does not stop the gRPC server; inbound streams fail with Unavailable
+//     from then on.
 //   - Config.Resolve is called from sender and snapshot goroutines.
 //
 // # Example
@@ -95,6 +106,7 @@
 //		Resolve:          directory.Addr, // func(NodeID) (string, bool)
 //		OnUnreachable:    replicas.ReportUnreachable,
 //		OnSnapshotStatus: replicas.ReportSnapshot,
+//		OpenSnapshot:     replicas.SnapshotData, // the MsgSnap's data, streamed
 //		Logger:           log,
 //	}, replicas) // replicas implements Handler by queueing
 //	if err != nil { ... }

@@ -2,6 +2,7 @@ package transport
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -25,6 +26,7 @@ const waitTimeout = 15 * time.Second
 // recorder is the Handler used by the tests: it records everything and
 // signals every change on a channel.
 type recorder struct {
+	refuse    error // HandleSnapshot's answer, if set
 	mu        sync.Mutex
 	raft      []received
 	snapshots []received
@@ -35,6 +37,7 @@ type recorder struct {
 type received struct {
 	shard ShardID
 	m     *raftpb.Message
+	data  []byte // a snapshot's data, reassembled (tests only)
 }
 
 type notice struct {
@@ -53,16 +56,70 @@ func (r *recorder) signal() {
 func (r *recorder) HandleRaft(shard ShardID, m *raftpb.Message) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.raft = append(r.raft, received{shard, m})
+	r.raft = append(r.raft, received{shard: shard, m: m})
 	r.signal()
 }
 
-func (r *recorder) HandleSnapshot(shard ShardID, m *raftpb.Message) error {
+// HandleSnapshot reads the data whole (a test's snapshots are small) and
+// records it; r.refuse, if set, refuses it after reading.
+func (r *recorder) HandleSnapshot(shard ShardID, m *raftpb.Message, d *SnapshotData) error {
+	var data []byte
+	for {
+		p, err := d.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		data = append(data, p...)
+	}
+	if int64(len(data)) != d.Size() {
+		return fmt.Errorf("read %d bytes of a snapshot of %d", len(data), d.Size())
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.snapshots = append(r.snapshots, received{shard, m})
+	if r.refuse != nil {
+		return r.refuse
+	}
+	r.snapshots = append(r.snapshots, received{shard, m, data})
 	r.signal()
 	return nil
+}
+
+// bytesSource is a SnapshotSource of data in pieces of at most piece bytes.
+type bytesSource struct {
+	data  []byte
+	piece int
+	size  int64 // announced
+}
+
+func (b *bytesSource) Size() (int64, error) { return b.size, nil }
+
+func (b *bytesSource) Next() ([]byte, error) {
+	if len(b.data) == 0 {
+		return nil, io.EOF
+	}
+	n := min(b.piece, len(b.data))
+	p := b.data[:n]
+	b.data = b.data[n:]
+	return p, nil
+}
+
+func (b *bytesSource) Close() {}
+
+// withData makes a transport send data[shard] with each MsgSnap of shard,
+// in pieces of 3 MiB (cut again into chunks).
+func withData(data map[ShardID][]byte) func(*Config) {
+	return func(c *Config) {
+		c.OpenSnapshot = func(shard ShardID, _ NodeID, _ *raftpb.Message) (SnapshotSource, error) {
+			d, ok := data[shard]
+			if !ok {
+				return nil, fmt.Errorf("no data for shard %d", shard)
+			}
+			return &bytesSource{data: d, piece: 3 << 20, size: int64(len(d))}, nil
+		}
+	}
 }
 
 // HandleRejoin readmits every request, recording it as a notice-less event.

@@ -76,8 +76,8 @@ func (t *Transport) deliver(b *transportpb.Batch) {
 			t.dropInbound("raft message for another node", from, shard, nil, "to", m.GetTo())
 			continue
 		}
-		if m.GetType() == raftpb.MsgSnap { // not sent by this package, but whole
-			t.h.HandleSnapshot(shard, m)
+		if m.GetType() == raftpb.MsgSnap { // its data travels on a snapshot stream
+			t.dropInbound("snapshot outside a snapshot stream", from, shard, nil)
 			continue
 		}
 		t.h.HandleRaft(shard, m)
@@ -97,29 +97,54 @@ func (t *Transport) dropInbound(why string, from NodeID, shard ShardID, err erro
 	}
 }
 
-// Snapshot reassembles one snapshot, delivers it and acknowledges it.
+// Snapshot hands one inbound snapshot, its data read as it arrives, to
+// the Handler and acknowledges it once the Handler returns nil. The
+// Handler runs on a goroutine of its own: when the transport closes, the
+// method returns at once, which ends the stream, so the Handler's next read
+// fails and it returns (Close waits for it).
 func (s *service) Snapshot(stream transportpb.Raft_SnapshotServer) error {
 	t := s.t
-	shard, m, err := t.receiveSnapshot(stream)
-	if err != nil && stream.Context().Err() == nil {
-		t.log.Warn("refusing inbound snapshot", "err", err)
-	}
-	switch {
-	case errors.Is(err, errSnapshotTooLarge):
-		return status.Error(codes.ResourceExhausted, err.Error())
-	case errors.Is(err, errMalformed):
-		return status.Error(codes.InvalidArgument, err.Error())
-	case err != nil:
-		return err
-	}
 	if !t.gate.enter() {
 		return errClosed
 	}
-	err = t.h.HandleSnapshot(shard, m)
-	t.gate.exit()
-	if err != nil {
-		t.log.Warn("refusing inbound snapshot", "shard", uint64(shard), "err", err)
-		return status.Error(codes.ResourceExhausted, err.Error())
+	errc := make(chan error, 1)
+	go func() {
+		defer t.gate.exit()
+		errc <- t.receiveSnapshot(stream)
+	}()
+	select {
+	case err := <-errc:
+		if err != nil {
+			return err
+		}
+		return stream.SendAndClose(&transportpb.Ack{})
+	case <-t.ctx.Done():
+		return errClosed
 	}
-	return stream.SendAndClose(&transportpb.Ack{})
+}
+
+// receiveSnapshot reads the stream's first chunk and calls the Handler,
+// which reads the rest. It returns the status to answer with.
+func (t *Transport) receiveSnapshot(stream transportpb.Raft_SnapshotServer) error {
+	shard, m, data, err := t.openSnapshot(stream)
+	if err == nil {
+		err = t.h.HandleSnapshot(shard, m, data)
+		if err == nil && !data.done() {
+			err = errors.New("transport: the handler returned before reading the snapshot's data to its end")
+		}
+	}
+	if err == nil {
+		return nil
+	}
+	if stream.Context().Err() != nil {
+		return err // the sender is gone, or the transport closed
+	}
+	t.log.Warn("refusing inbound snapshot", "shard", uint64(shard), "err", err)
+	if errors.Is(err, ErrMalformedSnapshot) {
+		return status.Error(codes.InvalidArgument, err.Error())
+	}
+	if st, ok := status.FromError(err); ok && st.Code() != codes.Unknown {
+		return err // the stream's own failure
+	}
+	return status.Error(codes.ResourceExhausted, err.Error())
 }

@@ -29,11 +29,15 @@ type ShardID uint64
 type Handler interface {
 	// HandleRaft delivers one inbound Raft message (never MsgSnap).
 	HandleRaft(shard ShardID, m *raftpb.Message)
-	// HandleSnapshot delivers an inbound MsgSnap with Snapshot.Data fully
-	// reassembled. The sender learns of success when it returns nil; an
-	// error (the replica has no room for it, say) is sent back as
-	// ResourceExhausted, and the sender reports the snapshot failed.
-	HandleSnapshot(shard ShardID, m *raftpb.Message) error
+	// HandleSnapshot delivers an inbound MsgSnap and its data, which it
+	// reads (data.Next) to io.EOF before it returns nil; it may stop
+	// earlier with an error. It runs for as long as the data takes to
+	// arrive and be stored; data.Next fails once the transport closes. The
+	// sender learns of success when it returns nil; an error (the replica
+	// has no room for it, say) is sent back as ResourceExhausted, or
+	// InvalidArgument if it wraps ErrMalformedSnapshot, and the sender
+	// reports the snapshot failed.
+	HandleSnapshot(shard ShardID, m *raftpb.Message, data *SnapshotData) error
 	// HandleNotice delivers a commit notice sent by node from.
 	HandleNotice(shard ShardID, from NodeID, n *transportpb.CommitNotice)
 	// HandleRejoin readmits node into shard if this node leads it (see
@@ -62,7 +66,6 @@ type Transport struct {
 	dropLog sometimes // rate limits warnings about dropped inbound messages
 
 	// Test hooks and counters.
-	maxSnapshotBytes   int // receive limit, maxSnapshotBytes unless a test lowers it
 	backoffMin         time.Duration
 	backoffMax         time.Duration
 	batchesSent        atomic.Uint64 // Batches written to a stream
@@ -84,15 +87,14 @@ func New(cfg Config, h Handler) (*Transport, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	t := &Transport{
-		cfg:              cfg,
-		h:                h,
-		log:              cfg.Logger.With("component", "transport", "node", uint64(cfg.NodeID)),
-		ctx:              ctx,
-		cancel:           cancel,
-		peers:            make(map[NodeID]*peer),
-		maxSnapshotBytes: maxSnapshotBytes,
-		backoffMin:       backoffMin,
-		backoffMax:       backoffMax,
+		cfg:        cfg,
+		h:          h,
+		log:        cfg.Logger.With("component", "transport", "node", uint64(cfg.NodeID)),
+		ctx:        ctx,
+		cancel:     cancel,
+		peers:      make(map[NodeID]*peer),
+		backoffMin: backoffMin,
+		backoffMax: backoffMax,
 	}
 	t.gate.init()
 	return t, nil
@@ -180,8 +182,8 @@ func (t *Transport) SendNotice(shard ShardID, to NodeID, n *transportpb.CommitNo
 // always returns nil; it must not be called from a Handler or a callback.
 func (t *Transport) Close() error {
 	t.once.Do(func() {
+		t.cancel()     // unblocks senders, streams, snapshot sends and receives
 		t.gate.close() // no new Send/SendNotice/delivery; waits for those running
-		t.cancel()     // unblocks senders, streams and snapshot sends
 		t.wg.Wait()    // each sender closes its connection on the way out
 	})
 	return nil

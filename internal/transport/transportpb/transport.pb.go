@@ -196,16 +196,21 @@ func (x *Batch) GetEnvelopes() []*Envelope {
 	return nil
 }
 
-// SnapshotChunk: the first chunk of a stream carries the MsgSnap header
-// (a raftpb.Message whose Snapshot.Data is empty); every chunk carries the
-// next piece of Snapshot.Data; the last has last=true.
+// SnapshotChunk: the first chunk of a stream carries the MsgSnap (a
+// marshaled raftpb.Message, its Snapshot.Data a small header of the
+// replica's) and the length of the data that follows; every chunk carries
+// the next piece of the data; the last has last=true.
 type SnapshotChunk struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	FromNode      uint64                 `protobuf:"varint,1,opt,name=from_node,json=fromNode,proto3" json:"from_node,omitempty"`
-	Shard         uint64                 `protobuf:"varint,2,opt,name=shard,proto3" json:"shard,omitempty"`
-	Header        []byte                 `protobuf:"bytes,3,opt,name=header,proto3" json:"header,omitempty"`
-	Data          []byte                 `protobuf:"bytes,4,opt,name=data,proto3" json:"data,omitempty"`
-	Last          bool                   `protobuf:"varint,5,opt,name=last,proto3" json:"last,omitempty"`
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	FromNode uint64                 `protobuf:"varint,1,opt,name=from_node,json=fromNode,proto3" json:"from_node,omitempty"`
+	Shard    uint64                 `protobuf:"varint,2,opt,name=shard,proto3" json:"shard,omitempty"`
+	Header   []byte                 `protobuf:"bytes,3,opt,name=header,proto3" json:"header,omitempty"`
+	Data     []byte                 `protobuf:"bytes,4,opt,name=data,proto3" json:"data,omitempty"`
+	Last     bool                   `protobuf:"varint,5,opt,name=last,proto3" json:"last,omitempty"`
+	// On the first chunk: the length of all the chunks' data together, in
+	// bytes. The receiver admits the snapshot by it and refuses a stream
+	// whose data is longer or shorter.
+	Size          uint64 `protobuf:"varint,6,opt,name=size,proto3" json:"size,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -273,6 +278,13 @@ func (x *SnapshotChunk) GetLast() bool {
 		return x.Last
 	}
 	return false
+}
+
+func (x *SnapshotChunk) GetSize() uint64 {
+	if x != nil {
+		return x.Size
+	}
+	return 0
 }
 
 type Ack struct {
@@ -440,13 +452,14 @@ const file_internal_transport_transportpb_transport_proto_rawDesc = "" +
 	"\x06commit\x18\x02 \x01(\x04R\x06commit\"`\n" +
 	"\x05Batch\x12\x1b\n" +
 	"\tfrom_node\x18\x01 \x01(\x04R\bfromNode\x12:\n" +
-	"\tenvelopes\x18\x02 \x03(\v2\x1c.cairn.transport.v1.EnvelopeR\tenvelopes\"\x82\x01\n" +
+	"\tenvelopes\x18\x02 \x03(\v2\x1c.cairn.transport.v1.EnvelopeR\tenvelopes\"\x96\x01\n" +
 	"\rSnapshotChunk\x12\x1b\n" +
 	"\tfrom_node\x18\x01 \x01(\x04R\bfromNode\x12\x14\n" +
 	"\x05shard\x18\x02 \x01(\x04R\x05shard\x12\x16\n" +
 	"\x06header\x18\x03 \x01(\fR\x06header\x12\x12\n" +
 	"\x04data\x18\x04 \x01(\fR\x04data\x12\x12\n" +
-	"\x04last\x18\x05 \x01(\bR\x04last\"\x05\n" +
+	"\x04last\x18\x05 \x01(\bR\x04last\x12\x12\n" +
+	"\x04size\x18\x06 \x01(\x04R\x04size\"\x05\n" +
 	"\x03Ack\"9\n" +
 	"\rRejoinRequest\x12\x14\n" +
 	"\x05shard\x18\x01 \x01(\x04R\x05shard\x12\x12\n" +
