@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/cairndb/cairn/api/cairnpb"
@@ -48,8 +47,9 @@ type Router interface {
 // holds no replica of: the client's topology is stale.
 var ErrWrongShard = errors.New("server: this node holds no replica of the shard")
 
-// ErrStaleTopology is returned (wrapped) for a request routed with an older
-// topology than this node's: refresh the topology and retry.
+// ErrStaleTopology names the error kind stale_topology, which older builds
+// returned for a request routed with an older topology than the node's;
+// this one serves such a request when it can (see begin).
 var ErrStaleTopology = errors.New("server: the client's topology is stale")
 
 // single routes everything to one shard (cairn lite).
@@ -109,10 +109,11 @@ func (s *Server) begin(ctx context.Context, h *cairnpb.RequestHeader) (context.C
 	if h.GetStore() != "" && h.GetStore() != s.meta.Name {
 		return ctx, func() {}, errStoreMismatchFor(h.GetStore(), s.meta.Name)
 	}
-	if t := s.router.Topology(); t != nil && h.GetTopologySeq() != 0 && h.GetTopologySeq() < t.Seq {
-		return ctx, func() {}, fmt.Errorf("%w: the request was routed with topology %d, this node has %d",
-			ErrStaleTopology, h.GetTopologySeq(), t.Seq)
-	}
+	// A request routed with an older topology is served when this node
+	// can: the shards' partition tables, not topology sequence numbers,
+	// decide who serves a partition (a moved one answers wrong_shard), so
+	// refusing it would only make every client refresh after each step of
+	// a deploy.
 	if h.GetTimeoutMs() < 0 {
 		return ctx, func() {}, badInput("invalid_argument", "header.timeout_ms: negative timeout %d", h.GetTimeoutMs())
 	}
