@@ -163,8 +163,8 @@ func TestCrashAtEveryDurabilityBoundary(t *testing.T) {
 				if clone == nil {
 					t.Fatalf("%s occurrence %d was never reached (%d seen)", b.name, c.k, c.seen.Load())
 				}
+				t.Logf("crash at %s #%d (fail: %v): %d writes acknowledged", b.name, c.k, fail, acked)
 				checkAcked(t, clone, c.acks.keys[:acked])
-				t.Logf("crash at %s #%d: %d acknowledged writes survived", b.name, c.k, acked)
 			})
 		}
 	}
