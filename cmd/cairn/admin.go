@@ -204,6 +204,9 @@ func runAdmin(ctx context.Context, args []string, in io.Reader, out, errw io.Wri
 	}
 	defer c.Close()
 	sh := &shell.Shell{Caller: c, In: in, Out: out, Err: errw, JSON: a.json}
+	if f, ok := errw.(*os.File); ok && !a.json && term.IsTerminal(int(f.Fd())) {
+		sh.Progress = f // -wait redraws a progress line there
+	}
 	var code int
 	switch f, isFile := in.(*os.File); {
 	case len(a.commands) > 0:

@@ -65,6 +65,10 @@ type Shell struct {
 	// RetryEvery is the pause between plan wait calls that failed because no
 	// node answered or that came back at once. Default DefaultRetryEvery (1 s).
 	RetryEvery time.Duration
+	// Progress, when set (a terminal), gets one line that -wait rewrites in
+	// place while a plan runs: its Moves line, or its running task's
+	// progress. Nil: -wait prints nothing until the plan ends.
+	Progress io.Writer
 
 	hist  history
 	depth int    // load nesting

@@ -16,8 +16,36 @@ import (
 	"github.com/cairndb/cairn/internal/admin"
 )
 
-// waitSeconds is how long each plan wait call asks the admin to wait.
-const waitSeconds = "30"
+// waitSeconds is how long each plan wait call asks the admin to wait;
+// progressSeconds, when -wait draws a progress line on a terminal.
+const (
+	waitSeconds     = "30"
+	progressSeconds = "1"
+)
+
+// progressOf picks a running plan's progress out of its text (show plan's
+// form): the Moves line, else the running task's progress.
+func progressOf(text string) string {
+	var task string
+	for _, l := range strings.Split(text, "\n") {
+		l = strings.TrimSpace(l)
+		if rest, ok := strings.CutPrefix(l, "Moves:"); ok {
+			return "moves: " + strings.TrimSpace(rest)
+		}
+		if rest, ok := strings.CutPrefix(l, "progress:"); ok && task == "" {
+			task = strings.TrimSpace(rest)
+		}
+	}
+	return task
+}
+
+// progressLine rewrites the progress line in place ("": clears it).
+func (s *Shell) progressLine(line string) {
+	if s.Progress == nil {
+		return
+	}
+	fmt.Fprintf(s.Progress, "\r\033[K%s", line)
+}
 
 // terminalStates are the plan states -wait stops at.
 var terminalStates = map[string]bool{
@@ -125,10 +153,15 @@ func (s *Shell) follow(ctx context.Context, id string) (*cairnpb.AdminReply, str
 	}
 	wctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	seconds := waitSeconds
+	if s.Progress != nil {
+		seconds = progressSeconds // come back often, to redraw the line
+		defer s.progressLine("")
+	}
 	var lastErr error
 	for {
 		start := time.Now()
-		r, err := s.Caller.Call(wctx, "plan wait", map[string]string{"id": id, "seconds": waitSeconds})
+		r, err := s.Caller.Call(wctx, "plan wait", map[string]string{"id": id, "seconds": seconds})
 		switch {
 		case err == nil:
 			lastErr = nil
@@ -139,6 +172,7 @@ func (s *Shell) follow(ctx context.Context, id string) (*cairnpb.AdminReply, str
 			if terminalStates[p.state] {
 				return r, p.state, status{}
 			}
+			s.progressLine(progressOf(r.GetText()))
 		case ctx.Err() != nil:
 			return nil, "", status{code: ExitFailed, msg: fmt.Sprintf("stopped waiting for plan %s, which goes on; see show plan -id %s", id, id)}
 		case wctx.Err() != nil:
