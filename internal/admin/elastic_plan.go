@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -399,16 +400,9 @@ func roundProgress(moves []topology.Move, progress []*controlpb.MoveProgress, to
 	for j, mv := range moves {
 		pr := progress[j]
 		bytes += pr.GetBytesCopied()
-		parts = append(parts, fmt.Sprintf("%d %s", mv.Partition, cmpOr(pr.GetPhase(), "starting")))
+		parts = append(parts, fmt.Sprintf("%d %s", mv.Partition, cmp.Or(pr.GetPhase(), "starting")))
 	}
 	return fmt.Sprintf("%s; %.1f MB copied in %v", strings.Join(parts, ", "), float64(bytes)/1e6, took.Round(100*time.Millisecond))
-}
-
-func cmpOr(a, b string) string {
-	if a == "" {
-		return b
-	}
-	return a
 }
 
 // movesLine sums up a plan's partition moves for show plan: how many are
