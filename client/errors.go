@@ -114,6 +114,8 @@ type Error struct {
 	Shard string
 
 	leaderNode uint64 // not_leader: the leader the node knows of (0: none)
+	movedTo    uint64 // wrong_shard: the shard the partition moved to (0: not known)
+	partitions uint32 // wrong_shard: the partition count that numbers it
 	noAnswer   bool   // a bounded attempt that the client cut: the node did not answer in time
 }
 
@@ -210,6 +212,7 @@ func convertError(err error, write, sent bool) *Error {
 			e.Seen = ed.GetSeen()
 			e.MaybeApplied = ed.GetMaybeApplied()
 			e.leaderNode = ed.GetLeaderNode()
+			e.movedTo, e.partitions = ed.GetMovedToShard(), ed.GetPartitions()
 			return e
 		}
 	}

@@ -279,6 +279,9 @@ func (c *Client) callCluster(ctx context.Context, o options, rt route, fn attemp
 			avoid[id] = true
 			c.cl.forgetLeader(shard, id)
 		case refreshTopo:
+			if e.Kind == KindWrongShard && rt.kind == routeKey && c.cl.moved(t, rt.major, topology.ShardID(e.movedTo), e.partitions) {
+				continue // the partition moved: its new shard, at once
+			}
 			c.refreshTopology(ctx, t.Seq)
 			if e.Kind == KindWrongShard {
 				// The node runs no replica of the shard: it moved, or plan

@@ -641,3 +641,45 @@ func BenchmarkGetCluster(b *testing.B) {
 		}
 	}
 }
+
+// A wrong_shard answer that names the shard a partition moved to sends the
+// write there at once, without a topology refresh, and later requests for
+// that partition go straight to the new shard.
+func TestRouteWrongShardFollowsMove(t *testing.T) {
+	fc := newFakeCluster(t, 2, 2, nil)
+	fc.setLeader(1, 1)
+	fc.setLeader(2, 2)
+	c := fc.open(1)
+	key := MustParseKey("/a")
+	from := fc.topo.Load().ShardForKey(key.Major)
+	to := 3 - from
+	src, dst := fc.kvs[topology.NodeID(from)], fc.kvs[topology.NodeID(to)]
+	src.put = func(context.Context, *cairnpb.PutRequest) (*cairnpb.WriteResponse, error) {
+		st, _ := status.New(codes.FailedPrecondition, "moved").WithDetails(&cairnpb.ErrorDetail{
+			Kind: KindWrongShard, Action: cairnpb.ErrorDetail_REFRESH, MovedToShard: uint64(to), Partitions: 8, TopologySeq: 1})
+		return nil, st.Err()
+	}
+	dst.put = func(context.Context, *cairnpb.PutRequest) (*cairnpb.WriteResponse, error) {
+		return &cairnpb.WriteResponse{Result: &cairnpb.OperationResult{Success: true, NewVersion: []byte{byte(to)}}}, nil
+	}
+	infos := src.infos.Load() + dst.infos.Load()
+	for i := range 3 {
+		v, err := c.Put(context.Background(), key, []byte("v"))
+		if err != nil || v.String() != fmt.Sprintf("%02x", to) {
+			t.Fatalf("Put %d = %v, %v; want the version of node %d, the new shard's leader", i, v, err, to)
+		}
+	}
+	if n := src.infos.Load() + dst.infos.Load() - infos; n != 0 {
+		t.Errorf("%d StoreInfo calls, want none: the answer named the new shard", n)
+	}
+	if got := src.calls.Load(); got != 1 {
+		t.Errorf("the old shard's leader saw %d puts, want 1 (later puts go to the new shard)", got)
+	}
+	if tp := c.cl.topology(); tp.Seq != 1 || tp.ShardForKey(key.Major) != to {
+		t.Errorf("client topology seq %d routes the key to shard %d; want seq 1 and shard %d", tp.Seq, tp.ShardForKey(key.Major), to)
+	}
+	// A partition count that differs from the client's (a split): refresh.
+	if c.cl.moved(c.cl.topology(), []string{"b"}, from, 16) {
+		t.Error("moved accepted a wrong_shard numbered with another partition count")
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/cairndb/cairn/api/cairnpb"
+	"github.com/cairndb/cairn/internal/keys"
 	"github.com/cairndb/cairn/internal/topology"
 )
 
@@ -177,4 +178,31 @@ func (c *Client) pool(addr string) (*pool, error) {
 // errClosed is returned for requests on a closed client.
 func errClosed() *Error {
 	return &Error{Code: codes.Canceled, Action: ActionNone, Msg: "the client is closed"}
+}
+
+// moved records what a wrong_shard answer says: major's partition went to
+// shard to. If t is still the client's topology, numbers its partitions as
+// the server does (partitions) and knows shard to, the client adopts a copy
+// of t (same seq) in which the partition belongs to to, and reports true:
+// requests go there at once instead of waiting for the admin to publish
+// the move. The next topology the store publishes replaces the copy; a
+// wrong guess is corrected by the servers like any stale topology.
+func (cl *cluster) moved(t *topology.Topology, major []string, to topology.ShardID, partitions uint32) bool {
+	if to == 0 || partitions != t.Partitions {
+		return false
+	}
+	if _, ok := t.Shard(to); !ok {
+		return false
+	}
+	p := keys.PartitionOf(keys.Hash(major), t.Partitions)
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	if cl.topo != t || t.PartitionShard[p] == to {
+		return cl.topo != t // another request patched or refreshed it: retry with that
+	}
+	c := *t
+	c.PartitionShard = slices.Clone(t.PartitionShard)
+	c.PartitionShard[p] = to
+	cl.topo = &c
+	return true
 }

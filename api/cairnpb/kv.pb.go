@@ -2558,15 +2558,23 @@ func (x *Limits) GetMaxComponents() int32 {
 // UTF-8 in a string field is valid protobuf here and reaches the handler,
 // which answers INVALID_ARGUMENT; see the top of this file.)
 type ErrorDetail struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Kind          string                 `protobuf:"bytes,1,opt,name=kind" json:"kind,omitempty"` // stable machine name, e.g. "key_too_large"
-	Action        ErrorDetail_Action     `protobuf:"varint,2,opt,name=action,enum=cairn.v1.ErrorDetail_Action" json:"action,omitempty"`
-	Limit         string                 `protobuf:"bytes,3,opt,name=limit" json:"limit,omitempty"`                                    // for limit errors: the limit's name
-	Max           int64                  `protobuf:"varint,4,opt,name=max" json:"max,omitempty"`                                       // the limit
-	Seen          int64                  `protobuf:"varint,5,opt,name=seen" json:"seen,omitempty"`                                     // the size seen
-	MaybeApplied  bool                   `protobuf:"varint,6,opt,name=maybe_applied,json=maybeApplied" json:"maybe_applied,omitempty"` // a write whose outcome is unknown
-	LeaderNode    uint64                 `protobuf:"varint,7,opt,name=leader_node,json=leaderNode" json:"leader_node,omitempty"`       // not_leader: the leader the node knows of (0: none)
-	LeaderAddr    string                 `protobuf:"bytes,8,opt,name=leader_addr,json=leaderAddr" json:"leader_addr,omitempty"`
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	Kind         string                 `protobuf:"bytes,1,opt,name=kind" json:"kind,omitempty"` // stable machine name, e.g. "key_too_large"
+	Action       ErrorDetail_Action     `protobuf:"varint,2,opt,name=action,enum=cairn.v1.ErrorDetail_Action" json:"action,omitempty"`
+	Limit        string                 `protobuf:"bytes,3,opt,name=limit" json:"limit,omitempty"`                                    // for limit errors: the limit's name
+	Max          int64                  `protobuf:"varint,4,opt,name=max" json:"max,omitempty"`                                       // the limit
+	Seen         int64                  `protobuf:"varint,5,opt,name=seen" json:"seen,omitempty"`                                     // the size seen
+	MaybeApplied bool                   `protobuf:"varint,6,opt,name=maybe_applied,json=maybeApplied" json:"maybe_applied,omitempty"` // a write whose outcome is unknown
+	LeaderNode   uint64                 `protobuf:"varint,7,opt,name=leader_node,json=leaderNode" json:"leader_node,omitempty"`       // not_leader: the leader the node knows of (0: none)
+	LeaderAddr   string                 `protobuf:"bytes,8,opt,name=leader_addr,json=leaderAddr" json:"leader_addr,omitempty"`
+	// wrong_shard for a partition that moved: the shard it went to (0: not
+	// known), the refusing node's partition count (the client's topology must
+	// count as many for the partition numbers to match) and its topology seq.
+	// A client may send the request to moved_to_shard at once instead of
+	// waiting for the topology that says so.
+	MovedToShard  uint64 `protobuf:"varint,9,opt,name=moved_to_shard,json=movedToShard" json:"moved_to_shard,omitempty"`
+	Partitions    uint32 `protobuf:"varint,10,opt,name=partitions" json:"partitions,omitempty"`
+	TopologySeq   uint64 `protobuf:"varint,11,opt,name=topology_seq,json=topologySeq" json:"topology_seq,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2655,6 +2663,27 @@ func (x *ErrorDetail) GetLeaderAddr() string {
 		return x.LeaderAddr
 	}
 	return ""
+}
+
+func (x *ErrorDetail) GetMovedToShard() uint64 {
+	if x != nil {
+		return x.MovedToShard
+	}
+	return 0
+}
+
+func (x *ErrorDetail) GetPartitions() uint32 {
+	if x != nil {
+		return x.Partitions
+	}
+	return 0
+}
+
+func (x *ErrorDetail) GetTopologySeq() uint64 {
+	if x != nil {
+		return x.TopologySeq
+	}
+	return 0
 }
 
 var File_api_cairnpb_kv_proto protoreflect.FileDescriptor
@@ -2833,7 +2862,7 @@ const file_api_cairnpb_kv_proto_rawDesc = "" +
 	"\x06Limits\x12\"\n" +
 	"\rmax_key_bytes\x18\x01 \x01(\x03R\vmaxKeyBytes\x12&\n" +
 	"\x0fmax_value_bytes\x18\x02 \x01(\x03R\rmaxValueBytes\x12%\n" +
-	"\x0emax_components\x18\x03 \x01(\x05R\rmaxComponents\"\xcd\x02\n" +
+	"\x0emax_components\x18\x03 \x01(\x05R\rmaxComponents\"\xb6\x03\n" +
 	"\vErrorDetail\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x124\n" +
 	"\x06action\x18\x02 \x01(\x0e2\x1c.cairn.v1.ErrorDetail.ActionR\x06action\x12\x14\n" +
@@ -2844,7 +2873,13 @@ const file_api_cairnpb_kv_proto_rawDesc = "" +
 	"\vleader_node\x18\a \x01(\x04R\n" +
 	"leaderNode\x12\x1f\n" +
 	"\vleader_addr\x18\b \x01(\tR\n" +
-	"leaderAddr\"Q\n" +
+	"leaderAddr\x12$\n" +
+	"\x0emoved_to_shard\x18\t \x01(\x04R\fmovedToShard\x12\x1e\n" +
+	"\n" +
+	"partitions\x18\n" +
+	" \x01(\rR\n" +
+	"partitions\x12!\n" +
+	"\ftopology_seq\x18\v \x01(\x04R\vtopologySeq\"Q\n" +
 	"\x06Action\x12\x16\n" +
 	"\x12ACTION_UNSPECIFIED\x10\x00\x12\t\n" +
 	"\x05RETRY\x10\x01\x12\v\n" +

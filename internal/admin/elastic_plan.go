@@ -320,24 +320,35 @@ func (s *Service) taskMovePartitions(ctx context.Context, p *Plan, t *Task) erro
 	errs := make([]error, len(moves))
 	var wg sync.WaitGroup
 	for j, mv := range moves {
-		if m.Deployed.PartitionShard[mv.Partition] == mv.To {
-			progress[j] = &controlpb.MoveProgress{Phase: "done"}
-			continue // moved and published by an earlier run
+		// Publish the new owner as soon as the target owns the partition
+		// (before the source drops its copy): until then clients that
+		// reach the source are sent on by its wrong_shard answers.
+		// A move published by an earlier run still runs: it ends at once,
+		// or drops what the source kept if that run stopped before the drop.
+		published := m.Deployed.PartitionShard[mv.Partition] == mv.To
+		var pubErr error
+		publish := func() {
+			published = true
+			pubMu.Lock()
+			defer pubMu.Unlock()
+			pubErr = s.publish(ctx, func(t *topology.Topology) error {
+				t.PartitionShard[mv.Partition] = mv.To
+				return nil
+			}, "")
 		}
 		wg.Go(func() {
 			errs[j] = s.runMove(ctx, m, mv, rate, func(pr *controlpb.MoveProgress) {
 				mu.Lock()
 				progress[j] = pr
 				mu.Unlock()
+				if !published && (pr.GetPhase() == "drop" || pr.GetPhase() == "done") {
+					publish()
+				}
 			})
-			if errs[j] == nil { // publish at once: until then clients that reach the source are refused
-				pubMu.Lock()
-				errs[j] = s.publish(ctx, func(t *topology.Topology) error {
-					t.PartitionShard[mv.Partition] = mv.To
-					return nil
-				}, "")
-				pubMu.Unlock()
+			if errs[j] == nil && !published {
+				publish()
 			}
+			errs[j] = cmp.Or(errs[j], pubErr)
 		})
 	}
 	stop := make(chan struct{})

@@ -67,27 +67,19 @@ var sentinels = []struct {
 }
 
 // status maps an error to a gRPC status, naming the leader's address for
-// not_leader errors.
-func (s *Server) status(err error) error {
-	t := s.router.Topology()
-	return toStatusWith(err, func(id uint64) string {
-		if t == nil {
-			return ""
-		}
-		n, _ := t.Node(topology.NodeID(id))
-		return n.Addr
-	})
-}
+// not_leader errors and the node's topology seq.
+func (s *Server) status(err error) error { return toStatusWith(err, s.router.Topology()) }
 
 // toStatus maps an error to a gRPC status with an ErrorDetail.
-func toStatus(err error) error { return toStatusWith(err, func(uint64) string { return "" }) }
+func toStatus(err error) error { return toStatusWith(err, nil) }
 
 // ToStatus maps an error to the gRPC status and ErrorDetail a client sees,
 // for a node that answers before a request reaches its Server (a storage
 // node rebuilding its engine answers replica.ErrRejoining).
 func ToStatus(err error) error { return toStatus(err) }
 
-func toStatusWith(err error, leaderAddr func(uint64) string) error {
+// toStatusWith maps err, with what topology t (nil: none) tells.
+func toStatusWith(err error, t *topology.Topology) error {
 	if err == nil {
 		return nil
 	}
@@ -114,10 +106,20 @@ func toStatusWith(err error, leaderAddr func(uint64) string) error {
 	}
 	d.Kind, d.Action = m.kind, m.action
 	d.MaybeApplied = errors.Is(err, replica.ErrUnknownOutcome) || errors.Is(err, replica.ErrAckTimeout)
+	var pe *storage.PartitionError
+	if errors.As(err, &pe) && pe.State == storage.PartGone {
+		d.MovedToShard, d.Partitions = pe.Peer, pe.N
+	}
 	var nl *replica.NotLeaderError
 	if errors.As(err, &nl) {
 		d.LeaderNode = nl.Leader
-		d.LeaderAddr = leaderAddr(nl.Leader)
+		if t != nil {
+			n, _ := t.Node(topology.NodeID(nl.Leader))
+			d.LeaderAddr = n.Addr
+		}
+	}
+	if t != nil {
+		d.TopologySeq = t.Seq
 	}
 	// The status travels as a google.rpc.Status, a proto3 message whose
 	// marshal fails on invalid UTF-8, and grpc-go then silently drops the

@@ -90,11 +90,12 @@ var ErrMoving = errors.New("storage: the partition is moving to this shard")
 var ErrMoveState = errors.New("storage: the command does not fit the partition's state")
 
 // PartitionError says why a shard refused a request about a partition.
-// Peer, when known, is the shard the partition went to.
+// Peer, when known, is the shard the partition went to; N is the table's
+// partition count, which numbers Partition.
 type PartitionError struct {
-	Shard, Peer uint64
-	Partition   uint32
-	State       PartState // 0: not in the table
+	Shard, Peer  uint64
+	Partition, N uint32
+	State        PartState // 0: not in the table
 }
 
 func (e *PartitionError) Error() string {
@@ -132,7 +133,7 @@ func (t *PartitionTable) ServesPartition(shard uint64, p uint32) error {
 	if e != nil && (e.State == PartOwned || e.State == PartOutgoing) {
 		return nil
 	}
-	pe := &PartitionError{Shard: shard, Partition: p}
+	pe := &PartitionError{Shard: shard, Partition: p, N: t.N}
 	if e != nil {
 		pe.State, pe.Peer = e.State, e.Peer
 	}
