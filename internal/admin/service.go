@@ -64,6 +64,11 @@ type Service struct {
 	// no such read runs once the caller may close the replica.
 	closeMu sync.RWMutex
 	closed  bool
+
+	// leaderless is since when the admin group has had no leader
+	// (UnixNano; 0: it has one), kept by watchLeader: a command that finds
+	// it leaderless for leaderWait already does not wait again.
+	leaderless atomic.Int64
 }
 
 // New starts a Service and its executor.
@@ -76,10 +81,29 @@ func New(cfg Config) *Service {
 	}
 	s := &Service{cfg: cfg, store: metaStore{r: cfg.Replica}, log: cfg.Logger.With("component", "admin"),
 		wake: make(chan struct{}, 1), stop: make(chan struct{}), conns: make(map[string]*grpc.ClientConn)}
-	s.wg.Add(2)
+	s.wg.Add(3)
 	go s.executor()
 	go s.incidentLoop()
+	go s.watchLeader()
 	return s
+}
+
+// watchLeader keeps leaderless: since when the admin group has had no
+// leader, as this replica sees it.
+func (s *Service) watchLeader() {
+	defer s.wg.Done()
+	for {
+		if lead, _ := s.cfg.Replica.Leader(); lead != 0 {
+			s.leaderless.Store(0)
+		} else {
+			s.leaderless.CompareAndSwap(0, time.Now().UnixNano())
+		}
+		select {
+		case <-s.stop:
+			return
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // Close stops the executor and closes connections. The replica is the
@@ -208,9 +232,14 @@ func asStatus(err error) error {
 	return status.Error(codes.Internal, err.Error())
 }
 
-// awaitLeader waits up to leaderWait for the admin group to have a leader.
+// awaitLeader waits up to leaderWait for the admin group to have a leader,
+// counted from when it lost the last one: once the group has been
+// leaderless that long, commands answer at once.
 func (s *Service) awaitLeader(ctx context.Context) bool {
 	deadline := time.Now().Add(leaderWait)
+	if since := s.leaderless.Load(); since != 0 {
+		deadline = time.Unix(0, since).Add(leaderWait)
+	}
 	for {
 		if lead, _ := s.cfg.Replica.Leader(); lead != 0 {
 			return true

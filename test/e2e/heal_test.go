@@ -323,6 +323,11 @@ func (h *healRun) checkHealing(t *testing.T, v *storageNode, file string) {
 		}
 		return false
 	})
+	// The files are set aside before the node says it rebuilds.
+	waitFor(t, 30*time.Second, sn+" to report that it rebuilds", func() bool {
+		_, out, _ := admin(t, h.nodes[0], "ping")
+		return strings.Contains(grepLine(out, "Storage Node ["+sn+"]"), "storage: rebuilding from peers since ")
+	})
 	t.Logf("%s logged: %s", sn, healLogLine(v.stderr.String()))
 	out := checkAdmin(t, h.nodes[0], 1, []string{"Storage Node [" + sn + "]", "storage: rebuilding from peers since ", "; old files in " + aside,
 		"\tStatus: REBUILDING"}, "ping")
