@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -29,5 +30,34 @@ func TestMovesLine(t *testing.T) {
 	p.Ended = p.Started.Add(20 * time.Second)
 	if got := p.movesLine(); strings.Contains(got, "left") {
 		t.Errorf("an ended plan: %q says time is left", got)
+	}
+}
+
+// A round of moves is followed by a pause that gives the plan its move
+// share of the time, except the last round.
+func TestPauseAfterRound(t *testing.T) {
+	first := newTask("move-partitions", "round 1", map[string]string{"move_share": "25"})
+	last := newTask("move-partitions", "round 2", map[string]string{})
+	p := &Plan{Tasks: []*Task{first, last, newTask("publish-topology", "final", nil)}}
+	start := time.Now()
+	if err := pauseAfterRound(context.Background(), p, first, 20*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took < 60*time.Millisecond {
+		t.Errorf("a 20 ms round at a 25 %% share paused %v, want at least 60 ms", took)
+	}
+	start = time.Now()
+	if err := pauseAfterRound(context.Background(), p, last, time.Hour); err != nil || time.Since(start) > time.Second {
+		t.Errorf("the last round paused %v (err %v), want no pause", time.Since(start), err)
+	}
+	first.Args["move_share"] = "0"
+	if err := pauseAfterRound(context.Background(), p, first, time.Millisecond); err == nil {
+		t.Error("a move share of 0 was accepted")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	first.Args["move_share"] = "1"
+	if err := pauseAfterRound(ctx, p, first, time.Hour); err == nil {
+		t.Error("a cancelled plan's pause did not end with its context")
 	}
 }

@@ -20,6 +20,7 @@ import (
 var (
 	elasticSeed   = flag.Uint64("elastic.seed", 0, "seed for TestElasticUnderLoad (0: from the clock)")
 	elasticShrink = flag.Bool("elastic.shrink", false, "TestElasticUnderLoad also shrinks the store back (make elastic)")
+	elasticShare  = flag.Int("elastic.moveshare", 0, "TestElasticUnderLoad grows the store with plan deploy-topology -move-share N (0: the plan's default)")
 )
 
 // TestElasticUnderLoad is acceptances 1-3 of issue 10, short: the white
@@ -73,7 +74,11 @@ func TestElasticUnderLoad(t *testing.T) {
 	steady := load.rate(t, 3*time.Second)
 	ackedBefore := load.ackSeq.Load()
 	moveStart := time.Now()
-	runPlan(t, nodes[0], 5*time.Minute, "plan", "deploy-topology", "-name", "Grown")
+	grow := []string{"plan", "deploy-topology", "-name", "Grown"}
+	if *elasticShare != 0 {
+		grow = append(grow, "-move-share", strconv.Itoa(*elasticShare))
+	}
+	runPlan(t, nodes[0], 5*time.Minute, grow...)
 	took := time.Since(moveStart)
 	during := load.ackSeq.Load() - ackedBefore
 	t.Logf("grown in %v: %d puts acknowledged meanwhile, %.0f/s, %.2f of the steady %.0f/s", took.Round(time.Millisecond), during,
