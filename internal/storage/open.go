@@ -51,6 +51,11 @@ func (e *Engine) open() error {
 	if err != nil {
 		return err
 	}
+	if desc.Exists {
+		if desc.Exists, err = e.finishedCreate(desc.ManifestFilename, st, hasState); err != nil {
+			return err
+		}
+	}
 	if !desc.Exists {
 		if err := e.checkEmpty(st, hasState); err != nil {
 			return err
@@ -140,6 +145,56 @@ func (e *Engine) checkOptions(path string) error {
 	return nil
 }
 
+// finishedCreate reports whether the store whose marker names manifest was
+// created whole. A crash while Pebble created it can leave the marker
+// without the MANIFEST (their directory entries are synced together, so
+// either may survive alone). If no data was written either (checkEmpty),
+// nothing can be lost: the markers are removed and the store is created
+// anew. A marker without its MANIFEST next to data is refused.
+func (e *Engine) finishedCreate(manifest string, st engineState, hasState bool) (bool, error) {
+	if _, err := e.fs.Stat(manifest); !files.IsNotExist(err) {
+		return true, nil
+	}
+	if !e.holdsNoData(st, hasState) {
+		return true, e.refuse("its MANIFEST marker names %s, which is missing, and it holds data that cannot be read without it", e.fs.PathBase(manifest))
+	}
+	names, err := e.fs.List(e.cfg.Dir)
+	if err != nil {
+		return true, fmt.Errorf("storage: %s: %w", e.cfg.Dir, err)
+	}
+	for _, n := range names {
+		if strings.HasPrefix(n, "marker.") {
+			if err := e.fs.Remove(e.fs.PathJoin(e.cfg.Dir, n)); err != nil {
+				return true, fmt.Errorf("storage: %s: removing %s, left by an unfinished creation: %w", e.cfg.Dir, n, err)
+			}
+		}
+	}
+	e.log.Warn("the store's creation was interrupted before any data was written (its MANIFEST marker names a file that is not there): creating it anew",
+		"dir", e.cfg.Dir, "manifest", e.fs.PathBase(manifest))
+	return false, nil
+}
+
+// holdsNoData reports whether the directory holds no sstable, no WAL with
+// a record and no state file naming applied indexes.
+func (e *Engine) holdsNoData(st engineState, hasState bool) bool {
+	names, err := e.fs.List(e.cfg.Dir)
+	if err != nil || slices.ContainsFunc(names, func(n string) bool { return strings.HasSuffix(n, ".sst") }) {
+		return false
+	}
+	for _, w := range e.wals() {
+		if e.walHoldsRecords(w) {
+			return false
+		}
+	}
+	return !hasState || st.Checkpoint == nil || len(st.Checkpoint.Applied) == 0
+}
+
+// walHoldsRecords reports whether a WAL holds a record (or cannot be read).
+func (e *Engine) walHoldsRecords(w walName) bool {
+	res, _, err := e.scanFile(w.name, w.num)
+	return err != nil || res.Records > 0 || res.ResumeRecords > 0
+}
+
 // checkEmpty refuses to create a store where one was: Pebble files without
 // a MANIFEST marker, or a state file that names applied indexes.
 func (e *Engine) checkEmpty(st engineState, hasState bool) error {
@@ -147,12 +202,17 @@ func (e *Engine) checkEmpty(st engineState, hasState bool) error {
 	if err != nil {
 		return fmt.Errorf("storage: %s: %w", e.cfg.Dir, err)
 	}
+	// A MANIFEST, an OPTIONS file or a WAL without records, and no marker,
+	// is what a crash while creating the store leaves: nothing was written
+	// yet. Tables or logged writes mean a store was here.
 	for _, n := range names {
-		// A MANIFEST, an OPTIONS file or an empty WAL without a marker is
-		// what a crash while creating the store leaves: nothing was
-		// written yet. Tables or logged writes mean a store was here.
-		if strings.HasSuffix(n, ".sst") || strings.HasSuffix(n, ".log") && e.size(n) > 0 {
+		if strings.HasSuffix(n, ".sst") {
 			return e.refuse("it holds Pebble files (%s) but no current MANIFEST marker, so they cannot be read", n)
+		}
+	}
+	for _, w := range e.wals() {
+		if e.walHoldsRecords(w) {
+			return e.refuse("it holds Pebble files (%s) but no current MANIFEST marker, so they cannot be read", w.name)
 		}
 	}
 	if hasState && st.Checkpoint != nil && len(st.Checkpoint.Applied) > 0 {

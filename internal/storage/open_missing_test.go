@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cockroachdb/pebble/v2"
+
 	"github.com/cairndb/cairn/api/cairnpb"
 )
 
@@ -38,4 +40,53 @@ func TestOpenRefusesMissingTable(t *testing.T) {
 		t.Fatalf("open with %s gone: %v, want ErrCorrupt naming it", filepath.Base(tables[0]), err)
 	}
 	t.Logf("refused: %v", err)
+}
+
+// TestOpenAfterUnfinishedCreate: a crash while Pebble created the store can
+// leave its MANIFEST marker without the MANIFEST. Nothing was written, so
+// the store is created anew; with data next to it, the open refuses.
+func TestOpenAfterUnfinishedCreate(t *testing.T) {
+	for _, withData := range []bool{false, true} {
+		dir := t.TempDir()
+		db, err := pebble.Open(dir, &pebble.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if withData {
+			if err := db.Set([]byte("k"), []byte("v"), pebble.Sync); err != nil {
+				t.Fatal(err)
+			}
+			if err := db.Flush(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
+		manifests, _ := filepath.Glob(filepath.Join(dir, "MANIFEST-*"))
+		for _, m := range manifests {
+			if err := os.Remove(m); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cfg := DefaultConfig(dir)
+		cfg.CacheBytes, cfg.MinFreeBytes = 8<<20, 0
+		e, err := Open(cfg)
+		switch {
+		case withData && err == nil:
+			e.Close()
+			t.Fatal("a store with an sstable but no MANIFEST opened")
+		case withData && !errors.Is(err, ErrCorrupt):
+			t.Fatalf("a store with an sstable but no MANIFEST: %v, want ErrCorrupt", err)
+		case withData:
+			t.Logf("with data: refused: %v", err)
+		case err != nil:
+			t.Fatalf("a store whose creation was cut before its MANIFEST: %v, want a new store", err)
+		default:
+			if _, ok, err := e.StoreMeta(); err != nil || ok {
+				t.Errorf("the re-created store has meta (%v, %v), want none", ok, err)
+			}
+			e.Close()
+		}
+	}
 }
