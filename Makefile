@@ -58,6 +58,15 @@ chaos: build
 elastic: build
 	CAIRN_BIN=$(abspath $(BIN)) $(GO) test -count=1 -timeout 15m ./test/e2e/ -run '^TestElasticUnderLoad$$' -v -elastic.all
 
+# Acceptances 1 and 2 of issue 10 as an operator runs them: the white
+# paper's store with 100,000 records grown to 6 nodes and shrunk back under
+# cairn bench workload A with dataintegrity=true; prints each phase's time
+# and the workload's throughput during it as a fraction of the steady one
+# (results/elastic/). About 6 minutes; see scripts/elastic-bench.sh.
+.PHONY: elastic-bench
+elastic-bench: build
+	BIN=$(BIN) ./scripts/elastic-bench.sh
+
 # YCSB workloads A, B, C x zipfian, uniform against cairn lite over loopback
 # and embedded in the benchmark process, a fresh store for each: results/
 # (JSON, summary.tsv, report.html). About 8 minutes; DURATION=60 for longer
