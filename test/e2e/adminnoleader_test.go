@@ -13,6 +13,7 @@ import (
 // line, and exit 1; commands that need the leader exit 3 naming the
 // admins that do not answer.
 func TestAdminWithoutLeaderAnswersFromLocalCopy(t *testing.T) {
+	t.Parallel() // real processes that mostly wait: run beside the other long tests
 	nodes := deployWhitePaper(t)
 	for _, sn := range []string{"sn2", "sn3"} {
 		if out := checkAdmin(t, nodes[0], 0, []string{"SUCCEEDED"}, "plan", "deploy-admin", "-sn", sn, "-wait"); strings.Contains(out, "To wait for completion") {

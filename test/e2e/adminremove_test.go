@@ -63,6 +63,7 @@ func adminLeaderTerm(t *testing.T, sn *storageNode) (string, string) {
 }
 
 func TestAdminRemoveAdmin(t *testing.T) {
+	t.Parallel() // real processes that mostly wait: run beside the other long tests
 	nodes := deployWhitePaper(t)
 	checkAdmin(t, nodes[0], 0, []string{"SUCCEEDED"}, "plan", "deploy-admin", "-sn", "sn2", "-wait")
 	checkAdmin(t, nodes[0], 0, []string{"SUCCEEDED"}, "plan", "deploy-admin", "-sn", "sn3", "-wait")

@@ -52,6 +52,7 @@ var noLeaderRE = regexp.MustCompile(`(?m)^Verify: violation (rg\d+): (.*)$`)
 // TestAdminHealthReports stops storage nodes under a deployed store and
 // checks what ping, show admins and verify configuration say.
 func TestAdminHealthReports(t *testing.T) {
+	t.Parallel() // real processes that mostly wait: run beside the other long tests
 	nodes := deployWhitePaper(t)
 	sn1 := nodes[0]
 	awaitAdmin(t, sn1, []string{"Shard Status: healthy: 2 writable-degraded: 0 read-only: 0 offline: 0 total: 2", "Admin Status: healthy"}, "ping")

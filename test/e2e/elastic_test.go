@@ -38,6 +38,7 @@ var (
 // for good, and every acknowledged write reads back with ABSOLUTE
 // consistency and from every node that hosts its shard.
 func TestElasticUnderLoad(t *testing.T) {
+	t.Parallel() // real processes that mostly wait: run beside the other long tests
 	seed := *elasticSeed
 	if seed == 0 {
 		seed = uint64(time.Now().UnixNano())

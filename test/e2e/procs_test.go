@@ -3,6 +3,11 @@ package e2e
 // Helpers that run `cairn lite` as a real process: start it on a free port,
 // wait for its ready line, stop it with SIGTERM or kill it with SIGKILL, and
 // dial it. Every wait has a deadline; nothing sleeps to synchronise.
+//
+// A few long tests whose processes mostly wait (admin plans, elections,
+// moves) call t.Parallel, so they run two at a time once the others are
+// done. A test that sets environment variables (its nodes inherit them),
+// mounts a tmpfs or asserts on timing must not.
 
 import (
 	"bytes"

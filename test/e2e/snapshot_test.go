@@ -60,6 +60,7 @@ func snapKey(i int) client.Key { return client.MustParseKey(fmt.Sprintf("/snap/k
 // snapshot, and writable. On the way: a snapshot taken while a node is down
 // says which copies are missing, and a corrupt copy is refused by restore.
 func TestSnapshotRestore(t *testing.T) {
+	t.Parallel() // real processes that mostly wait: run beside the other long tests
 	nodes := deployWhitePaper(t)
 	c := openStore(t, nodes)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

@@ -172,6 +172,7 @@ func writeDuring(c *client.Client, stop <-chan struct{}) func() map[string][]byt
 // clients write, and confirms; a second run finds every replica agreeing,
 // and every acknowledged record reads back from every node.
 func TestVerifyDataRepairs(t *testing.T) {
+	t.Parallel() // real processes that mostly wait: run beside the other long tests
 	start := time.Now()
 	nodes := deployWhitePaper(t)
 	c := openStore(t, nodes)
