@@ -98,6 +98,16 @@ var Commands = []Command{
 			"Start the replica again with plan start-service -service rgN-rnM."},
 	{Name: "plan start-service", Plan: true, Summary: "start a stopped shard replica",
 		Args: []Arg{{Name: "service", Required: true, Help: "rgN-rnM: shard N's replica on storage node M"}}},
+	{Name: "plan migrate-sn", Plan: true, Summary: "move every replica of a storage node whose disk is gone onto a newly deployed one",
+		Args: []Arg{
+			{Name: "from", Required: true, Help: "the storage node whose disk is gone for good (sn3 or 3); it must be stopped"},
+			{Name: "to", Required: true, Help: "a storage node deployed with plan deploy-sn in the same zone, hosting nothing yet"},
+		},
+		Help: "Each shard -from hosted gains a replica on -to (a Raft learner that catches up by snapshot, then a voter)\n" +
+			"before -from leaves its Raft group, so a shard with RF 3 keeps serving throughout. If -from hosted an admin,\n" +
+			"-to gets one and -from's leaves the admin group. Refused if -from still answers as a member of the store.\n" +
+			"Afterwards plan remove-sn -sn FROM removes it. A node that lost its root can instead rejoin under its old id:\n" +
+			"cairn sn start -root NEW -rejoin-as snN -helper-hosts HOST:PORT."},
 	{Name: "plan remove-sn", Plan: true, Summary: "remove a storage node that hosts no replica and no admin",
 		Args: []Arg{{Name: "sn", Required: true, Help: "storage node id (sn1 or 1)"}}},
 	{Name: "plan verify-data", Plan: true, Summary: "check the data: every block on each node, and each shard's replicas compared partition by partition",

@@ -28,6 +28,7 @@ func init() {
 		"plan stop-service":    (*Service).planStopService,
 		"plan start-service":   (*Service).planStartService,
 		"plan remove-sn":       (*Service).planRemoveSN,
+		"plan migrate-sn":      (*Service).planMigrateSN,
 		"plan remove-admin":    (*Service).planRemoveAdmin,
 		"plan verify-data":     (*Service).planVerifyData,
 		"plan execute":         (*Service).planExecute,
