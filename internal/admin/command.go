@@ -204,6 +204,10 @@ var Commands = []Command{
 	{Name: "show plan", Summary: "show one plan and its tasks",
 		Args: []Arg{{Name: "id", Kind: Int, Required: true, Help: "plan id"}}},
 	{Name: "show topology", Summary: "show the deployed topology"},
+	{Name: "show rejoin-config", Summary: "what a storage node that lost its whole root needs to rejoin under its old id (Oracle's generateconfig)",
+		Args: []Arg{{Name: "sn", Required: true, Help: "storage node id (sn1 or 1)"}},
+		Help: "Refused if the node still answers as that member, or was replaced by plan migrate-sn.\n" +
+			"cairn sn start --root NEW --rejoin-as snN --helper-hosts HOST:PORT runs it and starts the node."},
 	{Name: "show pools", Summary: "list the storage node pools"},
 	{Name: "show zones", Summary: "list the zones"},
 	{Name: "show admins", Summary: "list the admin replicas, their state and which one leads",

@@ -29,6 +29,7 @@ func init() {
 		"plan start-service":   (*Service).planStartService,
 		"plan remove-sn":       (*Service).planRemoveSN,
 		"plan migrate-sn":      (*Service).planMigrateSN,
+		"show rejoin-config":   (*Service).showRejoinConfig,
 		"plan remove-admin":    (*Service).planRemoveAdmin,
 		"plan verify-data":     (*Service).planVerifyData,
 		"plan execute":         (*Service).planExecute,

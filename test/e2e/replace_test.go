@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"flag"
-	"fmt"
 	"os"
 	"slices"
 	"strconv"
@@ -80,11 +79,44 @@ func TestReplaceFailedNode(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("remove-sn sn3 failed")
 	}
+	rejoinUnderOldID(t, nodes, load)
 	final := load.end()
 	stopped = true
 	readAbsolute(t, c, final)
 	readHosts(t, live, final)
 	t.Logf("summary: acked=%d lost=0 failed attempts (retried): %s; migrate-sn took %v; test took %v",
 		len(final), load.errors(), took.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
-	_ = fmt.Sprint
+}
+
+// rejoinUnderOldID checks cairn sn start --rejoin-as: refused for an
+// unknown id and for a node that still serves; then sn2 is SIGKILLed, its
+// root deleted, and it starts on a new root under its old id and catches
+// up, until verify configuration is clean again.
+func rejoinUnderOldID(t *testing.T, nodes []*storageNode, load *dfLoad) {
+	t.Helper()
+	helper := []string{"--helper-hosts", nodes[0].addr()}
+	for _, c := range []struct{ id, want string }{
+		{"sn9", "there is no storage node sn9"},
+		{"sn2", "sn2 still answers at " + nodes[1].addr()},
+	} {
+		code, out, errOut := runCairn(t, append([]string{"sn", "start", "--root", t.TempDir(), "--rejoin-as", c.id}, helper...)...)
+		if code == 0 || !strings.Contains(out+errOut, c.want) {
+			t.Fatalf("sn start --rejoin-as %s: exit %d, want a refusal saying %q:\n%s%s", c.id, code, c.want, out, errOut)
+		}
+	}
+	nodes[1].kill()
+	if err := os.RemoveAll(nodes[1].root); err != nil {
+		t.Fatal(err)
+	}
+	load.waitAcked(t, 50, "with sn2 dead")
+	rejoinStart := time.Now()
+	nodes[1].root = t.TempDir()
+	nodes[1].extra = append([]string{"--rejoin-as", "sn2"}, helper...)
+	nodes[1].start(t)
+	waitFor(t, time.Minute, "verify configuration clean after sn2 rejoined", func() bool {
+		code, out, _ := admin(t, nodes[0], "verify", "configuration")
+		return code == 0 && strings.Contains(out, "0 violations")
+	})
+	t.Logf("sn2 rejoined under its old id on a new root and caught up in %v", time.Since(rejoinStart).Round(time.Millisecond))
+	load.waitAcked(t, 50, "after sn2 rejoined")
 }
