@@ -100,6 +100,7 @@ func rejoinUnderOldID(t *testing.T, nodes []*storageNode, load *dfLoad) {
 		{"sn2", "sn2 still answers at " + nodes[1].addr()},
 	} {
 		code, out, errOut := runCairn(t, append([]string{"sn", "start", "--root", t.TempDir(), "--rejoin-as", c.id}, helper...)...)
+		t.Logf("cairn sn start --root NEW --rejoin-as %s --helper-hosts %s: exit %d\n%s%s", c.id, nodes[0].addr(), code, out, errOut)
 		if code == 0 || !strings.Contains(out+errOut, c.want) {
 			t.Fatalf("sn start --rejoin-as %s: exit %d, want a refusal saying %q:\n%s%s", c.id, code, c.want, out, errOut)
 		}
@@ -113,6 +114,7 @@ func rejoinUnderOldID(t *testing.T, nodes []*storageNode, load *dfLoad) {
 	nodes[1].root = t.TempDir()
 	nodes[1].extra = append([]string{"--rejoin-as", "sn2"}, helper...)
 	nodes[1].start(t)
+	t.Logf("cairn sn start --root NEW --rejoin-as sn2 --helper-hosts %s:\n%s", nodes[0].addr(), nodes[1].stdout.String())
 	waitFor(t, time.Minute, "verify configuration clean after sn2 rejoined", func() bool {
 		code, out, _ := admin(t, nodes[0], "verify", "configuration")
 		return code == 0 && strings.Contains(out, "0 violations")

@@ -1,0 +1,130 @@
+package e2e
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cairndb/cairn/internal/topology"
+)
+
+var replicasLong = flag.Bool("replicas.long", false, "run TestReplicaChangesLong (make replicas)")
+
+// TestReplicaChangesLong is the long variant of TestReplaceFailedNode
+// (make replicas; skipped otherwise): under the same write load, on the
+// white paper's store with three admins,
+//   - topology change-repfactor raises RF from 3 to 5 onto two new nodes;
+//   - sn3, which hosts an admin, is SIGKILLed with its root deleted and
+//     plan migrate-sn moves its replicas and its admin onto a new node;
+//   - topology rebalance over a pool without sn1 moves sn1's replicas to a
+//     seventh node (sn1 leads some shards, so leadership moves first).
+//
+// After each, every shard has the expected replicas and verify
+// configuration has no violation; at the end every acknowledged write reads
+// back with ABSOLUTE consistency and from every node hosting its shard.
+func TestReplicaChangesLong(t *testing.T) {
+	if !*replicasLong {
+		t.Skip("long: make replicas (-replicas.long)")
+	}
+	seed := *replaceSeed
+	if seed == 0 {
+		seed = uint64(time.Now().UnixNano())
+	}
+	t.Logf("seed %d (rerun with -replace.seed=%d)", seed, seed)
+	nodes := deployWhitePaperOn(t, initNodes(t, 3))
+	mustAdmin(t, nodes[0], "plan deploy-admin -sn sn2 -wait", "plan deploy-admin -sn sn3 -wait")
+	c := openStore(t, nodes)
+	load := startLoad(c, "long", seed, 2, 256, true)
+	stopped := false
+	defer func() {
+		if !stopped {
+			load.end()
+		}
+	}()
+	load.waitAcked(t, 200, "before the changes")
+	deploy := func(n int) []*storageNode {
+		more := initNodes(t, n)
+		var script []string
+		for _, sn := range more {
+			sn.start(t)
+			script = append(script, fmt.Sprintf("plan deploy-sn -znname MyZone -host 127.0.0.1 -port %d -wait", sn.port))
+		}
+		mustAdmin(t, nodes[0], script...)
+		return more
+	}
+
+	more := deploy(2) // sn4, sn5
+	mustAdmin(t, nodes[0], "pool join -name MyPool -sn sn4", "pool join -name MyPool -sn sn5",
+		"topology clone -current -name RF5", "topology change-repfactor -name RF5 -pool MyPool -zn zn1 -rf 5", "topology preview -name RF5")
+	timed(t, "change-repfactor 3 -> 5", func() { runPlan(t, nodes[0], 3*time.Minute, "plan", "deploy-topology", "-name", "RF5") })
+	checkReplicas(t, nodes[0], 5, nil)
+	checkClean(t, nodes[0])
+
+	nodes[2].kill()
+	if err := os.RemoveAll(nodes[2].root); err != nil {
+		t.Fatal(err)
+	}
+	sn6 := deploy(1)[0]
+	timed(t, "migrate-sn sn3 -> sn6 (with its admin)", func() { runPlan(t, nodes[0], 3*time.Minute, "plan", "migrate-sn", "-from", "sn3", "-to", "sn6") })
+	runPlan(t, nodes[0], time.Minute, "plan", "remove-sn", "-sn", "sn3")
+	checkReplicas(t, nodes[0], 5, []topology.NodeID{3})
+	if ids, _ := showAdmins(t, nodes[0]); !slices.Contains(ids, 6) || slices.Contains(ids, 3) {
+		t.Errorf("admins after migrate-sn: %v, want sn6's in place of sn3's", ids)
+	}
+	checkClean(t, nodes[0])
+
+	sn7 := deploy(1)[0]
+	mustAdmin(t, nodes[0], "pool create -name NoSN1", "pool join -name NoSN1 -sn sn2", "pool join -name NoSN1 -sn sn4",
+		"pool join -name NoSN1 -sn sn5", "pool join -name NoSN1 -sn sn6", "pool join -name NoSN1 -sn sn7",
+		"topology clone -current -name Reb", "topology rebalance -name Reb -pool NoSN1", "topology preview -name Reb")
+	timed(t, "rebalance off sn1", func() { runPlan(t, nodes[0], 3*time.Minute, "plan", "deploy-topology", "-name", "Reb") })
+	checkReplicas(t, nodes[0], 5, []topology.NodeID{1, 3})
+	checkClean(t, nodes[0])
+
+	final := load.end()
+	stopped = true
+	readAbsolute(t, c, final)
+	readHosts(t, []*storageNode{nodes[0], nodes[1], more[0], more[1], sn6, sn7}, final)
+	t.Logf("summary: acked=%d lost=0 failed attempts (retried): %s", len(final), load.errors())
+}
+
+func mustAdmin(t *testing.T, sn *storageNode, lines ...string) {
+	t.Helper()
+	if code, out, errOut := admin(t, sn, "-script", writeScript(t, lines)); code != 0 {
+		t.Fatalf("%v: exit %d\n%s\n%s", lines, code, out, errOut)
+	}
+}
+
+func timed(t *testing.T, what string, fn func()) {
+	t.Helper()
+	start := time.Now()
+	fn()
+	t.Logf("%s: %v", what, time.Since(start).Round(time.Millisecond))
+}
+
+// checkReplicas checks that every deployed shard has rf replicas, none on
+// the nodes not.
+func checkReplicas(t *testing.T, sn *storageNode, rf int, not []topology.NodeID) {
+	t.Helper()
+	_, out, _ := admin(t, sn, "-json", "show", "topology")
+	for _, sh := range decodeShownTopology(t, out).Shards {
+		if len(sh.Replicas) != rf || slices.ContainsFunc(sh.Replicas, func(n topology.NodeID) bool { return slices.Contains(not, n) }) {
+			t.Errorf("%s's replicas: %v, want %d and none on %v", topology.ShardName(sh.ID), sh.Replicas, rf, not)
+		}
+	}
+}
+
+func checkClean(t *testing.T, sn *storageNode) {
+	t.Helper()
+	var out string
+	waitFor(t, time.Minute, "verify configuration clean", func() bool {
+		var code int
+		code, out, _ = admin(t, sn, "verify", "configuration")
+		return code == 0 && strings.Contains(out, "0 violations")
+	})
+	t.Logf("verify configuration:\n%s", out)
+}
