@@ -29,11 +29,11 @@ func prepareRejoin(ctx context.Context, fs files.FS, root, rejoinAs string, help
 	defer cancel()
 	r, err := c.Call(ctx, "show rejoin-config", map[string]string{"sn": rejoinAs})
 	if err != nil {
-		return fmt.Errorf("cairn sn start --rejoin-as %s: %s", rejoinAs, admin.Message(err))
+		return fmt.Errorf("--rejoin-as %s: %s", rejoinAs, admin.Message(err))
 	}
 	var rc admin.RejoinConfig
 	if err := json.Unmarshal(r.GetJson(), &rc); err != nil {
-		return fmt.Errorf("cairn sn start --rejoin-as %s: the admin's answer is unreadable: %v", rejoinAs, err)
+		return fmt.Errorf("--rejoin-as %s: the admin's answer is unreadable: %v", rejoinAs, err)
 	}
 	if err := node.WriteRejoinRoot(fs, root, rc); err != nil {
 		return usageErr("--rejoin-as %s: %v", rejoinAs, err)

@@ -46,6 +46,11 @@ func TestReplaceFailedNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	load.waitAcked(t, 100, "with sn3 dead")
+	if code, out, _ := admin(t, nodes[0], "verify", "configuration"); code == 0 || !strings.Contains(out, "plan migrate-sn -from sn3") {
+		t.Errorf("verify configuration with sn3 dead: exit %d, want a violation advising plan migrate-sn -from sn3:\n%s", code, out)
+	} else {
+		t.Logf("verify configuration with sn3 dead:\n%s", out)
+	}
 	fresh := initNodes(t, 1)[0]
 	fresh.start(t)
 	if code, out, errOut := admin(t, nodes[0], "plan", "deploy-sn", "-znname", "MyZone", "-host", "127.0.0.1", "-port", strconv.Itoa(fresh.port), "-wait"); code != 0 {
