@@ -91,7 +91,7 @@ refuses if snN still answers or was replaced by plan migrate-sn. Its
 replicas then rejoin their shards and catch up by snapshot.`,
 		Example: `  cairn sn start --root /var/cairn/sn1
   cairn sn start --root /var/cairn/sn3-new --rejoin-as sn3 --helper-hosts 127.0.0.1:5000   # sn3 lost its root`,
-		Args:    cobra.NoArgs,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var err error
 			if cfg.Logger, err = newLogger(logLevel); err != nil {
