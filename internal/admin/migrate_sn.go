@@ -88,8 +88,8 @@ func (s *Service) checkMigrateSN(ctx context.Context, m *Meta, from, to *SN) err
 	case from.Zone != to.Zone:
 		return failed("%s is in zone zn%d and %s in zn%d: the replacement must be in the same zone (deploy it with plan deploy-sn -zn zn%d)",
 			snName(to.ID), to.Zone, snName(from.ID), from.Zone, from.Zone)
-	case slices.Contains(m.Admins, to.ID):
-		return failed("%s hosts an admin already; migrate to a newly deployed node", snName(to.ID))
+	case slices.Contains(m.Admins, to.ID) && slices.Contains(m.Admins, from.ID):
+		return failed("%s hosts an admin already, and %s's admin must move: migrate to a newly deployed node", snName(to.ID), snName(from.ID))
 	}
 	here := m.Deployed.ShardsOn(topology.NodeID(from.ID))
 	if len(here) == 0 && !slices.Contains(m.Admins, from.ID) {

@@ -1,10 +1,12 @@
 package e2e
 
 import (
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -17,7 +19,9 @@ var replicasLong = flag.Bool("replicas.long", false, "run TestReplicaChangesLong
 // TestReplicaChangesLong is the long variant of TestReplaceFailedNode
 // (make replicas; skipped otherwise): under the same write load, on the
 // white paper's store with three admins,
-//   - topology change-repfactor raises RF from 3 to 5 onto two new nodes;
+//   - topology change-repfactor raises RF from 3 to 5 onto two new nodes,
+//     with the admin leader SIGKILLed (and restarted) after the plan's
+//     first replica change: the next admin leader resumes the plan;
 //   - sn3, which hosts an admin, is SIGKILLed with its root deleted and
 //     plan migrate-sn moves its replicas and its admin onto a new node;
 //   - topology rebalance over a pool without sn1 moves sn1's replicas to a
@@ -35,7 +39,11 @@ func TestReplicaChangesLong(t *testing.T) {
 		seed = uint64(time.Now().UnixNano())
 	}
 	t.Logf("seed %d (rerun with -replace.seed=%d)", seed, seed)
-	nodes := deployWhitePaperOn(t, initNodes(t, 3))
+	nodes := initNodes(t, 3)
+	for _, sn := range nodes { // so that the admin leader's kill lands mid-plan
+		sn.env = []string{"CAIRN_FAILPOINT_TASK_DELAY=200ms"}
+	}
+	deployWhitePaperOn(t, nodes)
 	mustAdmin(t, nodes[0], "plan deploy-admin -sn sn2 -wait", "plan deploy-admin -sn sn3 -wait")
 	c := openStore(t, nodes)
 	load := startLoad(c, "long", seed, 2, 256, true)
@@ -60,7 +68,7 @@ func TestReplicaChangesLong(t *testing.T) {
 	more := deploy(2) // sn4, sn5
 	mustAdmin(t, nodes[0], "pool join -name MyPool -sn sn4", "pool join -name MyPool -sn sn5",
 		"topology clone -current -name RF5", "topology change-repfactor -name RF5 -pool MyPool -zn zn1 -rf 5", "topology preview -name RF5")
-	timed(t, "change-repfactor 3 -> 5", func() { runPlan(t, nodes[0], 3*time.Minute, "plan", "deploy-topology", "-name", "RF5") })
+	timed(t, "change-repfactor 3 -> 5, the admin leader SIGKILLed mid-plan", func() { killAdminMidPlan(t, nodes, "plan", "deploy-topology", "-name", "RF5") })
 	checkReplicas(t, nodes[0], 5, nil)
 	checkClean(t, nodes[0])
 
@@ -90,6 +98,36 @@ func TestReplicaChangesLong(t *testing.T) {
 	readAbsolute(t, c, final)
 	readHosts(t, []*storageNode{nodes[0], nodes[1], more[0], more[1], sn6, sn7}, final)
 	t.Logf("summary: acked=%d lost=0 failed attempts (retried): %s", len(final), load.errors())
+}
+
+// killAdminMidPlan starts a plan, SIGKILLs the admin leader once the plan's
+// first replica change succeeded, restarts that node, and waits until the
+// next admin leader has resumed the plan and it succeeded.
+func killAdminMidPlan(t *testing.T, nodes []*storageNode, args ...string) {
+	t.Helper()
+	id := startPlanJSON(t, nodes[0], args...)
+	waitFor(t, time.Minute, "the plan's first replica change", func() bool {
+		p := showPlanJSON(t, nodes[0], id)
+		return p.Plan.Tasks[2].State == "SUCCEEDED" || p.State != "RUNNING"
+	})
+	_, leader := showAdmins(t, nodes[0])
+	p := showPlanJSON(t, nodes[0], id)
+	victim := nodes[leader-1]
+	victim.kill()
+	t.Logf("SIGKILLed the admin leader sn%d with the plan %s", leader, p.State)
+	other := nodes[leader%3]
+	victim.start(t)
+	waitFor(t, 2*time.Minute, "the plan to be resumed and succeed", func() bool {
+		code, out, _ := admin(t, other, "-json", "show", "plan", "-id", strconv.Itoa(id))
+		var q planDocJSON
+		if code != 0 || json.Unmarshal([]byte(out), &q) != nil {
+			return false
+		}
+		if q.State == "ERROR" || q.State == "FAILED" {
+			t.Fatalf("plan %d: %s %s", id, q.State, q.Plan.Error)
+		}
+		return q.State == "SUCCEEDED"
+	})
 }
 
 func mustAdmin(t *testing.T, sn *storageNode, lines ...string) {
