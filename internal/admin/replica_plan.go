@@ -20,7 +20,8 @@ import (
 //	                         learner; once its applied index reaches the leader's (taken
 //	                         when the wait began) the leader promotes it; then the
 //	                         topology lists it, so clients reach it only once it votes
-//	leave-replica shard sn   if it leads, leadership moves to another voter; the
+//	leave-replica shard sn   if the topology prefers it as leader, it no longer does;
+//	                         if it leads, leadership moves to another voter; the
 //	                         leader removes it; then the topology drops it, and the
 //	                         node, getting that topology, drops its replica
 //
@@ -123,6 +124,17 @@ func (s *Service) taskLeaveReplica(ctx context.Context, p *Plan, t *Task) error 
 	if !ok || !slices.Contains(sh.Replicas, topology.NodeID(node)) {
 		return nil // removed and published by an earlier run
 	}
+	pref := preferredIn(p, shard)
+	if sh.Preferred == topology.NodeID(node) {
+		// First no replica prefers it, or the one taking over would hand
+		// the leadership straight back (replica preferLeader).
+		if err := s.publish(ctx, func(cur *topology.Topology) error {
+			unprefer(cur, shard, topology.NodeID(node), pref)
+			return nil
+		}, ""); err != nil {
+			return err
+		}
+	}
 	st, err := s.onLeader(ctx, m, shard, "status", 0)
 	if err != nil {
 		return err
@@ -147,23 +159,30 @@ func (s *Service) taskLeaveReplica(ctx context.Context, p *Plan, t *Task) error 
 			return err
 		}
 	}
-	pref := preferredIn(p, shard)
 	return s.publish(ctx, func(cur *topology.Topology) error {
+		unprefer(cur, shard, topology.NodeID(node), pref)
 		for i := range cur.Shards {
-			sh := &cur.Shards[i]
-			if sh.ID != shard {
-				continue
-			}
-			sh.Replicas = slices.DeleteFunc(sh.Replicas, func(x topology.NodeID) bool { return x == topology.NodeID(node) })
-			if sh.Preferred == topology.NodeID(node) {
-				sh.Preferred = 0
-				if slices.Contains(sh.Replicas, pref) {
-					sh.Preferred = pref
-				}
+			if sh := &cur.Shards[i]; sh.ID == shard {
+				sh.Replicas = slices.DeleteFunc(sh.Replicas, func(x topology.NodeID) bool { return x == topology.NodeID(node) })
 			}
 		}
 		return nil
 	}, "")
+}
+
+// unprefer makes shard of t prefer pref instead of the leaving node, if it
+// preferred that one: pref if it is a replica already, else none.
+func unprefer(t *topology.Topology, shard topology.ShardID, leaving, pref topology.NodeID) {
+	for i := range t.Shards {
+		sh := &t.Shards[i]
+		if sh.ID != shard || sh.Preferred != leaving {
+			continue
+		}
+		sh.Preferred = 0
+		if pref != leaving && slices.Contains(sh.Replicas, pref) {
+			sh.Preferred = pref
+		}
+	}
 }
 
 // preferredIn is the candidate's preferred leader of shard (0: none).

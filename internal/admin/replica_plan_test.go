@@ -73,3 +73,19 @@ func TestMigratedTopology(t *testing.T) {
 		t.Error("migratedTopology changed the deployed topology")
 	}
 }
+
+func TestUnprefer(t *testing.T) {
+	mk := func() *topology.Topology {
+		return &topology.Topology{Shards: []topology.Shard{{ID: 1, Replicas: []topology.NodeID{1, 2, 3, 4}, Preferred: 3}, {ID: 2, Replicas: []topology.NodeID{1, 2, 3}, Preferred: 1}}}
+	}
+	for _, c := range []struct {
+		pref topology.NodeID
+		want topology.NodeID
+	}{{4, 4}, {5, 0}, {3, 0}, {0, 0}} {
+		tp := mk()
+		unprefer(tp, 1, 3, c.pref)
+		if tp.Shards[0].Preferred != c.want || tp.Shards[1].Preferred != 1 {
+			t.Errorf("unprefer(rg1, leaving sn3, pref sn%d): rg1 prefers sn%d, rg2 sn%d; want sn%d and sn1", c.pref, tp.Shards[0].Preferred, tp.Shards[1].Preferred, c.want)
+		}
+	}
+}

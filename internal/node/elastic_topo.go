@@ -29,6 +29,9 @@ func (n *SN) updateTopology(cur, t *topology.Topology) error {
 		return fmt.Errorf("topology %d: the engine has no store: %v", t.Seq, err)
 	}
 	for _, s := range t.ShardsOn(me) {
+		if r := n.replica(uint64(s.ID)); r != nil {
+			r.SetPreferred(uint64(s.Preferred)) // a replica change may have moved it
+		}
 		if n.replica(uint64(s.ID)) != nil || hosts(cur, s.ID, me) || stoppedHere(n.member.Stopped, s.ID) {
 			continue // running, or left as it was (stopped by plan stop-service)
 		}

@@ -167,3 +167,8 @@ func (r *Raft) RemoveVoter(ctx context.Context, node uint64) error {
 	}
 	return r.changeConf(ctx, raftpb.ConfChangeRemoveNode, node)
 }
+
+// SetPreferred makes node the one this replica, when it leads, hands the
+// leadership to once it is caught up (0: none): the topology's preferred
+// leader changes when a replica change replaces it.
+func (r *Raft) SetPreferred(node uint64) { r.preferred.Store(node) }
