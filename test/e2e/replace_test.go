@@ -89,8 +89,8 @@ func TestReplaceFailedNode(t *testing.T) {
 	stopped = true
 	readAbsolute(t, c, final)
 	readHosts(t, live, final)
-	t.Logf("summary: acked=%d lost=0 failed attempts (retried): %s; migrate-sn took %v; test took %v",
-		len(final), load.errors(), took.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
+	t.Logf("summary: acked=%d lost=0 failed attempts (retried): %s %s; migrate-sn took %v; test took %v",
+		len(final), load.errors(), load.firstErrors(), took.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
 }
 
 // rejoinUnderOldID checks cairn sn start --rejoin-as: refused for an
@@ -126,4 +126,16 @@ func rejoinUnderOldID(t *testing.T, nodes []*storageNode, load *dfLoad) {
 	})
 	t.Logf("sn2 rejoined under its old id on a new root and caught up in %v", time.Since(rejoinStart).Round(time.Millisecond))
 	load.waitAcked(t, 50, "after sn2 rejoined")
+}
+
+// firstErrors names the first failed attempt of each kind.
+func (l *dfLoad) firstErrors() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var parts []string
+	for k, e := range l.first {
+		parts = append(parts, k+": "+e)
+	}
+	slices.Sort(parts)
+	return strings.Join(parts, "; ")
 }

@@ -97,7 +97,7 @@ func TestReplicaChangesLong(t *testing.T) {
 	stopped = true
 	readAbsolute(t, c, final)
 	readHosts(t, []*storageNode{nodes[0], nodes[1], more[0], more[1], sn6, sn7}, final)
-	t.Logf("summary: acked=%d lost=0 failed attempts (retried): %s", len(final), load.errors())
+	t.Logf("summary: acked=%d lost=0 failed attempts (retried): %s %s", len(final), load.errors(), load.firstErrors())
 }
 
 // killAdminMidPlan starts a plan, SIGKILLs the admin leader once the plan's
