@@ -24,6 +24,8 @@ var replicasLong = flag.Bool("replicas.long", false, "run TestReplicaChangesLong
 //     first replica change: the next admin leader resumes the plan;
 //   - sn3, which hosts an admin, is SIGKILLed with its root deleted and
 //     plan migrate-sn moves its replicas and its admin onto a new node;
+//     the leader of rg2 is SIGKILLed (and restarted) once rg1 is done, just
+//     before rg2's replica change;
 //   - topology rebalance over a pool without sn1 moves sn1's replicas to a
 //     seventh node (sn1 leads some shards, so leadership moves first).
 //
@@ -77,7 +79,10 @@ func TestReplicaChangesLong(t *testing.T) {
 		t.Fatal(err)
 	}
 	sn6 := deploy(1)[0]
-	timed(t, "migrate-sn sn3 -> sn6 (with its admin)", func() { runPlan(t, nodes[0], 3*time.Minute, "plan", "migrate-sn", "-from", "sn3", "-to", "sn6") })
+	byID := map[uint64]*storageNode{1: nodes[0], 2: nodes[1], 4: more[0], 5: more[1], 6: sn6}
+	timed(t, "migrate-sn sn3 -> sn6 (with its admin), rg2's leader SIGKILLed mid-plan", func() {
+		killShardLeaderMidPlan(t, byID, "rg2", 3, "plan", "migrate-sn", "-from", "sn3", "-to", "sn6")
+	})
 	runPlan(t, nodes[0], time.Minute, "plan", "remove-sn", "-sn", "sn3")
 	checkReplicas(t, nodes[0], 5, []topology.NodeID{3})
 	if ids, _ := showAdmins(t, nodes[0]); !slices.Contains(ids, 6) || slices.Contains(ids, 3) {
@@ -119,6 +124,57 @@ func killAdminMidPlan(t *testing.T, nodes []*storageNode, args ...string) {
 	victim.start(t)
 	waitFor(t, 2*time.Minute, "the plan to be resumed and succeed", func() bool {
 		code, out, _ := admin(t, other, "-json", "show", "plan", "-id", strconv.Itoa(id))
+		var q planDocJSON
+		if code != 0 || json.Unmarshal([]byte(out), &q) != nil {
+			return false
+		}
+		if q.State == "ERROR" || q.State == "FAILED" {
+			t.Fatalf("plan %d: %s %s", id, q.State, q.Plan.Error)
+		}
+		return q.State == "SUCCEEDED"
+	})
+}
+
+// killShardLeaderMidPlan starts a plan, SIGKILLs the leader of shard once
+// the plan's task afterTask succeeded, restarts it, and waits until the
+// plan succeeded.
+func killShardLeaderMidPlan(t *testing.T, byID map[uint64]*storageNode, shard string, afterTask int, args ...string) {
+	t.Helper()
+	ask := byID[1]
+	id := startPlanJSON(t, ask, args...)
+	waitFor(t, time.Minute, fmt.Sprintf("task %d of plan %d", afterTask+1, id), func() bool {
+		p := showPlanJSON(t, ask, id)
+		return p.Plan.Tasks[afterTask].State == "SUCCEEDED" || p.State != "RUNNING"
+	})
+	var victim uint64
+	waitFor(t, time.Minute, shard+"'s leader", func() bool {
+		_, out, _ := admin(t, ask, "-json", "ping")
+		var r struct {
+			StorageNodes []struct {
+				SN       uint64 `json:"sn"`
+				Replicas []struct {
+					Service, Status string
+				} `json:"replicas"`
+			} `json:"storage_nodes"`
+		}
+		if json.Unmarshal([]byte(out), &r) != nil {
+			return false
+		}
+		for _, n := range r.StorageNodes {
+			for _, rep := range n.Replicas {
+				if strings.HasPrefix(rep.Service, shard+"-") && strings.Contains(rep.Status, "MASTER") {
+					victim = n.SN
+				}
+			}
+		}
+		return victim != 0
+	})
+	p := showPlanJSON(t, ask, id)
+	byID[victim].kill()
+	t.Logf("SIGKILLed sn%d, %s's leader, with the plan %s", victim, shard, p.State)
+	byID[victim].start(t)
+	waitFor(t, 2*time.Minute, "the plan to succeed", func() bool {
+		code, out, _ := admin(t, ask, "-json", "show", "plan", "-id", strconv.Itoa(id))
 		var q planDocJSON
 		if code != 0 || json.Unmarshal([]byte(out), &q) != nil {
 			return false
