@@ -83,7 +83,7 @@ var Commands = []Command{
 			"the majority they need to elect a leader. If its node does not answer, the admin is still removed\n" +
 			"from the group; run the plan again when the node is back so it drops its replica.\n" +
 			"Add an admin there again with plan deploy-admin -sn SN."},
-	{Name: "plan deploy-topology", Plan: true, Summary: "deploy a topology candidate: create its shards, or change a running store to it (new shards, partition moves, splits)",
+	{Name: "plan deploy-topology", Plan: true, Summary: "deploy a topology candidate: create its shards, or change a running store to it (new shards, replica changes, partition moves, splits)",
 		Args: []Arg{{Name: "name", Required: true, Help: "the candidate's name (topology create, or clone and reshape)"},
 			{Name: "max-rate", Kind: Int, Help: "MB/s (10^6 bytes) each partition move copies at (default: unbounded)"},
 			{Name: "move-share", Kind: Int, Help: "percent of the time rounds of partition moves run; between rounds the plan pauses, leaving the nodes to the workload (1-100, default 50: a running workload keeps about 70 % or more of its throughput)"}}},

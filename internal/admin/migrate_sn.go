@@ -40,6 +40,14 @@ func (s *Service) planMigrateSN(ctx context.Context, a map[string]string) (*cair
 	if err != nil {
 		return nil, err
 	}
+	for _, p := range m.Plans {
+		if p.Name == "migrate-sn" && p.State != Succeeded && p.State != Canceled {
+			if f, _ := parseID(p.Args["from"], "sn"); f == from.ID {
+				return nil, failed("plan %d already migrates %s (%s): resume it with plan execute -id %d -wait, or cancel it first",
+					p.ID, snName(from.ID), p.State, p.ID)
+			}
+		}
+	}
 	if err := s.checkMigrateSN(ctx, m, from, to); err != nil {
 		return nil, err
 	}
