@@ -53,8 +53,14 @@ func replicaTasks(changes []topology.ReplicaChange) []*Task {
 	return tasks
 }
 
-// catchUpPoll is how often join-replica looks at a learner catching up.
-const catchUpPoll = 100 * time.Millisecond
+// catchUpPoll is how often join-replica looks at a learner catching up,
+// and catchUpStall how long its applied index may stay still before the
+// attempt fails (and is retried). join-replica is a long task: a snapshot
+// of a large shard may take minutes, and only a stall ends the attempt.
+const (
+	catchUpPoll  = 100 * time.Millisecond
+	catchUpStall = 2 * time.Minute
+)
 
 func (s *Service) taskJoinReplica(ctx context.Context, p *Plan, t *Task) error {
 	shard, node := topology.ShardID(argID(t, "shard")), argID(t, "sn")
@@ -70,6 +76,8 @@ func (s *Service) taskJoinReplica(ctx context.Context, p *Plan, t *Task) error {
 		return permanent("%s is not deployed", snName(node))
 	}
 	open := func() (*controlpb.ChangeReplicaReply, error) {
+		ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
 		return s.control(sn.Addr()).ChangeReplica(ctx, &controlpb.ChangeReplicaRequest{
 			Store: m.Store, Shard: uint64(shard), Op: "open", Node: node, Peers: m.peers()})
 	}
@@ -82,6 +90,8 @@ func (s *Service) taskJoinReplica(ctx context.Context, p *Plan, t *Task) error {
 	}
 	if !slices.Contains(st.GetVoters(), node) {
 		target := st.GetApplied()
+		var last uint64
+		moved := time.Now()
 		for poll := 0; ; poll++ {
 			r, err := open()
 			if err != nil {
@@ -89,6 +99,11 @@ func (s *Service) taskJoinReplica(ctx context.Context, p *Plan, t *Task) error {
 			}
 			if r.GetApplied() >= target {
 				break
+			}
+			if r.GetApplied() != last {
+				last, moved = r.GetApplied(), time.Now()
+			} else if time.Since(moved) > catchUpStall {
+				return fmt.Errorf("%s on %s has not caught up: applied %d of %d, no progress for %v", topology.ShardName(shard), snName(node), last, target, catchUpStall)
 			}
 			if poll%10 == 9 {
 				line := fmt.Sprintf("catching up: applied %d of %d", r.GetApplied(), target)
