@@ -23,6 +23,7 @@ import (
 //	host-admin Y ...          if X hosted an admin: Y's admin joins the admin
 //	remove-admin-member X     group as learner then voter, X's leaves
 //	publish-topology final    X stays listed, hosting nothing: plan remove-sn next
+//	join-pools                Y joins X's pools, so later topologies place it
 //
 // Every shard keeps a majority throughout when only X is down: it gains a
 // caught-up voter before it loses X. X must not answer as a member of the
@@ -81,7 +82,9 @@ func (s *Service) planMigrateSN(ctx context.Context, a map[string]string) (*cair
 			newTask("drop-admin", "tell "+snName(from.ID)+" to drop its admin replica (passed over if it does not answer)", fromArgs),
 			newTask("record-admin-removal", "record the removal", fromArgs))
 	}
-	tasks = append(tasks, newTask("publish-topology", "record the topology with "+snName(to.ID)+" in place of "+snName(from.ID), map[string]string{"step": "final"}))
+	tasks = append(tasks,
+		newTask("publish-topology", "record the topology with "+snName(to.ID)+" in place of "+snName(from.ID), map[string]string{"step": "final"}),
+		newTask("join-pools", "put "+snName(to.ID)+" in the pools of "+snName(from.ID), map[string]string{"from": fromArgs["sn"], "to": toArgs["sn"]}))
 	return s.createPlan(ctx, "migrate-sn", a, tasks, map[string]string{"candidate": string(cb)})
 }
 
@@ -165,4 +168,21 @@ func (s *Service) taskRetireSN(ctx context.Context, t *Task) error {
 		return fmt.Errorf("marking %s gone: %w", snName(id), err)
 	}
 	return nil
+}
+
+// taskJoinPools puts node "to" in every pool node "from" is in (plan
+// migrate-sn), so that later topology operations over those pools use it.
+func (s *Service) taskJoinPools(ctx context.Context, t *Task) error {
+	from, to := argID(t, "from"), argID(t, "to")
+	_, err := s.store.update(ctx, func(m *Meta) error {
+		for i := range m.Pools {
+			p := &m.Pools[i]
+			if slices.Contains(p.SNs, from) && !slices.Contains(p.SNs, to) {
+				p.SNs = append(p.SNs, to)
+				m.event("%s joined pool %s in place of %s", snName(to), p.Name, snName(from))
+			}
+		}
+		return nil
+	})
+	return err
 }

@@ -60,6 +60,8 @@ func (s *Service) do(ctx context.Context, p *Plan, t *Task) error {
 		return s.taskLeaveReplica(ctx, p, t)
 	case "retire-sn":
 		return s.taskRetireSN(ctx, t)
+	case "join-pools":
+		return s.taskJoinPools(ctx, t)
 	case "set-service":
 		return s.taskSetService(ctx, p, t)
 	case "leave":

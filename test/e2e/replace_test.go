@@ -74,6 +74,9 @@ func TestReplaceFailedNode(t *testing.T) {
 			t.Errorf("%s's replicas after the migration: %v, want sn4 in place of sn3", topology.ShardName(sh.ID), sh.Replicas)
 		}
 	}
+	if _, out, _ := admin(t, nodes[0], "show", "pools"); !strings.Contains(out, "sn4") {
+		t.Errorf("show pools after the migration does not list sn4 (in sn3's pool):\n%s", out)
+	}
 	code, out, _ = admin(t, nodes[0], "verify", "configuration")
 	t.Logf("verify configuration:\n%s", out)
 	if code != 0 || !strings.Contains(out, "0 violations") {
