@@ -65,6 +65,11 @@ func TestReplaceFailedNode(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("migrate-sn failed")
 	}
+	if gap := load.longestGap(moveStart, time.Now()); gap > 3*time.Second {
+		t.Errorf("no put was acknowledged for %v during migrate-sn, want writes throughout (at most 3s apart)", gap)
+	} else {
+		t.Logf("longest time without an acknowledged put during migrate-sn: %v", gap.Round(time.Millisecond))
+	}
 	load.waitAcked(t, 100, "after the migration")
 	live := []*storageNode{nodes[0], nodes[1], fresh}
 	_, top, _ := admin(t, nodes[0], "-json", "show", "topology")
@@ -141,4 +146,18 @@ func (l *dfLoad) firstErrors() string {
 	}
 	slices.Sort(parts)
 	return strings.Join(parts, "; ")
+}
+
+// longestGap is the longest time between acknowledged puts from from to to.
+func (l *dfLoad) longestGap(from, to time.Time) time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	last, gap := from, time.Duration(0)
+	for _, e := range l.events {
+		if e.kind != "" || e.at.Before(from) || e.at.After(to) {
+			continue
+		}
+		gap, last = max(gap, e.at.Sub(last)), e.at
+	}
+	return max(gap, to.Sub(last))
 }
