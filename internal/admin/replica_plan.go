@@ -115,6 +115,7 @@ func (s *Service) taskJoinReplica(ctx context.Context, p *Plan, t *Task) error {
 			case <-time.After(catchUpPoll):
 			}
 		}
+		_ = s.noteTask(ctx, p.ID, slices.Index(p.Tasks, t), func(t *Task) { t.Progress = "" })
 		if _, err := s.onLeader(ctx, m, shard, "add-voter", node); err != nil {
 			return err
 		}
