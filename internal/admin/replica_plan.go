@@ -91,7 +91,7 @@ func (s *Service) taskJoinReplica(ctx context.Context, p *Plan, t *Task) error {
 	if !slices.Contains(st.GetVoters(), node) {
 		target := st.GetApplied()
 		var last uint64
-		moved := time.Now()
+		moved, noted := time.Now(), false
 		for poll := 0; ; poll++ {
 			r, err := open()
 			if err != nil {
@@ -108,6 +108,7 @@ func (s *Service) taskJoinReplica(ctx context.Context, p *Plan, t *Task) error {
 			if poll%10 == 9 {
 				line := fmt.Sprintf("catching up: applied %d of %d", r.GetApplied(), target)
 				_ = s.noteTask(ctx, p.ID, slices.Index(p.Tasks, t), func(t *Task) { t.Progress = line })
+				noted = true
 			}
 			select {
 			case <-ctx.Done():
@@ -115,7 +116,9 @@ func (s *Service) taskJoinReplica(ctx context.Context, p *Plan, t *Task) error {
 			case <-time.After(catchUpPoll):
 			}
 		}
-		_ = s.noteTask(ctx, p.ID, slices.Index(p.Tasks, t), func(t *Task) { t.Progress = "" })
+		if noted {
+			_ = s.noteTask(ctx, p.ID, slices.Index(p.Tasks, t), func(t *Task) { t.Progress = "" })
+		}
 		if _, err := s.onLeader(ctx, m, shard, "add-voter", node); err != nil {
 			return err
 		}
