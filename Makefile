@@ -67,6 +67,13 @@ elastic: build
 elastic-bench: build
 	BIN=$(BIN) ./scripts/elastic-bench.sh
 
+# Replica moves end to end (issue 10, acceptance 5): change-repfactor 3 -> 5,
+# migrate-sn of a node hosting an admin, rebalance off a node, under load
+# (about 30 s; make test runs TestReplaceFailedNode, the short variant).
+.PHONY: replicas
+replicas: build
+	CAIRN_BIN=$(abspath $(BIN)) $(GO) test -count=1 -timeout 10m ./test/e2e/ -run '^(TestReplicaChangesLong|TestReplaceFailedNode)$$' -v -replicas.long
+
 # YCSB workloads A, B, C x zipfian, uniform against cairn lite over loopback
 # and embedded in the benchmark process, a fresh store for each: results/
 # (JSON, summary.tsv, report.html). About 8 minutes; DURATION=60 for longer

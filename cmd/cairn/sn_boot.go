@@ -73,7 +73,8 @@ traffic between nodes, and the admin.`,
 
 func newSNStartCmd() *cobra.Command {
 	cfg := node.DefaultSNConfig("")
-	var logLevel string
+	var logLevel, rejoinAs string
+	var helpers []string
 	cmd := &cobra.Command{
 		Use:   "start",
 		Short: "Start a storage node made by cairn sn init",
@@ -81,9 +82,16 @@ func newSNStartCmd() *cobra.Command {
 not in a store yet serves only the admin: create a store on it with
 'cairn admin ... configure -name STORE', or add it to a store with
 'plan deploy-sn'. A deployed node restarts as what it was. SIGINT or SIGTERM
-stops it cleanly.`,
-		Example: `  cairn sn start --root /var/cairn/sn1`,
-		Args:    cobra.NoArgs,
+stops it cleanly.
+
+A node whose whole root is gone for good comes back under its old id with
+--rejoin-as snN --helper-hosts HOST:PORT on an empty root: the admin (show
+rejoin-config) gives its uid, address, capacity, peers and topology, and
+refuses if snN still answers or was replaced by plan migrate-sn. Its
+replicas then rejoin their shards and catch up by snapshot.`,
+		Example: `  cairn sn start --root /var/cairn/sn1
+  cairn sn start --root /var/cairn/sn3-new --rejoin-as sn3 --helper-hosts 127.0.0.1:5000   # sn3 lost its root`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var err error
 			if cfg.Logger, err = newLogger(logLevel); err != nil {
@@ -91,6 +99,11 @@ stops it cleanly.`,
 			}
 			if cfg.FS, err = nodeFS(cfg.Logger); err != nil {
 				return err
+			}
+			if rejoinAs != "" {
+				if err := prepareRejoin(cmd.Context(), cfg.FS, cfg.Root, rejoinAs, helpers); err != nil {
+					return err
+				}
 			}
 			ic, err := node.LoadInit(cfg.FS, cfg.Root)
 			if files.IsNotExist(err) {
@@ -106,6 +119,8 @@ stops it cleanly.`,
 		},
 	}
 	cmd.Flags().StringVar(&cfg.Root, "root", "", "the node's directory, holding config.json (required)")
+	cmd.Flags().StringVar(&rejoinAs, "rejoin-as", "", "start on an empty root as storage node snN of a store, whose root was lost for good; asks the admin (show rejoin-config) through --helper-hosts")
+	cmd.Flags().StringSliceVar(&helpers, "helper-hosts", nil, "HOST:PORT,... of running storage nodes of the store, for --rejoin-as")
 	addSNTuningFlags(cmd, &cfg, &logLevel)
 	_ = cmd.MarkFlagRequired("root")
 	return cmd

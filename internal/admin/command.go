@@ -83,7 +83,7 @@ var Commands = []Command{
 			"the majority they need to elect a leader. If its node does not answer, the admin is still removed\n" +
 			"from the group; run the plan again when the node is back so it drops its replica.\n" +
 			"Add an admin there again with plan deploy-admin -sn SN."},
-	{Name: "plan deploy-topology", Plan: true, Summary: "deploy a topology candidate: create its shards, or change a running store to it (new shards, partition moves, splits)",
+	{Name: "plan deploy-topology", Plan: true, Summary: "deploy a topology candidate: create its shards, or change a running store to it (new shards, replica changes, partition moves, splits)",
 		Args: []Arg{{Name: "name", Required: true, Help: "the candidate's name (topology create, or clone and reshape)"},
 			{Name: "max-rate", Kind: Int, Help: "MB/s (10^6 bytes) each partition move copies at (default: unbounded)"},
 			{Name: "move-share", Kind: Int, Help: "percent of the time rounds of partition moves run; between rounds the plan pauses, leaving the nodes to the workload (1-100, default 50: a running workload keeps about 70 % or more of its throughput)"}}},
@@ -98,6 +98,16 @@ var Commands = []Command{
 			"Start the replica again with plan start-service -service rgN-rnM."},
 	{Name: "plan start-service", Plan: true, Summary: "start a stopped shard replica",
 		Args: []Arg{{Name: "service", Required: true, Help: "rgN-rnM: shard N's replica on storage node M"}}},
+	{Name: "plan migrate-sn", Plan: true, Summary: "move every replica of a storage node whose disk is gone onto a newly deployed one",
+		Args: []Arg{
+			{Name: "from", Required: true, Help: "the storage node whose disk is gone for good (sn3 or 3); it must be stopped"},
+			{Name: "to", Required: true, Help: "a storage node deployed with plan deploy-sn in the same zone, hosting nothing yet"},
+		},
+		Help: "Each shard -from hosted gains a replica on -to (a Raft learner that catches up by snapshot, then a voter)\n" +
+			"before -from leaves its Raft group, so a shard with RF 3 keeps serving throughout. If -from hosted an admin,\n" +
+			"-to gets one and -from's leaves the admin group. Refused if -from still answers as a member of the store.\n" +
+			"Afterwards plan remove-sn -sn FROM removes it. A node that lost its root can instead rejoin under its old id:\n" +
+			"cairn sn start -root NEW -rejoin-as snN -helper-hosts HOST:PORT."},
 	{Name: "plan remove-sn", Plan: true, Summary: "remove a storage node that hosts no replica and no admin",
 		Args: []Arg{{Name: "sn", Required: true, Help: "storage node id (sn1 or 1)"}}},
 	{Name: "plan verify-data", Plan: true, Summary: "check the data: every block on each node, and each shard's replicas compared partition by partition",
@@ -194,6 +204,10 @@ var Commands = []Command{
 	{Name: "show plan", Summary: "show one plan and its tasks",
 		Args: []Arg{{Name: "id", Kind: Int, Required: true, Help: "plan id"}}},
 	{Name: "show topology", Summary: "show the deployed topology"},
+	{Name: "show rejoin-config", Summary: "what a storage node that lost its whole root needs to rejoin under its old id (Oracle's generateconfig)",
+		Args: []Arg{{Name: "sn", Required: true, Help: "storage node id (sn1 or 1)"}},
+		Help: "Refused if the node still answers as that member, or was replaced by plan migrate-sn.\n" +
+			"cairn sn start --root NEW --rejoin-as snN --helper-hosts HOST:PORT runs it and starts the node."},
 	{Name: "show pools", Summary: "list the storage node pools"},
 	{Name: "show zones", Summary: "list the zones"},
 	{Name: "show admins", Summary: "list the admin replicas, their state and which one leads",

@@ -88,8 +88,11 @@
 // nodes (its preferred leader's first) are asked Control.PartitionSizes, in
 // the candidate's partition numbering, for at most 3 s each; a shard none
 // of whose nodes answers has its moves shown as "size unknown". plan
-// deploy-topology over a deployed store refuses a candidate that changes
-// it, saying what would change: executing a change is not yet supported.
+// deploy-topology over a deployed store executes the changes
+// (elastic_plan.go): new shards, replica changes (replica_plan.go), moves,
+// splits, removed shards. plan migrate-sn (migrate_sn.go) replaces a node
+// whose disk is gone; show rejoin-config (rejoin_config.go) lets a node
+// that lost its root rejoin under its old id.
 //
 // # Concurrency
 //

@@ -32,12 +32,14 @@ import (
 //	init-tables                 every shard gets its partition table (a no-op once it has one)
 //	split-partitions            if the count grows: every shard splits, then the topology
 //	publish-topology shards     new nodes and new (empty) shards, their tables
+//	join-replica shard sn       per replica a shard gains: learner, catch up, voter, publish
+//	leave-replica shard sn      per replica it loses: hand off, remove, publish (replica_plan.go)
 //	move-partitions p:A:B,...   a round of moves, at most one per source shard, run at
 //	                            once on each source's leader; then the topology names the targets
 //	publish-topology final      the candidate itself: removed shards and nodes go
 //
-// Replica changes (rebalance, change-repfactor) are not built yet: such a
-// candidate is refused when the plan is created.
+// Replica changes (rebalance, change-repfactor, plan migrate-sn) run one
+// node at a time, adds before removes, before any partition moves.
 
 func (s *Service) planElastic(ctx context.Context, m *Meta, c *Candidate, a map[string]string) (*cairnpb.AdminReply, error) {
 	if v := a["move-share"]; v != "" {
@@ -48,10 +50,6 @@ func (s *Service) planElastic(ctx context.Context, m *Meta, c *Candidate, a map[
 	ch, err := topology.Compare(m.Deployed, c.Topology)
 	if err != nil {
 		return nil, cannotDeploy(m, c, err)
-	}
-	if len(ch.Replicas) > 0 {
-		return nil, failed("topology %s changes the replicas of existing shards (%s): replica moves (rebalance, change-repfactor) are not supported by this version yet; partition moves, new and removed shards and splits are",
-			c.Name, changeSummary(ch))
 	}
 	if rep := c.Topology.Check(); !rep.OK() {
 		return nil, failed("topology %s breaks the placement rules; fix it first:\n%s", c.Name, reportText(rep))
@@ -69,6 +67,7 @@ func (s *Service) planElastic(ctx context.Context, m *Meta, c *Candidate, a map[
 		tasks = append(tasks, newTask("publish-topology", "create the new shards "+shardNames(ch.NewShards)+" (empty) and publish the topology",
 			map[string]string{"step": "shards"}))
 	}
+	tasks = append(tasks, replicaTasks(ch.Replicas)...)
 	for _, round := range moveRounds(ch.Moves) {
 		var descs, specs []string
 		for _, mv := range round {
@@ -247,7 +246,7 @@ func (s *Service) publish(ctx context.Context, fn func(*topology.Topology) error
 		return err
 	}
 	for _, n := range next.Nodes {
-		if _, err := s.control(n.Addr).InstallTopology(ctx, &controlpb.InstallTopologyRequest{Store: m.Store, Topology: tb, Peers: m.peers()}); err != nil {
+		if err := s.installOn(ctx, m, n, tb); err != nil {
 			return fmt.Errorf("installing topology %d on %s: %w", next.Seq, topology.NodeName(n.ID), err)
 		}
 	}
@@ -264,6 +263,28 @@ func (s *Service) publish(ctx context.Context, fn func(*topology.Topology) error
 	})
 	return err
 }
+
+// installOn installs topology tb on node n. A node marked Gone (plan
+// migrate-sn) that does not answer within goneWait is passed over: its
+// disk is gone, and if it comes back under its old id it fetches the
+// topology then (sn start -rejoin-as).
+func (s *Service) installOn(ctx context.Context, m *Meta, n topology.Node, tb []byte) error {
+	req := &controlpb.InstallTopologyRequest{Store: m.Store, Topology: tb, Peers: m.peers()}
+	if sn := m.sn(uint64(n.ID)); sn != nil && sn.Gone {
+		gctx, cancel := context.WithTimeout(ctx, goneWait)
+		defer cancel()
+		_, err := s.control(n.Addr).InstallTopology(gctx, req)
+		if c := status.Code(err); c == codes.Unavailable || c == codes.DeadlineExceeded {
+			return nil
+		}
+		return err
+	}
+	_, err := s.control(n.Addr).InstallTopology(ctx, req)
+	return err
+}
+
+// goneWait bounds a call to a node marked Gone.
+const goneWait = 3 * time.Second
 
 // moveRounds groups moves into rounds with at most one move per source
 // shard and per target shard, in order, so that a round's moves can run at

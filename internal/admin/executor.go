@@ -145,7 +145,7 @@ var errInterrupted = errors.New("interrupted")
 // with the plan's context.
 const taskTimeout = 30 * time.Second
 
-var longTasks = map[string]bool{"verify-blocks": true, "verify-shard": true}
+var longTasks = map[string]bool{"verify-blocks": true, "verify-shard": true, "join-replica": true}
 
 func taskContext(ctx context.Context, t *Task) (context.Context, context.CancelFunc) {
 	if longTasks[t.Kind] {

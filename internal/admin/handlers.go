@@ -28,6 +28,8 @@ func init() {
 		"plan stop-service":    (*Service).planStopService,
 		"plan start-service":   (*Service).planStartService,
 		"plan remove-sn":       (*Service).planRemoveSN,
+		"plan migrate-sn":      (*Service).planMigrateSN,
+		"show rejoin-config":   (*Service).showRejoinConfig,
 		"plan remove-admin":    (*Service).planRemoveAdmin,
 		"plan verify-data":     (*Service).planVerifyData,
 		"plan execute":         (*Service).planExecute,
@@ -345,7 +347,7 @@ func (s *Service) planRemoveSN(ctx context.Context, a map[string]string) (*cairn
 		return nil, err
 	}
 	if m.Deployed != nil && len(m.Deployed.ShardsOn(topologyNode(sn.ID))) > 0 {
-		return nil, failed("%s hosts replicas of the deployed topology; a node with data cannot be removed (moving replicas off is not supported yet)", snName(sn.ID))
+		return nil, failed("%s hosts replicas of the deployed topology; a node with data cannot be removed: move them off first (topology clone -current, then topology contract or rebalance over a pool without it, and plan deploy-topology), or, if its disk is gone for good, plan migrate-sn -from %s -to snN", snName(sn.ID), snName(sn.ID))
 	}
 	if slices.Contains(m.Admins, sn.ID) || slices.Contains(s.adminMembers(), sn.ID) {
 		return nil, failed("%s hosts an admin; remove it first with plan remove-admin -admin %s -wait", snName(sn.ID), snName(sn.ID))

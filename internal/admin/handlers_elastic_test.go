@@ -159,7 +159,9 @@ func TestElasticCommands(t *testing.T) {
 		{"topology change-repfactor -name RF -pool MyPool -zn zn9 -rf 5", codes.InvalidArgument, []string{"there is no zone zn9"}},
 		{"topology redistribute -name RF -pool MyPool", codes.FailedPrecondition, []string{"no room for a new shard of 4 replicas on distinct storage nodes (spare capacity: sn1 0, sn2 0, sn3 0, sn4 1, sn5 1, sn6 2)"}},
 		{"topology preview -name RF", codes.OK, []string{"replicas change (rg1 +sn4, rg2 +sn5)"}},
-		{"plan deploy-topology -name RF", codes.FailedPrecondition, []string{"changes the replicas of existing shards", "not supported by this version yet"}},
+		{"plan deploy-topology -name RF -noexecute", codes.OK, []string{"Created plan 3"}},
+		{"show plan -id 3", codes.OK, []string{"add a replica of rg1 on sn4: learner, catch up, voter, publish", "add a replica of rg2 on sn5"}},
+		{"plan cancel -id 3", codes.OK, nil},
 
 		{"topology clone -current -name Move", codes.OK, nil},
 		{"pool create -name Moved", codes.OK, nil},

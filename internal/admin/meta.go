@@ -62,6 +62,11 @@ type SN struct {
 	Capacity    int      `json:"capacity"`
 	UID         string   `json:"uid"`
 	StorageDirs []string `json:"storage_dirs,omitempty"`
+	// Gone marks a node whose disk is gone for good (plan migrate-sn moves
+	// its replicas off): tasks that tell it of a change go on when it does
+	// not answer, and it may rejoin only under its old id (sn start
+	// -rejoin-as), which clears the mark.
+	Gone bool `json:"gone,omitempty"`
 }
 
 // Addr is the node's host:port.

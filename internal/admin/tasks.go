@@ -10,6 +10,7 @@ import (
 
 	"github.com/cairndb/cairn/internal/admin/controlpb"
 	"github.com/cairndb/cairn/internal/topology"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
 
@@ -53,6 +54,14 @@ func (s *Service) do(ctx context.Context, p *Plan, t *Task) error {
 		return s.taskPublish(ctx, p, t)
 	case "move-partitions":
 		return s.taskMovePartitions(ctx, p, t)
+	case "join-replica":
+		return s.taskJoinReplica(ctx, p, t)
+	case "leave-replica":
+		return s.taskLeaveReplica(ctx, p, t)
+	case "retire-sn":
+		return s.taskRetireSN(ctx, t)
+	case "join-pools":
+		return s.taskJoinPools(ctx, t)
 	case "set-service":
 		return s.taskSetService(ctx, p, t)
 	case "leave":
@@ -321,7 +330,15 @@ func (s *Service) taskLeave(ctx context.Context, t *Task) error {
 	if sn == nil {
 		return nil
 	}
+	if sn.Gone { // its disk is gone: do not wait for it
+		gctx, cancel := context.WithTimeout(ctx, goneWait)
+		defer cancel()
+		ctx = gctx
+	}
 	_, err = s.control(sn.Addr()).Leave(ctx, &controlpb.LeaveRequest{Store: m.Store, SnId: sn.ID})
+	if c := status.Code(err); sn.Gone && (c == codes.Unavailable || c == codes.DeadlineExceeded) {
+		return nil
+	}
 	return err
 }
 

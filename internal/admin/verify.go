@@ -50,7 +50,12 @@ func (s *Service) verify(ctx context.Context, _ map[string]string) (*cairnpb.Adm
 		seq = m.Deployed.Seq
 		rep := m.Deployed.Check()
 		v.Violations = append(v.Violations, rep.Violations...)
-		v.Warnings = append(v.Warnings, rep.Warnings...)
+		for _, f := range rep.Warnings {
+			if f.Rule == topology.RuleUnusedCapacity && goneNamed(m, f.Subject) {
+				continue // plan remove-sn is the advice for it (verifyNodes)
+			}
+			v.Warnings = append(v.Warnings, f)
+		}
 		s.verifyShards(m, infos, &v)
 	}
 	s.verifyNodes(m, infos, &v)
@@ -84,6 +89,16 @@ func verifyText(m *Meta, seq uint64, reachable, admins int, v *verification) str
 	return b.String()
 }
 
+// goneNamed reports whether subject names a storage node marked Gone.
+func goneNamed(m *Meta, subject string) bool {
+	for _, sn := range m.SNs {
+		if sn.Gone && subject == snName(sn.ID) {
+			return true
+		}
+	}
+	return false
+}
+
 // countOf is "1 warning", "2 warnings", "0 warnings".
 func countOf(n int, what string) string {
 	return fmt.Sprintf("%d %s", n, plural(n, what, what+"s"))
@@ -101,8 +116,18 @@ func (s *Service) verifyNoLeader(infos map[uint64]*controlpb.NodeInfo, v *verifi
 func (s *Service) verifyNodes(m *Meta, infos map[uint64]*controlpb.NodeInfo, v *verification) {
 	for _, sn := range m.SNs {
 		info := infos[sn.ID]
-		if info == nil {
-			v.violate("unreachable", snName(sn.ID), "storage node at %s does not answer: start it with cairn sn start --root DIR, or check its host and network", sn.Addr())
+		hosting := m.Deployed != nil && len(m.Deployed.ShardsOn(topology.NodeID(sn.ID))) > 0
+		switch {
+		case sn.Gone && !hosting && (info == nil || info.GetStore() != m.Store):
+			v.warn("gone", snName(sn.ID), "its disk is gone for good and its replicas moved off (plan migrate-sn): remove it with plan remove-sn -sn %s -wait", snName(sn.ID))
+			continue
+		case info == nil && hosting:
+			v.violate("unreachable", snName(sn.ID), "storage node at %s does not answer: start it with cairn sn start --root DIR, or check its host and network; if its disk is gone for good, deploy a new node (plan deploy-sn) and run plan migrate-sn -from %s -to snN -wait, or restart it with a new root under its old id (cairn sn start --root NEW --rejoin-as %s --helper-hosts HOST:PORT)",
+				sn.Addr(), snName(sn.ID), snName(sn.ID))
+			continue
+		case info == nil:
+			v.violate("unreachable", snName(sn.ID), "storage node at %s does not answer: start it with cairn sn start --root DIR, or check its host and network; it hosts no replica, so plan remove-sn -sn %s -wait removes it",
+				sn.Addr(), snName(sn.ID))
 			continue
 		}
 		if info.GetStore() != m.Store || info.GetSnId() != sn.ID {
@@ -234,7 +259,8 @@ func (s *Service) verifyAdmins(m *Meta, infos map[uint64]*controlpb.NodeInfo, v 
 	if n := len(voters); n < rf || n%2 == 0 {
 		var next []string
 		for _, sn := range m.SNs {
-			if !slices.Contains(voters, sn.ID) && len(next) < rf-n {
+			// only nodes that answer as members: plan deploy-admin needs them
+			if info := infos[sn.ID]; info.GetStore() == m.Store && !sn.Gone && !slices.Contains(voters, sn.ID) && len(next) < rf-n {
 				next = append(next, fmt.Sprintf("plan deploy-admin -sn %s -wait", snName(sn.ID)))
 			}
 		}

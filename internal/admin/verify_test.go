@@ -140,3 +140,27 @@ func TestVerifyTextLastLine(t *testing.T) {
 		}
 	}
 }
+
+// TestVerifyNodeAdvice: a node that does not answer and hosts replicas is
+// told how to replace it (migrate-sn, or rejoin-as); one that migrate-sn
+// emptied is a warning whose advice, remove-sn, the store accepts.
+func TestVerifyNodeAdvice(t *testing.T) {
+	up := nodeReport{1: "follower", 2: "follower"}
+	m, infos := threeNodeMeta(map[uint64]nodeReport{1: up, 2: up})
+	var v verification
+	(&Service{}).verifyNodes(m, infos, &v)
+	if len(v.Violations) != 1 || !strings.Contains(v.Violations[0].Message, "plan migrate-sn -from sn3 -to snN -wait") ||
+		!strings.Contains(v.Violations[0].Message, "--rejoin-as sn3") {
+		t.Fatalf("sn3 down with replicas: %+v", v.Violations)
+	}
+
+	m.SNs[2].Gone = true
+	for i := range m.Deployed.Shards {
+		m.Deployed.Shards[i].Replicas = []topology.NodeID{1, 2}
+	}
+	v = verification{}
+	(&Service{}).verifyNodes(m, infos, &v)
+	if len(v.Violations) != 0 || len(v.Warnings) != 1 || !strings.Contains(v.Warnings[0].Message, "plan remove-sn -sn sn3 -wait") {
+		t.Fatalf("sn3 gone, emptied: violations %+v warnings %+v; want one warning advising remove-sn", v.Violations, v.Warnings)
+	}
+}

@@ -58,6 +58,19 @@
 // rejoin through the shard's leader). Each is idempotent by id; control
 // changes hold ctlMu, and the scrubs stop before the engine closes.
 //
+// # Replica changes
+//
+// The admin changes a shard's replica set through Control.ChangeReplica
+// (replica_change.go): the joining node opens an empty replica that is
+// not yet in its topology (op open, idempotent, reopened from its Raft
+// state after a restart); the shard's leader adds it as a learner,
+// promotes it, hands off leadership and removes a leaving replica. A
+// topology that places an existing shard on this node opens its replica
+// the same way (updateTopology); one that no longer places a shard here
+// drops it. A node that lost its whole root is rebuilt under its old id by
+// WriteRejoinRoot (rejoin_root.go) from the admin's show rejoin-config;
+// its replicas then rejoin like those of a wiped node.
+//
 // # Concurrency
 //
 // StartLite returns a running node; Close stops it once (later calls return

@@ -8,25 +8,18 @@ import (
 	"github.com/cairndb/cairn/internal/storage"
 	"github.com/cairndb/cairn/internal/storage/files"
 	"github.com/cairndb/cairn/internal/topology"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 )
 
 // updateTopology moves a running node from topology cur to t, a later
 // one that the admin's deploy plan installs step by step: it records t,
-// opens the replicas of shards new on this node (created empty: their
-// partitions arrive by moves), and closes and drops the replicas of shards
-// t no longer places here (their partitions moved out first). A change of
-// an existing shard's replicas is refused: membership changes are not
-// built yet. Runs under ctlMu (change).
+// opens the replicas of shards new on this node (a new shard's created
+// empty: its partitions arrive by moves; an existing shard this node joins
+// is opened from its state, or empty and catching up from the leader, see
+// replica_change.go), and closes and drops the replicas of shards t no
+// longer places here (their partitions moved out, or the plan removed this
+// node from the shard's Raft group first). Runs under ctlMu (change).
 func (n *SN) updateTopology(cur, t *topology.Topology) error {
 	me := n.id()
-	for _, s := range t.ShardsOn(me) {
-		if old, ok := cur.Shard(s.ID); ok && !slices.Equal(old.Replicas, s.Replicas) {
-			return status.Errorf(codes.FailedPrecondition, "topology %d changes the replicas of %s (%v -> %v): replica changes are not supported by this version",
-				t.Seq, topology.ShardName(s.ID), old.Replicas, s.Replicas)
-		}
-	}
 	if err := files.WriteJSON(n.cfg.FS, filepath.Join(n.cfg.Root, topology.FileName), t); err != nil {
 		return err
 	}
@@ -36,7 +29,17 @@ func (n *SN) updateTopology(cur, t *topology.Topology) error {
 		return fmt.Errorf("topology %d: the engine has no store: %v", t.Seq, err)
 	}
 	for _, s := range t.ShardsOn(me) {
-		if _, had := cur.Shard(s.ID); had || n.replica(uint64(s.ID)) != nil {
+		if r := n.replica(uint64(s.ID)); r != nil {
+			r.SetPreferred(uint64(s.Preferred)) // a replica change may have moved it
+		}
+		if n.replica(uint64(s.ID)) != nil || hosts(cur, s.ID, me) || stoppedHere(n.member.Stopped, s.ID) {
+			continue // running, or left as it was (stopped by plan stop-service)
+		}
+		if _, had := cur.Shard(s.ID); had {
+			if err := n.openJoiningShard(s); err != nil {
+				return err
+			}
+			n.log.Info("opened the replica of a shard this node joined", "shard", s.ID, "seq", t.Seq)
 			continue
 		}
 		if err := n.openNewReplica(meta, s); err != nil {
@@ -55,6 +58,11 @@ func (n *SN) updateTopology(cur, t *topology.Topology) error {
 	}
 	n.log.Info("topology updated", "seq", t.Seq, "shards_here", len(t.ShardsOn(me)))
 	return nil
+}
+
+// stoppedHere reports whether plan stop-service stopped shard's replica.
+func stoppedHere(stopped []uint64, shard topology.ShardID) bool {
+	return slices.Contains(stopped, uint64(shard))
 }
 
 // openNewReplica opens a replica of a shard created by this topology: it

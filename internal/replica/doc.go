@@ -25,6 +25,16 @@
 // the TTL sweeper, which proposes Expire commands like any client. Close
 // stops both and waits for them.
 //
+// # Membership
+//
+// A replica serves reads (ReadReady) only while it is a voter of its
+// applied configuration and has applied something: a learner catching up,
+// a replica its group removed, and one waiting to be readmitted answer
+// ErrNotVoter or ErrRejoining, whatever the consistency. AddLearner,
+// AddVoter and RemoveVoter run on the leader, one change at a time, and
+// return once the change is applied there; each is a no-op when already
+// done (raft_conf.go).
+//
 // # Checksums
 //
 // Raft.Checksum (on the leader) proposes a Checksum command. Every replica

@@ -154,6 +154,9 @@ type Raft struct {
 	voters   atomic.Pointer[[]uint64]
 	learners atomic.Pointer[[]uint64]
 	admitted atomic.Bool
+	// preferred is the node that should lead (cfg.Preferred until
+	// SetPreferred; a replica change moves it).
+	preferred atomic.Uint64
 	// sums holds the checksum results; sumCtx ends (cancelling the
 	// computations) when the replica closes.
 	sums      sumJobs
@@ -245,6 +248,7 @@ func OpenRaft(e *storage.Engine, meta storage.StoreMeta, cfg RaftConfig) (*Raft,
 	r.voters.Store(&ls.conf.Voters)
 	r.learners.Store(&ls.conf.Learners)
 	r.admitted.Store(!cfg.Rejoin)
+	r.preferred.Store(cfg.Preferred)
 	rn, err := raft.NewRawNode(&raft.Config{
 		ID: cfg.Node, ElectionTick: cfg.ElectionTicks, HeartbeatTick: cfg.HeartbeatTicks,
 		Storage: ls, Applied: applied, MaxSizePerMsg: 1 << 20, MaxInflightMsgs: 256,

@@ -13,8 +13,10 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// Membership changes happen for one reason today: a replica whose data was
-// wiped rejoins. Raft forbids a replica from forgetting what it
+// Membership changes happen for two reasons: the admin changes a shard's
+// replica set (a new replica joins as a learner, catches up by snapshot,
+// is promoted, and a leaving one is removed; node ChangeReplica), and a
+// replica whose data was wiped rejoins. Raft forbids a replica from forgetting what it
 // acknowledged, and etcd raft panics when a follower's log is shorter than
 // the leader remembers. So a wiped replica comes back uninitialized and
 // silent, and asks the leader to Readmit it: the leader removes its old
@@ -23,6 +25,17 @@ import (
 
 // ErrRejoining is returned by replicas that are waiting to be readmitted.
 var ErrRejoining = errors.New("replica: rejoining after a data loss; not serving yet")
+
+// ErrNotVoter is returned by ReadReady on a replica that is not a voter of
+// its group's applied configuration: a learner catching up (plan
+// deploy-topology adds a replica as a learner first), or a replica that was
+// removed. Such a replica serves no read of any consistency; the client
+// retries (another replica, or after a topology refresh).
+var ErrNotVoter = errors.New("replica: not a voter of its group (catching up, or removed); not serving")
+
+// Votes reports whether this replica is a voter of its group's applied
+// configuration.
+func (r *Raft) Votes() bool { return slices.Contains(r.Voters(), r.cfg.Node) }
 
 // Readmit removes node from the shard's voters and adds it back, on the
 // leader. It returns once both changes are applied here.
@@ -154,3 +167,8 @@ func (r *Raft) RemoveVoter(ctx context.Context, node uint64) error {
 	}
 	return r.changeConf(ctx, raftpb.ConfChangeRemoveNode, node)
 }
+
+// SetPreferred makes node the one this replica, when it leads, hands the
+// leadership to once it is caught up (0: none): the topology's preferred
+// leader changes when a replica change replaces it.
+func (r *Raft) SetPreferred(node uint64) { r.preferred.Store(node) }

@@ -2,7 +2,9 @@ package replica
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 )
@@ -89,5 +91,74 @@ func TestRaftRemovedReplicaCannotWin(t *testing.T) {
 	}
 	if v.IsLeader() {
 		t.Fatalf("the removed node %d leads", victim)
+	}
+}
+
+// TestRaftLearnerJoins adds a fourth replica the way plan deploy-topology
+// does: it starts empty and uninitialized, the leader adds it as a
+// learner, it catches up through a snapshot and serves no read of any
+// consistency until it is promoted; then it votes and serves, and can lead.
+func TestRaftLearnerJoins(t *testing.T) {
+	g := newGroup(t, 0)
+	l := g.leader()
+	for i := range 20 {
+		if _, err := g.write(l, fmt.Sprintf("/j/-/%d", i), "v"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	g.dirs[4] = t.TempDir()
+	g.startWith(4, true)
+	n := g.net.get(4)
+	n.Admit()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := n.ReadReady(ctx, Consistency{Kind: NoneRequired}); !errors.Is(err, ErrRejoining) {
+		t.Fatalf("an empty joining replica's NONE_REQUIRED read: %v, want ErrRejoining", err)
+	}
+	if err := l.AddLearner(ctx, 4); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.AddLearner(ctx, 4); err != nil {
+		t.Fatalf("adding the learner again: %v, want nil (idempotent)", err)
+	}
+	target := l.AppliedIndex()
+	deadline := time.Now().Add(10 * time.Second)
+	for n.AppliedIndex() < target {
+		if time.Now().After(deadline) {
+			t.Fatalf("the learner applied %d of %d in 10s", n.AppliedIndex(), target)
+		}
+		<-time.After(5 * time.Millisecond) // polling a condition with a deadline
+	}
+	if !slices.Contains(n.Learners(), 4) || n.Votes() {
+		t.Fatalf("caught up, node 4 sees learners %v voters %v; want itself a learner", n.Learners(), n.Voters())
+	}
+	for _, c := range []Consistency{{Kind: NoneRequired}, {Kind: TimeLag, Lag: time.Hour}, {Kind: Absolute}} {
+		if err := n.ReadReady(ctx, c); !errors.Is(err, ErrNotVoter) {
+			t.Fatalf("a learner's read (kind %v): %v, want ErrNotVoter", c.Kind, err)
+		}
+	}
+	if err := l.AddVoter(ctx, 4); err != nil {
+		t.Fatal(err)
+	}
+	deadline = time.Now().Add(10 * time.Second)
+	for !n.Votes() {
+		if time.Now().After(deadline) {
+			t.Fatalf("node 4 does not see itself voting: voters %v", n.Voters())
+		}
+		<-time.After(5 * time.Millisecond) // polling a condition with a deadline
+	}
+	if err := n.ReadReady(ctx, Consistency{Kind: NoneRequired}); err != nil {
+		t.Fatalf("the promoted replica's read: %v", err)
+	}
+	l.TransferLeadership(4)
+	deadline = time.Now().Add(10 * time.Second)
+	for !n.IsLeader() {
+		if time.Now().After(deadline) {
+			t.Fatal("the promoted replica did not take the leadership within 10s")
+		}
+		<-time.After(5 * time.Millisecond) // polling a condition with a deadline
+	}
+	if _, err := g.write(n, "/j/-/last", "v"); err != nil {
+		t.Fatalf("a write on the new leader: %v", err)
 	}
 }

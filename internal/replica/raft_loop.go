@@ -174,14 +174,14 @@ func (r *Raft) tick() {
 // preferLeader hands leadership to the preferred node once it is caught up,
 // so that leaders spread evenly over the nodes.
 func (r *Raft) preferLeader() {
-	want := r.cfg.Preferred
+	want := r.preferred.Load()
 	if want == 0 || want == r.cfg.Node {
 		return
 	}
 	st := r.rn.Status()
 	// Raft's transfer catches the target up first; only skip a target that
 	// is far behind (or down), which would stall writes during the transfer.
-	if pr, ok := st.Progress[want]; ok && !r.avoided(want) && pr.RecentActive && pr.Match+1000 >= r.ls.lastIndex {
+	if pr, ok := st.Progress[want]; ok && !pr.IsLearner && !r.avoided(want) && pr.RecentActive && pr.Match+1000 >= r.ls.lastIndex {
 		r.log.Info("transferring leadership to the preferred node", "to", want)
 		r.rn.TransferLeader(want)
 	}

@@ -16,7 +16,8 @@ type readRequest struct {
 
 // ReadReady returns nil once this replica may serve a read under c:
 //
-//   - NONE_REQUIRED: at once, on any replica.
+//   - NONE_REQUIRED: at once, on any replica that votes (a learner, or a
+//     replica its group removed, answers ErrNotVoter, whatever c).
 //   - ABSOLUTE: on the leader only, after a Raft ReadIndex round confirms it
 //     still leads and its applied index reaches the read index
 //     (linearizable; no clock assumption). Elsewhere: *NotLeaderError.
@@ -31,6 +32,9 @@ func (r *Raft) ReadReady(ctx context.Context, c Consistency) error {
 	}
 	if !r.admitted.Load() || r.applied.Load() == 0 {
 		return ErrRejoining // its store is empty until the leader's snapshot lands
+	}
+	if !r.Votes() {
+		return ErrNotVoter // a learner still catching up, or a replica removed from its group
 	}
 	if c.Timeout > 0 && c.Kind != Absolute {
 		var cancel context.CancelFunc

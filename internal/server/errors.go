@@ -56,6 +56,7 @@ var sentinels = []struct {
 	{ErrStaleTopology, mapping{codes.FailedPrecondition, "stale_topology", cairnpb.ErrorDetail_REFRESH}},
 	{replica.ErrDropped, mapping{codes.Unavailable, "dropped", cairnpb.ErrorDetail_RETRY}},
 	{replica.ErrRejoining, mapping{codes.Unavailable, "rejoining", cairnpb.ErrorDetail_RETRY}},
+	{replica.ErrNotVoter, mapping{codes.Unavailable, "not_voter", cairnpb.ErrorDetail_RETRY}},
 	{replica.ErrUnknownOutcome, mapping{codes.Unknown, "outcome_unknown", cairnpb.ErrorDetail_NONE}},
 	{replica.ErrAckTimeout, mapping{codes.DeadlineExceeded, "ack_timeout", cairnpb.ErrorDetail_NONE}},
 	{replica.ErrConsistency, mapping{codes.Unavailable, "consistency_timeout", cairnpb.ErrorDetail_RETRY}},

@@ -2557,6 +2557,166 @@ func (x *MoveProgress) GetApplied() uint64 {
 	return 0
 }
 
+type ChangeReplicaRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Store         string                 `protobuf:"bytes,1,opt,name=store,proto3" json:"store,omitempty"`
+	Shard         uint64                 `protobuf:"varint,2,opt,name=shard,proto3" json:"shard,omitempty"`
+	Op            string                 `protobuf:"bytes,3,opt,name=op,proto3" json:"op,omitempty"`                                                                                  // open, add-learner, add-voter, remove, transfer-leader, status
+	Node          uint64                 `protobuf:"varint,4,opt,name=node,proto3" json:"node,omitempty"`                                                                             // the storage node the op is about (open: this one)
+	Peers         map[uint64]string      `protobuf:"bytes,5,rep,name=peers,proto3" json:"peers,omitempty" protobuf_key:"varint,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"` // sn id -> host:port, for open
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ChangeReplicaRequest) Reset() {
+	*x = ChangeReplicaRequest{}
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ChangeReplicaRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ChangeReplicaRequest) ProtoMessage() {}
+
+func (x *ChangeReplicaRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ChangeReplicaRequest.ProtoReflect.Descriptor instead.
+func (*ChangeReplicaRequest) Descriptor() ([]byte, []int) {
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *ChangeReplicaRequest) GetStore() string {
+	if x != nil {
+		return x.Store
+	}
+	return ""
+}
+
+func (x *ChangeReplicaRequest) GetShard() uint64 {
+	if x != nil {
+		return x.Shard
+	}
+	return 0
+}
+
+func (x *ChangeReplicaRequest) GetOp() string {
+	if x != nil {
+		return x.Op
+	}
+	return ""
+}
+
+func (x *ChangeReplicaRequest) GetNode() uint64 {
+	if x != nil {
+		return x.Node
+	}
+	return 0
+}
+
+func (x *ChangeReplicaRequest) GetPeers() map[uint64]string {
+	if x != nil {
+		return x.Peers
+	}
+	return nil
+}
+
+type ChangeReplicaReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Done          bool                   `protobuf:"varint,1,opt,name=done,proto3" json:"done,omitempty"`     // the op is applied (false: see leader)
+	Leader        uint64                 `protobuf:"varint,2,opt,name=leader,proto3" json:"leader,omitempty"` // the leader this replica knows (0: none)
+	Voters        []uint64               `protobuf:"varint,3,rep,packed,name=voters,proto3" json:"voters,omitempty"`
+	Learners      []uint64               `protobuf:"varint,4,rep,packed,name=learners,proto3" json:"learners,omitempty"`
+	Applied       uint64                 `protobuf:"varint,5,opt,name=applied,proto3" json:"applied,omitempty"` // this replica's applied index
+	IsLeader      bool                   `protobuf:"varint,6,opt,name=is_leader,json=isLeader,proto3" json:"is_leader,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ChangeReplicaReply) Reset() {
+	*x = ChangeReplicaReply{}
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ChangeReplicaReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ChangeReplicaReply) ProtoMessage() {}
+
+func (x *ChangeReplicaReply) ProtoReflect() protoreflect.Message {
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ChangeReplicaReply.ProtoReflect.Descriptor instead.
+func (*ChangeReplicaReply) Descriptor() ([]byte, []int) {
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{38}
+}
+
+func (x *ChangeReplicaReply) GetDone() bool {
+	if x != nil {
+		return x.Done
+	}
+	return false
+}
+
+func (x *ChangeReplicaReply) GetLeader() uint64 {
+	if x != nil {
+		return x.Leader
+	}
+	return 0
+}
+
+func (x *ChangeReplicaReply) GetVoters() []uint64 {
+	if x != nil {
+		return x.Voters
+	}
+	return nil
+}
+
+func (x *ChangeReplicaReply) GetLearners() []uint64 {
+	if x != nil {
+		return x.Learners
+	}
+	return nil
+}
+
+func (x *ChangeReplicaReply) GetApplied() uint64 {
+	if x != nil {
+		return x.Applied
+	}
+	return 0
+}
+
+func (x *ChangeReplicaReply) GetIsLeader() bool {
+	if x != nil {
+		return x.IsLeader
+	}
+	return false
+}
+
 var File_internal_admin_controlpb_control_proto protoreflect.FileDescriptor
 
 const file_internal_admin_controlpb_control_proto_rawDesc = "" +
@@ -2780,7 +2940,24 @@ const file_internal_admin_controlpb_control_proto_rawDesc = "" +
 	"\x05phase\x18\x01 \x01(\tR\x05phase\x12!\n" +
 	"\fbytes_copied\x18\x02 \x01(\x03R\vbytesCopied\x12\x1a\n" +
 	"\breplayed\x18\x03 \x01(\x04R\breplayed\x12\x18\n" +
-	"\aapplied\x18\x04 \x01(\x04R\aapplied2\xfa\f\n" +
+	"\aapplied\x18\x04 \x01(\x04R\aapplied\"\xe9\x01\n" +
+	"\x14ChangeReplicaRequest\x12\x14\n" +
+	"\x05store\x18\x01 \x01(\tR\x05store\x12\x14\n" +
+	"\x05shard\x18\x02 \x01(\x04R\x05shard\x12\x0e\n" +
+	"\x02op\x18\x03 \x01(\tR\x02op\x12\x12\n" +
+	"\x04node\x18\x04 \x01(\x04R\x04node\x12G\n" +
+	"\x05peers\x18\x05 \x03(\v21.cairn.control.v1.ChangeReplicaRequest.PeersEntryR\x05peers\x1a8\n" +
+	"\n" +
+	"PeersEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\x04R\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xab\x01\n" +
+	"\x12ChangeReplicaReply\x12\x12\n" +
+	"\x04done\x18\x01 \x01(\bR\x04done\x12\x16\n" +
+	"\x06leader\x18\x02 \x01(\x04R\x06leader\x12\x16\n" +
+	"\x06voters\x18\x03 \x03(\x04R\x06voters\x12\x1a\n" +
+	"\blearners\x18\x04 \x03(\x04R\blearners\x12\x18\n" +
+	"\aapplied\x18\x05 \x01(\x04R\aapplied\x12\x1b\n" +
+	"\tis_leader\x18\x06 \x01(\bR\bisLeader2\xd9\r\n" +
 	"\aControl\x12I\n" +
 	"\bDescribe\x12!.cairn.control.v1.DescribeRequest\x1a\x1a.cairn.control.v1.NodeInfo\x12A\n" +
 	"\x04Join\x12\x1d.cairn.control.v1.JoinRequest\x1a\x1a.cairn.control.v1.NodeInfo\x12K\n" +
@@ -2802,7 +2979,8 @@ const file_internal_admin_controlpb_control_proto_rawDesc = "" +
 	"\fShardCommand\x12%.cairn.control.v1.ShardCommandRequest\x1a#.cairn.control.v1.ShardCommandReply\x12T\n" +
 	"\n" +
 	"ShardTable\x12#.cairn.control.v1.ShardTableRequest\x1a!.cairn.control.v1.ShardTableReply\x12Y\n" +
-	"\rMovePartition\x12&.cairn.control.v1.MovePartitionRequest\x1a\x1e.cairn.control.v1.MoveProgress0\x01B3Z1github.com/cairndb/cairn/internal/admin/controlpbb\x06proto3"
+	"\rMovePartition\x12&.cairn.control.v1.MovePartitionRequest\x1a\x1e.cairn.control.v1.MoveProgress0\x01\x12]\n" +
+	"\rChangeReplica\x12&.cairn.control.v1.ChangeReplicaRequest\x1a$.cairn.control.v1.ChangeReplicaReplyB3Z1github.com/cairndb/cairn/internal/admin/controlpbb\x06proto3"
 
 var (
 	file_internal_admin_controlpb_control_proto_rawDescOnce sync.Once
@@ -2816,7 +2994,7 @@ func file_internal_admin_controlpb_control_proto_rawDescGZIP() []byte {
 	return file_internal_admin_controlpb_control_proto_rawDescData
 }
 
-var file_internal_admin_controlpb_control_proto_msgTypes = make([]protoimpl.MessageInfo, 41)
+var file_internal_admin_controlpb_control_proto_msgTypes = make([]protoimpl.MessageInfo, 44)
 var file_internal_admin_controlpb_control_proto_goTypes = []any{
 	(*DescribeRequest)(nil),        // 0: cairn.control.v1.DescribeRequest
 	(*NodeInfo)(nil),               // 1: cairn.control.v1.NodeInfo
@@ -2855,65 +3033,71 @@ var file_internal_admin_controlpb_control_proto_goTypes = []any{
 	(*ShardTableReply)(nil),        // 34: cairn.control.v1.ShardTableReply
 	(*MovePartitionRequest)(nil),   // 35: cairn.control.v1.MovePartitionRequest
 	(*MoveProgress)(nil),           // 36: cairn.control.v1.MoveProgress
-	nil,                            // 37: cairn.control.v1.JoinRequest.PeersEntry
-	nil,                            // 38: cairn.control.v1.HostAdminRequest.PeersEntry
-	nil,                            // 39: cairn.control.v1.InstallTopologyRequest.PeersEntry
-	nil,                            // 40: cairn.control.v1.PartitionSizesReply.BytesEntry
+	(*ChangeReplicaRequest)(nil),   // 37: cairn.control.v1.ChangeReplicaRequest
+	(*ChangeReplicaReply)(nil),     // 38: cairn.control.v1.ChangeReplicaReply
+	nil,                            // 39: cairn.control.v1.JoinRequest.PeersEntry
+	nil,                            // 40: cairn.control.v1.HostAdminRequest.PeersEntry
+	nil,                            // 41: cairn.control.v1.InstallTopologyRequest.PeersEntry
+	nil,                            // 42: cairn.control.v1.PartitionSizesReply.BytesEntry
+	nil,                            // 43: cairn.control.v1.ChangeReplicaRequest.PeersEntry
 }
 var file_internal_admin_controlpb_control_proto_depIdxs = []int32{
 	5,  // 0: cairn.control.v1.NodeInfo.shards:type_name -> cairn.control.v1.ShardState
 	2,  // 1: cairn.control.v1.NodeInfo.storage:type_name -> cairn.control.v1.StorageInfo
 	3,  // 2: cairn.control.v1.StorageInfo.aside_dirs:type_name -> cairn.control.v1.AsideDir
 	4,  // 3: cairn.control.v1.StorageInfo.incidents:type_name -> cairn.control.v1.Incident
-	37, // 4: cairn.control.v1.JoinRequest.peers:type_name -> cairn.control.v1.JoinRequest.PeersEntry
-	38, // 5: cairn.control.v1.HostAdminRequest.peers:type_name -> cairn.control.v1.HostAdminRequest.PeersEntry
-	39, // 6: cairn.control.v1.InstallTopologyRequest.peers:type_name -> cairn.control.v1.InstallTopologyRequest.PeersEntry
+	39, // 4: cairn.control.v1.JoinRequest.peers:type_name -> cairn.control.v1.JoinRequest.PeersEntry
+	40, // 5: cairn.control.v1.HostAdminRequest.peers:type_name -> cairn.control.v1.HostAdminRequest.PeersEntry
+	41, // 6: cairn.control.v1.InstallTopologyRequest.peers:type_name -> cairn.control.v1.InstallTopologyRequest.PeersEntry
 	15, // 7: cairn.control.v1.SnapshotChunk.header:type_name -> cairn.control.v1.SnapshotHeader
 	24, // 8: cairn.control.v1.ChecksumResultReply.partitions:type_name -> cairn.control.v1.PartitionChecksum
-	40, // 9: cairn.control.v1.PartitionSizesReply.bytes:type_name -> cairn.control.v1.PartitionSizesReply.BytesEntry
-	0,  // 10: cairn.control.v1.Control.Describe:input_type -> cairn.control.v1.DescribeRequest
-	6,  // 11: cairn.control.v1.Control.Join:input_type -> cairn.control.v1.JoinRequest
-	7,  // 12: cairn.control.v1.Control.HostAdmin:input_type -> cairn.control.v1.HostAdminRequest
-	8,  // 13: cairn.control.v1.Control.DropAdmin:input_type -> cairn.control.v1.DropAdminRequest
-	9,  // 14: cairn.control.v1.Control.InstallTopology:input_type -> cairn.control.v1.InstallTopologyRequest
-	10, // 15: cairn.control.v1.Control.SetService:input_type -> cairn.control.v1.SetServiceRequest
-	11, // 16: cairn.control.v1.Control.SnapshotShard:input_type -> cairn.control.v1.SnapshotShardRequest
-	13, // 17: cairn.control.v1.Control.FetchSnapshot:input_type -> cairn.control.v1.FetchSnapshotRequest
-	16, // 18: cairn.control.v1.Control.CopySnapshot:input_type -> cairn.control.v1.CopySnapshotRequest
-	18, // 19: cairn.control.v1.Control.RemoveSnapshot:input_type -> cairn.control.v1.RemoveSnapshotRequest
-	19, // 20: cairn.control.v1.Control.Leave:input_type -> cairn.control.v1.LeaveRequest
-	20, // 21: cairn.control.v1.Control.ShardChecksum:input_type -> cairn.control.v1.ShardChecksumRequest
-	22, // 22: cairn.control.v1.Control.ChecksumResult:input_type -> cairn.control.v1.ChecksumResultRequest
-	25, // 23: cairn.control.v1.Control.RebuildReplica:input_type -> cairn.control.v1.RebuildReplicaRequest
-	27, // 24: cairn.control.v1.Control.VerifyBlocks:input_type -> cairn.control.v1.VerifyBlocksRequest
-	29, // 25: cairn.control.v1.Control.PartitionSizes:input_type -> cairn.control.v1.PartitionSizesRequest
-	31, // 26: cairn.control.v1.Control.ShardCommand:input_type -> cairn.control.v1.ShardCommandRequest
-	33, // 27: cairn.control.v1.Control.ShardTable:input_type -> cairn.control.v1.ShardTableRequest
-	35, // 28: cairn.control.v1.Control.MovePartition:input_type -> cairn.control.v1.MovePartitionRequest
-	1,  // 29: cairn.control.v1.Control.Describe:output_type -> cairn.control.v1.NodeInfo
-	1,  // 30: cairn.control.v1.Control.Join:output_type -> cairn.control.v1.NodeInfo
-	1,  // 31: cairn.control.v1.Control.HostAdmin:output_type -> cairn.control.v1.NodeInfo
-	1,  // 32: cairn.control.v1.Control.DropAdmin:output_type -> cairn.control.v1.NodeInfo
-	1,  // 33: cairn.control.v1.Control.InstallTopology:output_type -> cairn.control.v1.NodeInfo
-	1,  // 34: cairn.control.v1.Control.SetService:output_type -> cairn.control.v1.NodeInfo
-	12, // 35: cairn.control.v1.Control.SnapshotShard:output_type -> cairn.control.v1.SnapshotShardReply
-	14, // 36: cairn.control.v1.Control.FetchSnapshot:output_type -> cairn.control.v1.SnapshotChunk
-	17, // 37: cairn.control.v1.Control.CopySnapshot:output_type -> cairn.control.v1.CopySnapshotReply
-	1,  // 38: cairn.control.v1.Control.RemoveSnapshot:output_type -> cairn.control.v1.NodeInfo
-	1,  // 39: cairn.control.v1.Control.Leave:output_type -> cairn.control.v1.NodeInfo
-	21, // 40: cairn.control.v1.Control.ShardChecksum:output_type -> cairn.control.v1.ShardChecksumReply
-	23, // 41: cairn.control.v1.Control.ChecksumResult:output_type -> cairn.control.v1.ChecksumResultReply
-	26, // 42: cairn.control.v1.Control.RebuildReplica:output_type -> cairn.control.v1.RebuildReplicaReply
-	28, // 43: cairn.control.v1.Control.VerifyBlocks:output_type -> cairn.control.v1.VerifyBlocksReply
-	30, // 44: cairn.control.v1.Control.PartitionSizes:output_type -> cairn.control.v1.PartitionSizesReply
-	32, // 45: cairn.control.v1.Control.ShardCommand:output_type -> cairn.control.v1.ShardCommandReply
-	34, // 46: cairn.control.v1.Control.ShardTable:output_type -> cairn.control.v1.ShardTableReply
-	36, // 47: cairn.control.v1.Control.MovePartition:output_type -> cairn.control.v1.MoveProgress
-	29, // [29:48] is the sub-list for method output_type
-	10, // [10:29] is the sub-list for method input_type
-	10, // [10:10] is the sub-list for extension type_name
-	10, // [10:10] is the sub-list for extension extendee
-	0,  // [0:10] is the sub-list for field type_name
+	42, // 9: cairn.control.v1.PartitionSizesReply.bytes:type_name -> cairn.control.v1.PartitionSizesReply.BytesEntry
+	43, // 10: cairn.control.v1.ChangeReplicaRequest.peers:type_name -> cairn.control.v1.ChangeReplicaRequest.PeersEntry
+	0,  // 11: cairn.control.v1.Control.Describe:input_type -> cairn.control.v1.DescribeRequest
+	6,  // 12: cairn.control.v1.Control.Join:input_type -> cairn.control.v1.JoinRequest
+	7,  // 13: cairn.control.v1.Control.HostAdmin:input_type -> cairn.control.v1.HostAdminRequest
+	8,  // 14: cairn.control.v1.Control.DropAdmin:input_type -> cairn.control.v1.DropAdminRequest
+	9,  // 15: cairn.control.v1.Control.InstallTopology:input_type -> cairn.control.v1.InstallTopologyRequest
+	10, // 16: cairn.control.v1.Control.SetService:input_type -> cairn.control.v1.SetServiceRequest
+	11, // 17: cairn.control.v1.Control.SnapshotShard:input_type -> cairn.control.v1.SnapshotShardRequest
+	13, // 18: cairn.control.v1.Control.FetchSnapshot:input_type -> cairn.control.v1.FetchSnapshotRequest
+	16, // 19: cairn.control.v1.Control.CopySnapshot:input_type -> cairn.control.v1.CopySnapshotRequest
+	18, // 20: cairn.control.v1.Control.RemoveSnapshot:input_type -> cairn.control.v1.RemoveSnapshotRequest
+	19, // 21: cairn.control.v1.Control.Leave:input_type -> cairn.control.v1.LeaveRequest
+	20, // 22: cairn.control.v1.Control.ShardChecksum:input_type -> cairn.control.v1.ShardChecksumRequest
+	22, // 23: cairn.control.v1.Control.ChecksumResult:input_type -> cairn.control.v1.ChecksumResultRequest
+	25, // 24: cairn.control.v1.Control.RebuildReplica:input_type -> cairn.control.v1.RebuildReplicaRequest
+	27, // 25: cairn.control.v1.Control.VerifyBlocks:input_type -> cairn.control.v1.VerifyBlocksRequest
+	29, // 26: cairn.control.v1.Control.PartitionSizes:input_type -> cairn.control.v1.PartitionSizesRequest
+	31, // 27: cairn.control.v1.Control.ShardCommand:input_type -> cairn.control.v1.ShardCommandRequest
+	33, // 28: cairn.control.v1.Control.ShardTable:input_type -> cairn.control.v1.ShardTableRequest
+	35, // 29: cairn.control.v1.Control.MovePartition:input_type -> cairn.control.v1.MovePartitionRequest
+	37, // 30: cairn.control.v1.Control.ChangeReplica:input_type -> cairn.control.v1.ChangeReplicaRequest
+	1,  // 31: cairn.control.v1.Control.Describe:output_type -> cairn.control.v1.NodeInfo
+	1,  // 32: cairn.control.v1.Control.Join:output_type -> cairn.control.v1.NodeInfo
+	1,  // 33: cairn.control.v1.Control.HostAdmin:output_type -> cairn.control.v1.NodeInfo
+	1,  // 34: cairn.control.v1.Control.DropAdmin:output_type -> cairn.control.v1.NodeInfo
+	1,  // 35: cairn.control.v1.Control.InstallTopology:output_type -> cairn.control.v1.NodeInfo
+	1,  // 36: cairn.control.v1.Control.SetService:output_type -> cairn.control.v1.NodeInfo
+	12, // 37: cairn.control.v1.Control.SnapshotShard:output_type -> cairn.control.v1.SnapshotShardReply
+	14, // 38: cairn.control.v1.Control.FetchSnapshot:output_type -> cairn.control.v1.SnapshotChunk
+	17, // 39: cairn.control.v1.Control.CopySnapshot:output_type -> cairn.control.v1.CopySnapshotReply
+	1,  // 40: cairn.control.v1.Control.RemoveSnapshot:output_type -> cairn.control.v1.NodeInfo
+	1,  // 41: cairn.control.v1.Control.Leave:output_type -> cairn.control.v1.NodeInfo
+	21, // 42: cairn.control.v1.Control.ShardChecksum:output_type -> cairn.control.v1.ShardChecksumReply
+	23, // 43: cairn.control.v1.Control.ChecksumResult:output_type -> cairn.control.v1.ChecksumResultReply
+	26, // 44: cairn.control.v1.Control.RebuildReplica:output_type -> cairn.control.v1.RebuildReplicaReply
+	28, // 45: cairn.control.v1.Control.VerifyBlocks:output_type -> cairn.control.v1.VerifyBlocksReply
+	30, // 46: cairn.control.v1.Control.PartitionSizes:output_type -> cairn.control.v1.PartitionSizesReply
+	32, // 47: cairn.control.v1.Control.ShardCommand:output_type -> cairn.control.v1.ShardCommandReply
+	34, // 48: cairn.control.v1.Control.ShardTable:output_type -> cairn.control.v1.ShardTableReply
+	36, // 49: cairn.control.v1.Control.MovePartition:output_type -> cairn.control.v1.MoveProgress
+	38, // 50: cairn.control.v1.Control.ChangeReplica:output_type -> cairn.control.v1.ChangeReplicaReply
+	31, // [31:51] is the sub-list for method output_type
+	11, // [11:31] is the sub-list for method input_type
+	11, // [11:11] is the sub-list for extension type_name
+	11, // [11:11] is the sub-list for extension extendee
+	0,  // [0:11] is the sub-list for field type_name
 }
 
 func init() { file_internal_admin_controlpb_control_proto_init() }
@@ -2927,7 +3111,7 @@ func file_internal_admin_controlpb_control_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_internal_admin_controlpb_control_proto_rawDesc), len(file_internal_admin_controlpb_control_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   41,
+			NumMessages:   44,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

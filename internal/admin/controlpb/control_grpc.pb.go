@@ -46,6 +46,7 @@ const (
 	Control_ShardCommand_FullMethodName    = "/cairn.control.v1.Control/ShardCommand"
 	Control_ShardTable_FullMethodName      = "/cairn.control.v1.Control/ShardTable"
 	Control_MovePartition_FullMethodName   = "/cairn.control.v1.Control/MovePartition"
+	Control_ChangeReplica_FullMethodName   = "/cairn.control.v1.Control/ChangeReplica"
 )
 
 // ControlClient is the client API for Control service.
@@ -111,6 +112,21 @@ type ControlClient interface {
 	// source has dropped the partition. Idempotent: run again, it goes on
 	// from where the move is.
 	MovePartition(ctx context.Context, in *MovePartitionRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[MoveProgress], error)
+	// ChangeReplica runs one step of a change of a shard's replica set
+	// (docs/design/20261127_replica_moves.md). Every op is idempotent:
+	//
+	//	open              on the joining node: open an empty, uninitialized
+	//	                  replica of the shard that takes the leader's messages
+	//	                  (a no-op if it runs; reopened from its state if the
+	//	                  node restarted). It serves no read until it votes.
+	//	add-learner       on the leader: add node as a learner
+	//	add-voter         on the leader: promote node to voter
+	//	remove            on the leader: remove node (voter or learner)
+	//	transfer-leader   on the leader: hand leadership to node
+	//	status            on any replica: just the reply's fields
+	//
+	// A leader op sent to a follower answers with leader set and done false.
+	ChangeReplica(ctx context.Context, in *ChangeReplicaRequest, opts ...grpc.CallOption) (*ChangeReplicaReply, error)
 }
 
 type controlClient struct {
@@ -329,6 +345,16 @@ func (c *controlClient) MovePartition(ctx context.Context, in *MovePartitionRequ
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Control_MovePartitionClient = grpc.ServerStreamingClient[MoveProgress]
 
+func (c *controlClient) ChangeReplica(ctx context.Context, in *ChangeReplicaRequest, opts ...grpc.CallOption) (*ChangeReplicaReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ChangeReplicaReply)
+	err := c.cc.Invoke(ctx, Control_ChangeReplica_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ControlServer is the server API for Control service.
 // All implementations must embed UnimplementedControlServer
 // for forward compatibility.
@@ -392,6 +418,21 @@ type ControlServer interface {
 	// source has dropped the partition. Idempotent: run again, it goes on
 	// from where the move is.
 	MovePartition(*MovePartitionRequest, grpc.ServerStreamingServer[MoveProgress]) error
+	// ChangeReplica runs one step of a change of a shard's replica set
+	// (docs/design/20261127_replica_moves.md). Every op is idempotent:
+	//
+	//	open              on the joining node: open an empty, uninitialized
+	//	                  replica of the shard that takes the leader's messages
+	//	                  (a no-op if it runs; reopened from its state if the
+	//	                  node restarted). It serves no read until it votes.
+	//	add-learner       on the leader: add node as a learner
+	//	add-voter         on the leader: promote node to voter
+	//	remove            on the leader: remove node (voter or learner)
+	//	transfer-leader   on the leader: hand leadership to node
+	//	status            on any replica: just the reply's fields
+	//
+	// A leader op sent to a follower answers with leader set and done false.
+	ChangeReplica(context.Context, *ChangeReplicaRequest) (*ChangeReplicaReply, error)
 	mustEmbedUnimplementedControlServer()
 }
 
@@ -458,6 +499,9 @@ func (UnimplementedControlServer) ShardTable(context.Context, *ShardTableRequest
 }
 func (UnimplementedControlServer) MovePartition(*MovePartitionRequest, grpc.ServerStreamingServer[MoveProgress]) error {
 	return status.Errorf(codes.Unimplemented, "method MovePartition not implemented")
+}
+func (UnimplementedControlServer) ChangeReplica(context.Context, *ChangeReplicaRequest) (*ChangeReplicaReply, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method ChangeReplica not implemented")
 }
 func (UnimplementedControlServer) mustEmbedUnimplementedControlServer() {}
 func (UnimplementedControlServer) testEmbeddedByValue()                 {}
@@ -808,6 +852,24 @@ func _Control_MovePartition_Handler(srv interface{}, stream grpc.ServerStream) e
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Control_MovePartitionServer = grpc.ServerStreamingServer[MoveProgress]
 
+func _Control_ChangeReplica_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ChangeReplicaRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ControlServer).ChangeReplica(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Control_ChangeReplica_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ControlServer).ChangeReplica(ctx, req.(*ChangeReplicaRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Control_ServiceDesc is the grpc.ServiceDesc for Control service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -882,6 +944,10 @@ var Control_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ShardTable",
 			Handler:    _Control_ShardTable_Handler,
+		},
+		{
+			MethodName: "ChangeReplica",
+			Handler:    _Control_ChangeReplica_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{
