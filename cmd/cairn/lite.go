@@ -48,7 +48,7 @@ starting on an existing root with different values is refused.`,
 	f.IntVar(&cfg.Limits.MaxComponents, "max-components", cfg.Limits.MaxComponents, "most components in a key")
 	addNodeTuningFlags(f, nodeTuning{
 		cacheBytes: &cfg.CacheBytes, minFreeBytes: &cfg.MinFreeBytes, shutdownGrace: &cfg.ShutdownGrace,
-		streamWorkers: &cfg.StreamWorkers, gcPercent: &cfg.GCPercent, pprofAddr: &cfg.PprofAddr, logLevel: &logLevel, scrub: &cfg.Scrub,
+		streamWorkers: &cfg.StreamWorkers, gcPercent: &cfg.GCPercent, noHTTP: &cfg.NoHTTP, pprofAddr: &cfg.PprofAddr, logLevel: &logLevel, scrub: &cfg.Scrub,
 	})
 	_ = cmd.MarkFlagRequired("root")
 	return cmd

@@ -74,7 +74,7 @@ func addSNTuningFlags(cmd *cobra.Command, cfg *node.SNConfig, logLevel *string) 
 	f := cmd.Flags()
 	addNodeTuningFlags(f, nodeTuning{
 		cacheBytes: &cfg.CacheBytes, minFreeBytes: &cfg.MinFreeBytes, shutdownGrace: &cfg.ShutdownGrace,
-		streamWorkers: &cfg.StreamWorkers, gcPercent: &cfg.GCPercent, pprofAddr: &cfg.PprofAddr, logLevel: logLevel, scrub: &cfg.Scrub,
+		streamWorkers: &cfg.StreamWorkers, gcPercent: &cfg.GCPercent, noHTTP: &cfg.NoHTTP, pprofAddr: &cfg.PprofAddr, logLevel: logLevel, scrub: &cfg.Scrub,
 	})
 	f.DurationVar(&cfg.TickInterval, "raft-tick", cfg.TickInterval, "Raft tick; an election takes 10 ticks")
 	f.Uint64Var(&cfg.LogKeep, "raft-log-keep", cfg.LogKeep, "applied Raft entries kept for lagging replicas")

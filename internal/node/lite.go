@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/cairndb/cairn/api/cairnpb"
+	"github.com/cairndb/cairn/client"
+	"github.com/cairndb/cairn/internal/httpapi"
 	"github.com/cairndb/cairn/internal/keys"
 	"github.com/cairndb/cairn/internal/replica"
 	"github.com/cairndb/cairn/internal/server"
@@ -57,6 +59,8 @@ type LiteConfig struct {
 	// handler and Pebble, a cost paid per request. Default 128; workers
 	// beyond the requests in flight only hold their stacks.
 	StreamWorkers int
+	// NoHTTP serves gRPC alone on the port, without the HTTP/JSON API.
+	NoHTTP bool
 	// GCPercent is set as the process's GC percent (runtime/debug.SetGCPercent)
 	// when the node starts, unless the GOGC environment variable is set; 0
 	// leaves the runtime's setting. The node's Go heap is small (Pebble's
@@ -127,6 +131,8 @@ type Lite struct {
 	log     *slog.Logger
 	lis     net.Listener
 	grpc    *grpc.Server
+	port    *port
+	httpAPI *httpapi.Lazy
 	replica *replica.Local
 	engine  *storage.Engine
 	scrub   *scrubber    // nil unless Scrub.Rate is set
@@ -217,7 +223,12 @@ func (n *Lite) start() error {
 			return err
 		}
 	}
-	go func() { n.served <- n.grpc.Serve(n.lis) }()
+	if !n.cfg.NoHTTP {
+		n.httpAPI = httpapi.NewLazy(func(ctx context.Context) (*client.Client, error) {
+			return client.Open(ctx, client.Config{Hosts: []string{n.Addr()}, Store: meta.Name})
+		}, int64(n.cfg.Limits.MaxValueBytes))
+	}
+	n.port = servePort(n.lis, n.grpc, n.httpAPI.Handler(), n.served)
 	n.scrub = startScrub(n.engine, n.cfg.Scrub, n.log)
 	return nil
 }
@@ -261,14 +272,9 @@ func (n *Lite) shutdown() error {
 	if n.debug != nil {
 		n.debug.close()
 	}
-	if n.grpc != nil {
-		stopped := make(chan struct{})
-		go func() { n.grpc.GracefulStop(); close(stopped) }()
-		select {
-		case <-stopped:
-		case <-time.After(n.cfg.ShutdownGrace):
-			n.grpc.Stop()
-		}
+	if n.port != nil {
+		n.port.stop(n.cfg.ShutdownGrace)
+		n.httpAPI.Close()
 	}
 	if n.replica != nil {
 		n.replica.Close()

@@ -14,9 +14,11 @@ import (
 	"time"
 
 	"github.com/cairndb/cairn/api/cairnpb"
+	"github.com/cairndb/cairn/client"
 	"github.com/cairndb/cairn/internal/admin"
 	"github.com/cairndb/cairn/internal/admin/controlpb"
 	"github.com/cairndb/cairn/internal/grpcconn"
+	"github.com/cairndb/cairn/internal/httpapi"
 	"github.com/cairndb/cairn/internal/keys"
 	"github.com/cairndb/cairn/internal/replica"
 	"github.com/cairndb/cairn/internal/server"
@@ -63,9 +65,11 @@ type SNConfig struct {
 	Init *InitConfig
 	// DataDir holds the engine. Default ROOT/data.
 	DataDir string
-	// StreamWorkers and GCPercent: as for LiteConfig (defaults 128 and 800).
+	// StreamWorkers, GCPercent and NoHTTP: as for LiteConfig (defaults 128,
+	// 800 and false).
 	StreamWorkers int
 	GCPercent     int
+	NoHTTP        bool
 	// FS is the file system every file of the node goes through: its own
 	// (config.json, membership.json, node.json, topology.json, snapshots)
 	// and its engines' (data, admin). Nil means files.Default.
@@ -152,6 +156,8 @@ type SN struct {
 	replicas map[uint64]*replica.Raft
 	lis      net.Listener
 	grpc     *grpc.Server
+	port     *port
+	httpAPI  *httpapi.Lazy
 	served   chan error
 	started  chan struct{} // closed once StartSN has started the node
 	closing  chan struct{} // closed when shutdown begins
@@ -276,7 +282,16 @@ func (n *SN) start(addr string, topo *topology.Topology) error {
 	transportpb.RegisterRaftServer(n.grpc, raftGate{n: n})
 	cairnpb.RegisterAdminServer(n.grpc, adminRPC{n: n})
 	controlpb.RegisterControlServer(n.grpc, controlRPC{n: n})
-	go func() { n.served <- n.grpc.Serve(n.lis) }()
+	if !n.cfg.NoHTTP {
+		n.httpAPI = httpapi.NewLazy(func(ctx context.Context) (*client.Client, error) {
+			t := n.topology()
+			if t == nil {
+				return nil, errors.New("this storage node is not in a deployed store yet (plan deploy-sn, then plan deploy-topology)")
+			}
+			return client.Open(ctx, client.Config{Hosts: []string{n.Addr()}, Store: t.Store})
+		}, int64(n.cfg.Limits.MaxValueBytes))
+	}
+	n.port = servePort(n.lis, n.grpc, n.httpAPI.Handler(), n.served)
 	if n.cfg.PprofAddr != "" {
 		if n.debug, err = startDebug(n.cfg.PprofAddr); err != nil {
 			return err
@@ -499,14 +514,9 @@ func (n *SN) shutdown() error {
 	if tr := n.transport(); tr != nil {
 		_ = tr.Close() // ends peer streams, so GracefulStop waits only for clients
 	}
-	if n.grpc != nil {
-		stopped := make(chan struct{})
-		go func() { n.grpc.GracefulStop(); close(stopped) }()
-		select {
-		case <-stopped:
-		case <-time.After(n.cfg.ShutdownGrace):
-			n.grpc.Stop()
-		}
+	if n.port != nil {
+		n.port.stop(n.cfg.ShutdownGrace)
+		n.httpAPI.Close()
 	} else if n.lis != nil {
 		n.lis.Close()
 	}

@@ -1,0 +1,33 @@
+// Package httpapi serves Cairn's KV API as HTTP/JSON, on the node's one
+// port beside gRPC (the node splits the listener by protocol: HTTP/1.x
+// comes here, HTTP/2 goes to gRPC; see docs/design/20261127_every_language.md).
+//
+// A key travels in its string form as the URL path, the same form
+// `cairn kv` and every client print (components escaped as %XX where
+// needed, "-" between the major and the minor path):
+//
+//	GET    /v1/kv/users/alice/-/email          get       ?consistency=
+//	PUT    /v1/kv/users/alice/-/email          put       body: the value's bytes;
+//	                                                     ?if=absent|present|version=HEX &ttl=1h
+//	                                                     &durability=sync|write_no_sync|no_sync &ack=
+//	DELETE /v1/kv/users/alice/-/email          delete    ?if=version=HEX
+//	GET    /v1/multi/users/alice               multiGet  ?depth= &start= &end= &prefix= &keys_only=true
+//	DELETE /v1/multi/users/alice               multiDelete (same selection)
+//	POST   /v1/execute                         execute   {"operations": [{"op": "put", "key": ..., "value": ...}, ...]}
+//	GET    /v1/store                           the store's name, partitions, topology seq and limits
+//	GET    /openapi.json                       the OpenAPI 3.1 document (openapi.json here)
+//
+// Every request may carry ?timeout=DURATION. A record comes back as the
+// JSON `cairn kv -json` prints (internal/cli RecordJSON): "value" for a
+// UTF-8 value, "value_base64" for any other, "version" in hex. A failure
+// is {"error": {...}} with the kind, the action (RETRY, REFRESH,
+// FIX_INPUT, NONE) and the message a gRPC caller gets, under the HTTP
+// status that fits its code; a write whose outcome is unknown says
+// "maybe_applied": true.
+//
+// Routing: the handler runs every request through a smart client (package
+// client) opened on the node itself, so any node accepts any request and
+// it reaches the shard's leader or a replica by the client's rules,
+// retried only where it certainly was not applied. The handler is safe for
+// concurrent use; it keeps no state of its own.
+package httpapi

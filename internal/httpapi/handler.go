@@ -1,0 +1,207 @@
+package httpapi
+
+import (
+	"context"
+	_ "embed"
+	"io"
+	"net/http"
+
+	"github.com/cairndb/cairn/client"
+	"github.com/cairndb/cairn/internal/cli"
+)
+
+// Handler serves the HTTP API through a smart client.
+type Handler struct {
+	c        *client.Client
+	mux      *http.ServeMux
+	maxValue int64 // the most body bytes a put reads
+}
+
+// New returns the handler for c. maxValue bounds the body a put reads (the
+// store's value limit, so a bigger one is refused by the server with its
+// limit error, not cut short).
+func New(c *client.Client, maxValue int64) *Handler {
+	h := &Handler{c: c, mux: http.NewServeMux(), maxValue: maxValue}
+	h.mux.HandleFunc("GET /v1/kv/", h.get)
+	h.mux.HandleFunc("PUT /v1/kv/", h.put)
+	h.mux.HandleFunc("DELETE /v1/kv/", h.delete)
+	h.mux.HandleFunc("GET /v1/multi/", h.multiGet)
+	h.mux.HandleFunc("DELETE /v1/multi/", h.multiDelete)
+	h.mux.HandleFunc("POST /v1/execute", h.execute)
+	h.mux.HandleFunc("GET /v1/store", h.store)
+	h.mux.HandleFunc("GET /openapi.json", serveOpenAPI)
+	h.mux.HandleFunc("/", h.notFound)
+	return h
+}
+
+// openAPI is the API's OpenAPI 3.1 document (openapi.json, checked in).
+//
+//go:embed openapi.json
+var openAPI []byte
+
+func serveOpenAPI(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(openAPI)
+}
+
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
+
+func (h *Handler) notFound(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusNotFound, map[string]errorJSON{"error": {Code: "NotFound", Kind: "no_such_endpoint", Action: client.ActionFixInput.String(),
+		Message: r.Method + " " + r.URL.Path + " is not part of the API: GET, PUT or DELETE /v1/kv/{key}, GET or DELETE /v1/multi/{parent}, POST /v1/execute, GET /v1/store, GET /openapi.json"}})
+}
+
+// get answers GET /v1/kv/{key}: 200 with the record, 404 if there is none.
+func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
+	p := params{r.URL.Query()}
+	k, err := keyOf(r, "/v1/kv")
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	opts, err := p.options(false)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	rec, found, err := h.c.Get(r.Context(), k, opts...)
+	switch {
+	case err != nil:
+		writeError(w, err)
+	case !found:
+		writeJSON(w, http.StatusNotFound, map[string]errorJSON{"error": {Code: "NotFound", Kind: "not_found",
+			Action: client.ActionNone.String(), Message: "no record under " + k.String()}})
+	default:
+		writeJSON(w, http.StatusOK, cli.ToJSON(rec, false))
+	}
+}
+
+// A write's answer:
+//
+//	{"key": "/users/alice/-/email", "done": true, "version": "0a0b..."}
+type writeJSONBody struct {
+	Key      string          `json:"key"`
+	Done     bool            `json:"done"`
+	Version  string          `json:"version,omitempty"`
+	Previous *cli.RecordJSON `json:"previous,omitempty"`
+}
+
+func resultJSON(k client.Key, res client.Result) writeJSONBody {
+	b := writeJSONBody{Key: k.String(), Done: res.Done}
+	if len(res.Version) > 0 {
+		b.Version = res.Version.String()
+	}
+	if res.Previous != nil {
+		j := cli.ToJSON(*res.Previous, false)
+		b.Previous = &j
+	}
+	return b
+}
+
+// put answers PUT /v1/kv/{key}: 200 with the new version, or 412 when the
+// ?if= condition did not hold (nothing written).
+func (h *Handler) put(w http.ResponseWriter, r *http.Request) {
+	p := params{r.URL.Query()}
+	k, err := keyOf(r, "/v1/kv")
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	opts, err := p.options(true)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	cond, match, err := p.condition(false)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	v, err := io.ReadAll(io.LimitReader(r.Body, h.maxValue+1))
+	if err != nil {
+		writeError(w, badRequestf("reading the value: %v", err))
+		return
+	}
+	res, err := h.write(r.Context(), k, v, cond, match, opts)
+	answerWrite(w, k, res, err)
+}
+
+func (h *Handler) write(ctx context.Context, k client.Key, v []byte, cond string, match client.Version, opts []client.Option) (client.Result, error) {
+	switch cond {
+	case "absent":
+		return h.c.PutIfAbsent(ctx, k, v, opts...)
+	case "present":
+		return h.c.PutIfPresent(ctx, k, v, opts...)
+	case "version":
+		return h.c.PutIfVersion(ctx, k, v, match, opts...)
+	}
+	ver, err := h.c.Put(ctx, k, v, opts...)
+	return client.Result{Done: err == nil, Version: ver}, err
+}
+
+// delete answers DELETE /v1/kv/{key}: 200 with done true if a record was
+// deleted, false if there was none; 412 when ?if=version= did not match.
+func (h *Handler) delete(w http.ResponseWriter, r *http.Request) {
+	p := params{r.URL.Query()}
+	k, err := keyOf(r, "/v1/kv")
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	opts, err := p.options(true)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	cond, match, err := p.condition(true)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	var res client.Result
+	if cond == "version" {
+		res, err = h.c.DeleteIfVersion(r.Context(), k, match, opts...)
+	} else {
+		res, err = h.c.Delete(r.Context(), k, opts...)
+		if err == nil && !res.Done {
+			writeJSON(w, http.StatusOK, resultJSON(k, res)) // nothing to delete is not a failed condition
+			return
+		}
+	}
+	answerWrite(w, k, res, err)
+}
+
+// answerWrite answers a write: its result, 412 for a condition that did
+// not hold, or the error.
+func answerWrite(w http.ResponseWriter, k client.Key, res client.Result, err error) {
+	switch {
+	case err != nil:
+		writeError(w, err)
+	case !res.Done:
+		writeJSON(w, http.StatusPreconditionFailed, resultJSON(k, res))
+	default:
+		writeJSON(w, http.StatusOK, resultJSON(k, res))
+	}
+}
+
+// The store's description:
+//
+//	{"store": "kvstore", "partitions": 100, "topology_seq": 3, "server_version": "...",
+//	 "limits": {"max_key_bytes": 10240, "max_value_bytes": 4194304, "max_components": 64}}
+func (h *Handler) store(w http.ResponseWriter, r *http.Request) {
+	opts, err := params{r.URL.Query()}.options(false)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	si, err := h.c.StoreInfo(r.Context(), opts...)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{
+		"store": si.Store, "partitions": si.Partitions, "topology_seq": si.TopologySeq, "server_version": si.ServerVersion,
+		"limits": map[string]any{"max_key_bytes": si.Limits.MaxKeyBytes, "max_value_bytes": si.Limits.MaxValueBytes,
+			"max_components": si.Limits.MaxComponents},
+	})
+}

@@ -1,0 +1,133 @@
+package httpapi
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cairndb/cairn/client"
+	"github.com/cairndb/cairn/internal/cli"
+)
+
+// params reads a request's query, the same words as `cairn kv`'s flags
+// (internal/cli), without their dashes.
+type params struct{ q url.Values }
+
+// asBadRequest turns a flag-parsing error of internal/cli into a request
+// error named by its query parameter.
+func asBadRequest(err error) error {
+	var ue *cli.UsageError
+	if errors.As(err, &ue) {
+		return &badRequest{strings.TrimPrefix(ue.Error(), "--")}
+	}
+	return err
+}
+
+// options returns the client options the query asks for: timeout,
+// consistency (reads), durability, ack and ttl (writes).
+func (p params) options(write bool) ([]client.Option, error) {
+	var opts []client.Option
+	if s := p.q.Get("timeout"); s != "" {
+		d, err := time.ParseDuration(s)
+		if err != nil || d <= 0 {
+			return nil, badRequestf("timeout: %q is not a positive duration like 5s", s)
+		}
+		opts = append(opts, client.WithTimeout(d))
+	}
+	if !write {
+		if s := p.q.Get("consistency"); s != "" {
+			c, err := cli.ParseConsistency(s)
+			if err != nil {
+				return nil, asBadRequest(err)
+			}
+			opts = append(opts, client.WithConsistency(c))
+		}
+		return opts, nil
+	}
+	if p.q.Has("durability") || p.q.Has("ack") {
+		d, err := cli.ParseDurability(p.q.Get("durability"), p.q.Get("ack"))
+		if err != nil {
+			return nil, asBadRequest(err)
+		}
+		opts = append(opts, client.WithDurability(d))
+	}
+	if s := p.q.Get("ttl"); s != "" {
+		d, err := time.ParseDuration(s)
+		if err != nil || d < 0 {
+			return nil, badRequestf("ttl: %q is not a duration like 1h30m (0: never expires)", s)
+		}
+		opts = append(opts, client.WithTTL(d))
+	}
+	return opts, nil
+}
+
+// condition reads ?if=: absent, present or version=HEX ("" when absent).
+func (p params) condition(forDelete bool) (cond string, match client.Version, err error) {
+	s := p.q.Get("if")
+	name, arg, hasArg := strings.Cut(s, "=")
+	switch {
+	case s == "":
+		return "", nil, nil
+	case name == "version" && hasArg:
+		v, err := client.ParseVersion(arg)
+		if err != nil {
+			return "", nil, badRequestf("if: version=%q is not a hex version (as a put returns it)", arg)
+		}
+		return "version", v, nil
+	case !forDelete && (s == "absent" || s == "present"):
+		return s, nil, nil
+	}
+	if forDelete {
+		return "", nil, badRequestf("if: %q is not a delete condition (want version=HEX)", s)
+	}
+	return "", nil, badRequestf("if: %q is not a put condition (want absent, present or version=HEX)", s)
+}
+
+// selection reads a multi-key operation's depth and range: ?depth=,
+// ?start=, ?end=, ?prefix=, ?start_exclusive=, ?end_exclusive=.
+func (p params) selection() (*client.KeyRange, client.Depth, error) {
+	d, err := cli.ParseDepth(p.q.Get("depth"))
+	if err != nil {
+		return nil, 0, asBadRequest(err)
+	}
+	f := cli.RangeFlags{Start: p.q.Get("start"), End: p.q.Get("end"), Prefix: p.q.Get("prefix"),
+		HasStart: p.q.Has("start"), HasEnd: p.q.Has("end"), HasPrefix: p.q.Has("prefix")}
+	if f.StartExclusive, err = p.flag("start_exclusive"); err != nil {
+		return nil, 0, err
+	}
+	if f.EndExclusive, err = p.flag("end_exclusive"); err != nil {
+		return nil, 0, err
+	}
+	r, err := f.Range()
+	return r, d, asBadRequest(err)
+}
+
+// flag reads a boolean parameter: absent is false, present with no value
+// is true.
+func (p params) flag(name string) (bool, error) {
+	if !p.q.Has(name) {
+		return false, nil
+	}
+	s := p.q.Get(name)
+	if s == "" {
+		return true, nil
+	}
+	b, err := strconv.ParseBool(s)
+	if err != nil {
+		return false, badRequestf("%s: %q is not true or false", name, s)
+	}
+	return b, nil
+}
+
+// keyOf reads the key in r's path after prefix ("/v1/kv"): its string form,
+// escapes and all.
+func keyOf(r *http.Request, prefix string) (client.Key, error) {
+	s := strings.TrimPrefix(r.URL.EscapedPath(), prefix)
+	if s == "" || s == "/" {
+		return client.Key{}, badRequestf("the path names no key: give one after %s/, like %s/users/alice/-/email", prefix, prefix)
+	}
+	return client.ParseKey(s)
+}

@@ -1,0 +1,71 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/soheilhy/cmux"
+	"google.golang.org/grpc"
+)
+
+// A node's one port carries two protocols (docs/design/20261127_every_language.md):
+//
+//	listener ──cmux──┬── HTTP/1.x request line ──► net/http: the HTTP/JSON API (internal/httpapi)
+//	                 └── anything else (HTTP/2) ─► grpc.Server: KV, Raft, admin, control
+//
+// Each connection is classified once, by its first bytes, which cmux
+// replays to the server it picks; the gRPC path pays nothing per request.
+type port struct {
+	root net.Listener
+	mux  cmux.CMux
+	grpc *grpc.Server
+	http *http.Server
+}
+
+// sniffTimeout bounds how long a new connection may take to send the bytes
+// that say which protocol it speaks.
+const sniffTimeout = 10 * time.Second
+
+// servePort serves g and h on lis; g's Serve error goes to served. A nil
+// h serves g alone on lis, without cmux (--no-http).
+func servePort(lis net.Listener, g *grpc.Server, h http.Handler, served chan<- error) *port {
+	if h == nil {
+		go func() { served <- g.Serve(lis) }()
+		return &port{root: lis, grpc: g}
+	}
+	m := cmux.New(lis)
+	m.SetReadTimeout(sniffTimeout)
+	httpL := m.Match(cmux.HTTP1Fast())
+	grpcL := m.Match(cmux.Any())
+	p := &port{root: lis, mux: m, grpc: g, http: &http.Server{Handler: h, ReadHeaderTimeout: sniffTimeout}}
+	go func() { served <- g.Serve(grpcL) }()
+	go func() { _ = p.http.Serve(httpL) }()
+	go func() { _ = m.Serve() }()
+	return p
+}
+
+// stop lets requests in flight finish for up to grace, then cuts them, and
+// closes the port.
+func (p *port) stop(grace time.Duration) {
+	ctx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	stopped := make(chan struct{})
+	go func() { p.grpc.GracefulStop(); close(stopped) }()
+	if p.http != nil {
+		if err := p.http.Shutdown(ctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			_ = p.http.Close()
+		}
+	}
+	select {
+	case <-stopped:
+	case <-ctx.Done():
+		p.grpc.Stop()
+	}
+	if p.mux != nil {
+		p.mux.Close()
+	}
+	_ = p.root.Close()
+}
