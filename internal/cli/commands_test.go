@@ -1,4 +1,4 @@
-package cli
+package cli_test
 
 import (
 	"bytes"
@@ -14,11 +14,12 @@ import (
 	"time"
 
 	"github.com/cairndb/cairn/client"
+	"github.com/cairndb/cairn/internal/cli"
 	"github.com/cairndb/cairn/internal/node"
 )
 
-// startKV runs a lite node and returns a KV on it writing to out.
-func startKV(t *testing.T) (*KV, *bytes.Buffer) {
+// startKV runs a lite node and returns a cli.KV on it writing to out.
+func startKV(t *testing.T) (*cli.KV, *bytes.Buffer) {
 	t.Helper()
 	cfg := node.DefaultLiteConfig(t.TempDir())
 	cfg.Port, cfg.Partitions = 0, 3
@@ -28,7 +29,7 @@ func startKV(t *testing.T) (*KV, *bytes.Buffer) {
 		t.Fatalf("StartLite: %v", err)
 	}
 	t.Cleanup(func() { n.Close() })
-	g := DefaultGlobals()
+	g := cli.DefaultGlobals()
 	g.Hosts = []string{n.Addr()}
 	c, err := g.Open(context.Background())
 	if err != nil {
@@ -36,14 +37,14 @@ func startKV(t *testing.T) (*KV, *bytes.Buffer) {
 	}
 	t.Cleanup(func() { c.Close() })
 	var out bytes.Buffer
-	return &KV{Client: c, Out: &out}, &out
+	return &cli.KV{Client: c, Out: &out}, &out
 }
 
 func TestPutGetCommands(t *testing.T) {
 	kv, out := startKV(t)
 	ctx := context.Background()
 
-	if err := kv.Put(ctx, PutArgs{Key: "/u/-/a", Value: "hello", HasValue: true}); err != nil {
+	if err := kv.Put(ctx, cli.PutArgs{Key: "/u/-/a", Value: "hello", HasValue: true}); err != nil {
 		t.Fatal(err)
 	}
 	version := strings.TrimSpace(out.String())
@@ -68,11 +69,11 @@ func TestPutGetCommands(t *testing.T) {
 	if err := os.WriteFile(path, bin, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := kv.Put(ctx, PutArgs{Key: "/u/-/file", File: path}); err != nil {
+	if err := kv.Put(ctx, cli.PutArgs{Key: "/u/-/file", File: path}); err != nil {
 		t.Fatal(err)
 	}
 	kv.In = bytes.NewReader(bin[1:])
-	if err := kv.Put(ctx, PutArgs{Key: "/u/-/stdin", File: "-"}); err != nil {
+	if err := kv.Put(ctx, cli.PutArgs{Key: "/u/-/stdin", File: "-"}); err != nil {
 		t.Fatal(err)
 	}
 	for k, want := range map[string][]byte{"/u/-/file": bin, "/u/-/stdin": bin[1:]} {
@@ -87,17 +88,17 @@ func TestPutGetCommands(t *testing.T) {
 	if err := kv.Get(ctx, "/u/-/file"); err != nil {
 		t.Fatal(err)
 	}
-	var j RecordJSON
+	var j cli.RecordJSON
 	if err := json.Unmarshal(out.Bytes(), &j); err != nil || j.Key != "/u/-/file" || j.ValueBase64 == nil || j.Value != nil || j.Version == "" {
 		t.Errorf("get --json printed %s (%v)", out.String(), err)
 	}
 	kv.JSON = false
 
 	out.Reset()
-	if err := kv.Get(ctx, "/u/-/missing"); !errors.Is(err, ErrNotFound) || out.Len() != 0 {
-		t.Errorf("get of a missing key = %v, printed %q; want ErrNotFound and nothing", err, out.String())
+	if err := kv.Get(ctx, "/u/-/missing"); !errors.Is(err, cli.ErrNotFound) || out.Len() != 0 {
+		t.Errorf("get of a missing key = %v, printed %q; want cli.ErrNotFound and nothing", err, out.String())
 	}
-	if err := kv.Get(ctx, "u"); ExitCode(err) != ExitBadInput || !strings.Contains(Message(err), "does not start with '/'") {
+	if err := kv.Get(ctx, "u"); cli.ExitCode(err) != cli.ExitBadInput || !strings.Contains(cli.Message(err), "does not start with '/'") {
 		t.Errorf("get of a malformed key = %v", err)
 	}
 }
@@ -105,28 +106,28 @@ func TestPutGetCommands(t *testing.T) {
 func TestConditionalPutCommands(t *testing.T) {
 	kv, out := startKV(t)
 	ctx := context.Background()
-	put := func(a PutArgs) error {
+	put := func(a cli.PutArgs) error {
 		out.Reset()
 		a.Key = "/c"
 		return kv.Put(ctx, a)
 	}
-	if err := put(PutArgs{HasValue: true, Value: "1", IfPresent: true}); !errors.Is(err, ErrNotDone) {
-		t.Errorf("--if-present on a missing key = %v, want ErrNotDone", err)
+	if err := put(cli.PutArgs{HasValue: true, Value: "1", IfPresent: true}); !errors.Is(err, cli.ErrNotDone) {
+		t.Errorf("--if-present on a missing key = %v, want cli.ErrNotDone", err)
 	}
-	if err := put(PutArgs{HasValue: true, Value: "1", IfAbsent: true}); err != nil {
+	if err := put(cli.PutArgs{HasValue: true, Value: "1", IfAbsent: true}); err != nil {
 		t.Fatal(err)
 	}
 	v1 := strings.TrimSpace(out.String())
-	if err := put(PutArgs{HasValue: true, Value: "2", IfAbsent: true}); !errors.Is(err, ErrNotDone) || out.Len() != 0 {
+	if err := put(cli.PutArgs{HasValue: true, Value: "2", IfAbsent: true}); !errors.Is(err, cli.ErrNotDone) || out.Len() != 0 {
 		t.Errorf("--if-absent on a present key = %v, printed %q", err, out.String())
 	}
-	if err := put(PutArgs{HasValue: true, Value: "2", IfVersion: v1}); err != nil {
+	if err := put(cli.PutArgs{HasValue: true, Value: "2", IfVersion: v1}); err != nil {
 		t.Fatal(err)
 	}
-	if err := put(PutArgs{HasValue: true, Value: "3", IfVersion: v1}); !errors.Is(err, ErrNotDone) {
-		t.Errorf("--if-version with a stale version = %v, want ErrNotDone", err)
+	if err := put(cli.PutArgs{HasValue: true, Value: "3", IfVersion: v1}); !errors.Is(err, cli.ErrNotDone) {
+		t.Errorf("--if-version with a stale version = %v, want cli.ErrNotDone", err)
 	}
-	for name, a := range map[string]PutArgs{
+	for name, a := range map[string]cli.PutArgs{
 		"two conditions": {Value: "x", IfAbsent: true, IfPresent: true},
 		"bad version":    {Value: "x", IfVersion: "nothex"},
 		"negative ttl":   {Value: "x", TTL: -time.Second},
@@ -135,21 +136,21 @@ func TestConditionalPutCommands(t *testing.T) {
 	} {
 		if name == "missing file" {
 			a.Key = "/c"
-			if err := kv.Put(ctx, a); ExitCode(err) != ExitBadInput {
+			if err := kv.Put(ctx, a); cli.ExitCode(err) != cli.ExitBadInput {
 				t.Errorf("%s: %v, want bad input", name, err)
 			}
 			continue
 		}
-		if err := put(a); ExitCode(err) != ExitBadInput {
+		if err := put(a); cli.ExitCode(err) != cli.ExitBadInput {
 			t.Errorf("%s: %v, want bad input", name, err)
 		}
 	}
-	if err := kv.Put(ctx, PutArgs{Key: "/c"}); ExitCode(err) != ExitBadInput {
+	if err := kv.Put(ctx, cli.PutArgs{Key: "/c"}); cli.ExitCode(err) != cli.ExitBadInput {
 		t.Errorf("put without a value: %v, want bad input", err)
 	}
 	// The server's limit comes back as bad input naming the limit.
-	err := kv.Put(ctx, PutArgs{Key: "/big", Value: strings.Repeat("x", 4<<20+1), HasValue: true})
-	if ExitCode(err) != ExitBadInput || !strings.Contains(Message(err), "max-value-bytes") {
+	err := kv.Put(ctx, cli.PutArgs{Key: "/big", Value: strings.Repeat("x", 4<<20+1), HasValue: true})
+	if cli.ExitCode(err) != cli.ExitBadInput || !strings.Contains(cli.Message(err), "max-value-bytes") {
 		t.Errorf("oversized put: %v", err)
 	}
 }
@@ -157,21 +158,21 @@ func TestConditionalPutCommands(t *testing.T) {
 func TestDeleteCommand(t *testing.T) {
 	kv, out := startKV(t)
 	ctx := context.Background()
-	if err := kv.Put(ctx, PutArgs{Key: "/d", Value: "v", HasValue: true}); err != nil {
+	if err := kv.Put(ctx, cli.PutArgs{Key: "/d", Value: "v", HasValue: true}); err != nil {
 		t.Fatal(err)
 	}
 	v := strings.TrimSpace(out.String())
-	if err := kv.Delete(ctx, "/d", "00000000000000000000000000000001"); !errors.Is(err, ErrNotDone) {
-		t.Errorf("delete --if-version with another version = %v, want ErrNotDone", err)
+	if err := kv.Delete(ctx, "/d", "00000000000000000000000000000001"); !errors.Is(err, cli.ErrNotDone) {
+		t.Errorf("delete --if-version with another version = %v, want cli.ErrNotDone", err)
 	}
 	if err := kv.Delete(ctx, "/d", v); err != nil {
 		t.Errorf("delete --if-version with the version = %v", err)
 	}
-	if err := kv.Delete(ctx, "/d", ""); !errors.Is(err, ErrNotFound) {
-		t.Errorf("delete of a missing key = %v, want ErrNotFound", err)
+	if err := kv.Delete(ctx, "/d", ""); !errors.Is(err, cli.ErrNotFound) {
+		t.Errorf("delete of a missing key = %v, want cli.ErrNotFound", err)
 	}
-	if err := kv.Delete(ctx, "/d", v); !errors.Is(err, ErrNotFound) {
-		t.Errorf("delete --if-version of a missing key = %v, want ErrNotFound", err)
+	if err := kv.Delete(ctx, "/d", v); !errors.Is(err, cli.ErrNotFound) {
+		t.Errorf("delete --if-version of a missing key = %v, want cli.ErrNotFound", err)
 	}
 }
 
@@ -179,11 +180,11 @@ func TestMultiGetScanCount(t *testing.T) {
 	kv, out := startKV(t)
 	ctx := context.Background()
 	for _, k := range []string{"/m", "/m/-/a", "/m/-/b", "/m/-/b/x", "/m/-/c", "/n/-/a", "/n2"} {
-		if err := kv.Put(ctx, PutArgs{Key: k, Value: "v" + k, HasValue: true}); err != nil {
+		if err := kv.Put(ctx, cli.PutArgs{Key: k, Value: "v" + k, HasValue: true}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := kv.Put(ctx, PutArgs{Key: "/m/-/tab", Value: "a\tb", HasValue: true}); err != nil {
+	if err := kv.Put(ctx, cli.PutArgs{Key: "/m/-/tab", Value: "a\tb", HasValue: true}); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
@@ -192,20 +193,20 @@ func TestMultiGetScanCount(t *testing.T) {
 		want    string
 		sortOut bool // scan order is unspecified
 	}{
-		{"multi-get", func() error { return kv.MultiGet(ctx, "/m", Selection{Batch: 2}, false) },
+		{"multi-get", func() error { return kv.MultiGet(ctx, "/m", cli.Selection{Batch: 2}, false) },
 			"/m\tv/m\n/m/-/a\tv/m/-/a\n/m/-/b\tv/m/-/b\n/m/-/b/x\tv/m/-/b/x\n/m/-/c\tv/m/-/c\n/m/-/tab\t\"a\\tb\"\n", false},
 		{"multi-get range reverse keys", func() error {
-			s := Selection{Depth: "children_only", KeysOnly: true, Range: RangeFlags{Start: "a", HasStart: true, StartExclusive: true, End: "c", HasEnd: true}}
+			s := cli.Selection{Depth: "children_only", KeysOnly: true, Range: cli.RangeFlags{Start: "a", HasStart: true, StartExclusive: true, End: "c", HasEnd: true}}
 			return kv.MultiGet(ctx, "/m", s, true)
 		}, "/m/-/c\n/m/-/b\n", false},
 		{"multi-get prefix", func() error {
-			return kv.MultiGet(ctx, "/m", Selection{Depth: "descendants_only", KeysOnly: true, Range: RangeFlags{Prefix: "b", HasPrefix: true}}, false)
+			return kv.MultiGet(ctx, "/m", cli.Selection{Depth: "descendants_only", KeysOnly: true, Range: cli.RangeFlags{Prefix: "b", HasPrefix: true}}, false)
 		}, "/m/-/b\n/m/-/b/x\n", false},
-		{"scan all keys", func() error { return kv.Scan(ctx, "", Selection{KeysOnly: true, Batch: 3}) },
+		{"scan all keys", func() error { return kv.Scan(ctx, "", cli.Selection{KeysOnly: true, Batch: 3}) },
 			"/m\n/m/-/a\n/m/-/b\n/m/-/b/x\n/m/-/c\n/m/-/tab\n/n/-/a\n/n2\n", true},
-		{"scan under /n", func() error { return kv.Scan(ctx, "/n", Selection{}) }, "/n/-/a\tv/n/-/a\n", true},
-		{"count", func() error { return kv.Count(ctx, "/", Selection{Batch: 2}) }, "8\n", false},
-		{"count children", func() error { return kv.Count(ctx, "/m", Selection{Depth: "parent_and_children"}) }, "5\n", false},
+		{"scan under /n", func() error { return kv.Scan(ctx, "/n", cli.Selection{}) }, "/n/-/a\tv/n/-/a\n", true},
+		{"count", func() error { return kv.Count(ctx, "/", cli.Selection{Batch: 2}) }, "8\n", false},
+		{"count children", func() error { return kv.Count(ctx, "/m", cli.Selection{Depth: "parent_and_children"}) }, "5\n", false},
 	} {
 		out.Reset()
 		if err := tc.run(); err != nil {
@@ -223,21 +224,21 @@ func TestMultiGetScanCount(t *testing.T) {
 
 	out.Reset()
 	kv.JSON = true
-	if err := kv.MultiGet(ctx, "/m", Selection{Depth: "children_only"}, false); err != nil {
+	if err := kv.MultiGet(ctx, "/m", cli.Selection{Depth: "children_only"}, false); err != nil {
 		t.Fatal(err)
 	}
-	var recs []RecordJSON
+	var recs []cli.RecordJSON
 	if err := json.Unmarshal(out.Bytes(), &recs); err != nil || len(recs) != 4 || *recs[3].Value != "a\tb" {
 		t.Errorf("multi-get --json printed %s (%v)", out.String(), err)
 	}
 	out.Reset()
-	if err := kv.Count(ctx, "", Selection{}); err != nil || strings.TrimSpace(out.String()) != `{"count":8}` {
+	if err := kv.Count(ctx, "", cli.Selection{}); err != nil || strings.TrimSpace(out.String()) != `{"count":8}` {
 		t.Errorf("count --json printed %q, %v", out.String(), err)
 	}
-	if err := kv.Scan(ctx, "/m/-/a", Selection{}); ExitCode(err) != ExitBadInput {
+	if err := kv.Scan(ctx, "/m/-/a", cli.Selection{}); cli.ExitCode(err) != cli.ExitBadInput {
 		t.Errorf("scan with a minor path: %v, want bad input", err)
 	}
-	if err := kv.MultiGet(ctx, "/m", Selection{Depth: "deep"}, false); ExitCode(err) != ExitBadInput {
+	if err := kv.MultiGet(ctx, "/m", cli.Selection{Depth: "deep"}, false); cli.ExitCode(err) != cli.ExitBadInput {
 		t.Errorf("multi-get with a bad depth: %v, want bad input", err)
 	}
 }
@@ -249,11 +250,11 @@ func sortLines(s string) string {
 }
 
 func TestUnavailable(t *testing.T) {
-	g := DefaultGlobals()
+	g := cli.DefaultGlobals()
 	g.Hosts = []string{"127.0.0.1:1"}
 	_, err := g.Open(context.Background())
-	if ExitCode(err) != ExitUnavailable || !strings.Contains(Message(err), "check --hosts") {
-		t.Errorf("Open of a dead host: %v (exit %d)", err, ExitCode(err))
+	if cli.ExitCode(err) != cli.ExitUnavailable || !strings.Contains(cli.Message(err), "check --hosts") {
+		t.Errorf("Open of a dead host: %v (exit %d)", err, cli.ExitCode(err))
 	}
 }
 
@@ -270,14 +271,14 @@ func TestJSONWhenNotFoundOrNotDone(t *testing.T) {
 		want error
 		doc  string
 	}{
-		{"put", func() error { return kv.Put(ctx, PutArgs{Key: "/j", Value: "v", HasValue: true, IfAbsent: true}) }, nil, `"done":true`},
-		{"put not done", func() error { return kv.Put(ctx, PutArgs{Key: "/j", Value: "v", HasValue: true, IfAbsent: true}) },
-			ErrNotDone, `{"key":"/j","done":false}`},
+		{"put", func() error { return kv.Put(ctx, cli.PutArgs{Key: "/j", Value: "v", HasValue: true, IfAbsent: true}) }, nil, `"done":true`},
+		{"put not done", func() error { return kv.Put(ctx, cli.PutArgs{Key: "/j", Value: "v", HasValue: true, IfAbsent: true}) },
+			cli.ErrNotDone, `{"key":"/j","done":false}`},
 		{"get", func() error { return kv.Get(ctx, "/j") }, nil, `"value":"v",`},
-		{"get missing", func() error { return kv.Get(ctx, "/nope") }, ErrNotFound, `{"key":"/nope","found":false}`},
-		{"delete wrong version", func() error { return kv.Delete(ctx, "/j", "00000000000000000000000000000001") }, ErrNotDone, `{"key":"/j","deleted":false}`},
+		{"get missing", func() error { return kv.Get(ctx, "/nope") }, cli.ErrNotFound, `{"key":"/nope","found":false}`},
+		{"delete wrong version", func() error { return kv.Delete(ctx, "/j", "00000000000000000000000000000001") }, cli.ErrNotDone, `{"key":"/j","deleted":false}`},
 		{"delete", func() error { return kv.Delete(ctx, "/j", "") }, nil, `{"key":"/j","deleted":true}`},
-		{"delete missing", func() error { return kv.Delete(ctx, "/j", "") }, ErrNotFound, `{"key":"/j","deleted":false}`},
+		{"delete missing", func() error { return kv.Delete(ctx, "/j", "") }, cli.ErrNotFound, `{"key":"/j","deleted":false}`},
 	} {
 		out.Reset()
 		err := tc.run()
