@@ -18,9 +18,9 @@ import (
 )
 
 var (
-	elasticSeed   = flag.Uint64("elastic.seed", 0, "seed for TestElasticUnderLoad (0: from the clock)")
-	elasticAll    = flag.Bool("elastic.all", false, "TestElasticUnderLoad also shrinks the store back and splits its partitions (make elastic)")
-	elasticShare  = flag.Int("elastic.moveshare", 0, "TestElasticUnderLoad grows the store with plan deploy-topology -move-share N (0: the plan's default)")
+	elasticSeed  = flag.Uint64("elastic.seed", 0, "seed for TestElasticUnderLoad (0: from the clock)")
+	elasticAll   = flag.Bool("elastic.all", false, "TestElasticUnderLoad also shrinks the store back and splits its partitions (make elastic)")
+	elasticShare = flag.Int("elastic.moveshare", 0, "TestElasticUnderLoad grows the store with plan deploy-topology -move-share N (0: the plan's default)")
 )
 
 // TestElasticUnderLoad is acceptances 1-3 of issue 10: the white
