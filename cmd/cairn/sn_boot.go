@@ -74,6 +74,7 @@ traffic between nodes, and the admin.`,
 func newSNStartCmd() *cobra.Command {
 	cfg := node.DefaultSNConfig("")
 	var logLevel string
+	var peers []string
 	cmd := &cobra.Command{
 		Use:   "start",
 		Short: "Start a storage node made by cairn sn init",
@@ -88,6 +89,9 @@ stops it cleanly.`,
 			var err error
 			if cfg.Logger, err = newLogger(logLevel); err != nil {
 				return err
+			}
+			if cfg.PeerAddrs, err = parsePeers(peers); err != nil {
+				return usageErr("%v", err)
 			}
 			if cfg.FS, err = nodeFS(cfg.Logger); err != nil {
 				return err
@@ -107,6 +111,7 @@ stops it cleanly.`,
 	}
 	cmd.Flags().StringVar(&cfg.Root, "root", "", "the node's directory, holding config.json (required)")
 	addSNTuningFlags(cmd, &cfg, &logLevel)
+	cmd.Flags().StringArrayVar(&peers, "peer", nil, "reach peer node ID at ADDR instead of its address in the store: --peer ID=HOST:PORT (repeatable; for fault-injection proxies)")
 	_ = cmd.MarkFlagRequired("root")
 	return cmd
 }

@@ -246,15 +246,28 @@ func (s *Service) publish(ctx context.Context, fn func(*topology.Topology) error
 	if err != nil {
 		return err
 	}
+	// A node that is down gets the topology later (syncTopologies): the
+	// shards' partition tables, not the topology, decide who serves what,
+	// so one dead node must not hold up a move that its shards survived.
+	var missed []string
 	for _, n := range next.Nodes {
-		if _, err := s.control(n.Addr).InstallTopology(ctx, &controlpb.InstallTopologyRequest{Store: m.Store, Topology: tb, Peers: m.peers()}); err != nil {
+		if err := s.installTopology(ctx, m, n.Addr, tb); isUnreachable(err) && ctx.Err() == nil {
+			missed = append(missed, topology.NodeName(n.ID))
+			s.log.Warn("a node did not answer the topology's publication; it gets it when it answers", "seq", next.Seq, "sn", n.ID, "err", err)
+		} else if err != nil {
 			return fmt.Errorf("installing topology %d on %s: %w", next.Seq, topology.NodeName(n.ID), err)
 		}
+	}
+	if len(missed) == len(next.Nodes) {
+		return status.Errorf(codes.Unavailable, "no node answered the publication of topology %d", next.Seq)
 	}
 	_, err = s.store.update(ctx, func(m *Meta) error {
 		if m.Deployed.Seq < next.Seq {
 			m.Deployed = next
 			m.event("topology sequence %d published: %d shards, %d partitions", next.Seq, len(next.Shards), next.Partitions)
+			if len(missed) > 0 {
+				m.event("topology sequence %d not installed yet on %s (not answering); the admin installs it when they answer", next.Seq, strings.Join(missed, ", "))
+			}
 		}
 		if name != "" && m.DeployedName != name {
 			m.DeployedName = name
@@ -263,6 +276,55 @@ func (s *Service) publish(ctx context.Context, fn func(*topology.Topology) error
 		return nil
 	})
 	return err
+}
+
+// installTimeout bounds one node's InstallTopology in a publication: a
+// node that does not answer by then (stopped, or its host gone) is left
+// for syncTopologies.
+const installTimeout = 5 * time.Second
+
+// installTopology installs the topology tb on the node at addr.
+func (s *Service) installTopology(ctx context.Context, m *Meta, addr string, tb []byte) error {
+	ictx, cancel := context.WithTimeout(ctx, installTimeout)
+	defer cancel()
+	_, err := s.control(addr).InstallTopology(ictx, &controlpb.InstallTopologyRequest{Store: m.Store, Topology: tb, Peers: m.peers()})
+	return err
+}
+
+// isUnreachable reports whether err says that a node did not answer (as
+// opposed to refusing a request).
+func isUnreachable(err error) bool {
+	c := status.Code(err)
+	return err != nil && (c == codes.Unavailable || c == codes.DeadlineExceeded)
+}
+
+// syncTopologies installs the deployed topology on every deployed node
+// whose Describe (infos) shows an older one: a node that was down when a
+// topology was published (publish goes on without it) catches up at the
+// admin leader's next poll of the nodes.
+func (s *Service) syncTopologies(ctx context.Context, m *Meta, infos map[uint64]*controlpb.NodeInfo) {
+	t := m.Deployed
+	if t == nil {
+		return
+	}
+	var tb []byte
+	for _, n := range t.Nodes {
+		info := infos[uint64(n.ID)]
+		if info == nil || info.GetTopologySeq() == 0 || info.GetTopologySeq() >= t.Seq {
+			continue
+		}
+		if tb == nil {
+			var err error
+			if tb, err = json.Marshal(t); err != nil {
+				return
+			}
+		}
+		if err := s.installTopology(ctx, m, n.Addr, tb); err != nil {
+			s.log.Warn("installing the deployed topology on a node that missed it failed; the next poll retries", "sn", n.ID, "seq", t.Seq, "err", err)
+			continue
+		}
+		s.log.Info("installed the deployed topology on a node that missed it", "sn", n.ID, "seq", t.Seq, "had", info.GetTopologySeq())
+	}
 }
 
 // moveRounds groups moves into rounds with at most one move per source

@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"regexp"
 	"strconv"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/cairndb/cairn/internal/admin/controlpb"
@@ -154,6 +157,7 @@ func (c controlRPC) MovePartition(r *controlpb.MovePartitionRequest, stream cont
 		last = time.Now()
 		_ = stream.Send(&controlpb.MoveProgress{Phase: p.Phase, BytesCopied: p.BytesCopied, Replayed: p.Replayed, Applied: p.Applied})
 	}}
+	cfg.Failpoint = n.movePause(r.GetPartition())
 	n.log.Info("moving a partition", "partition", r.GetPartition(), "from", r.GetFromShard(), "to", r.GetToShard())
 	err = migrate.Run(stream.Context(), migrate.Move{Partition: r.GetPartition(), From: r.GetFromShard(), To: r.GetToShard()}, src, dst, cfg)
 	if err != nil {
@@ -163,6 +167,47 @@ func (c controlRPC) MovePartition(r *controlpb.MovePartitionRequest, stream cont
 	}
 	n.log.Info("partition moved", "partition", r.GetPartition(), "from", r.GetFromShard(), "to", r.GetToShard())
 	return stream.Send(&controlpb.MoveProgress{Phase: "done"})
+}
+
+// failpointMovePause pauses partition moves at the phases of
+// migrate.Config.Failpoint, each once per process, so that a fault test
+// can strike there: CAIRN_FAILPOINT_MOVE_PAUSE=copy=3s,activate=3s. The
+// node logs "failpoint: move paused" with the phase as the pause begins.
+const failpointMovePause = "CAIRN_FAILPOINT_MOVE_PAUSE"
+
+// movePaused holds the phases this process has paused at.
+var movePaused sync.Map
+
+// movePause returns the failpoint of a move of partition p (nil unless
+// failpointMovePause is set).
+func (n *SN) movePause(p uint32) func(context.Context, string) error {
+	spec := os.Getenv(failpointMovePause)
+	if spec == "" {
+		return nil
+	}
+	pauses := map[string]time.Duration{}
+	for _, f := range strings.Split(spec, ",") {
+		phase, d, _ := strings.Cut(f, "=")
+		if dur, err := time.ParseDuration(d); err == nil {
+			pauses[phase] = dur
+		}
+	}
+	return func(ctx context.Context, phase string) error {
+		d, ok := pauses[phase]
+		if !ok {
+			return nil
+		}
+		if _, done := movePaused.LoadOrStore(phase, true); done {
+			return nil
+		}
+		n.log.Warn("failpoint: move paused", "phase", phase, "partition", p, "for", d)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(d):
+			return nil
+		}
+	}
 }
 
 // remoteShard is a migrate.Target: a shard reached through its leader's
