@@ -40,7 +40,12 @@ func (c controlRPC) ShardCommand(ctx context.Context, r *controlpb.ShardCommandR
 	if err := proto.Unmarshal(r.GetCommand(), &cmd); err != nil || !moveCommand(&cmd) {
 		return nil, status.Errorf(codes.InvalidArgument, "shard command: not a partition-table command (%v)", err)
 	}
+	ctx, stop := whileLeading(ctx, rep)
+	defer stop()
 	res, err := rep.Propose(ctx, &cmd, storage.Sync)
+	if errors.Is(context.Cause(ctx), errLeadershipLost) {
+		err = fmt.Errorf("%w: %v", errLeadershipLost, err)
+	}
 	var nl *replica.NotLeaderError
 	if errors.As(err, &nl) {
 		return nil, notLeaderStatus(c.n.id(), r.GetShard(), nl.Leader)
@@ -95,6 +100,38 @@ func (c controlRPC) ShardTable(ctx context.Context, r *controlpb.ShardTableReque
 		out.Table, _ = json.Marshal(t)
 	}
 	return out, nil
+}
+
+// errLeadershipLost ends a move, or a move command, that ran on a leader
+// which then stopped leading: the caller goes on with the new leader.
+var errLeadershipLost = errors.New("this node stopped leading the shard")
+
+// leaderPoll is how often whileLeading checks the replica's leadership.
+const leaderPoll = 50 * time.Millisecond
+
+// whileLeading returns a context that ends with ctx or, with cause
+// errLeadershipLost, as soon as rep stops leading. A leader cut off from
+// its peers keeps its proposals pending until it hears of a later term,
+// which it cannot while cut off: without this, a move (and the plan that
+// waits for it) would hang on it until the plan's task timed out.
+func whileLeading(ctx context.Context, rep *replica.Raft) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	go func() {
+		t := time.NewTicker(leaderPoll)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if !rep.IsLeader() {
+					cancel(errLeadershipLost)
+					return
+				}
+			}
+		}
+	}()
+	return ctx, func() { cancel(context.Canceled) }
 }
 
 // leaderReplica returns the local replica of shard if it leads.
@@ -159,7 +196,12 @@ func (c controlRPC) MovePartition(r *controlpb.MovePartitionRequest, stream cont
 	}}
 	cfg.Failpoint = n.movePause(r.GetPartition())
 	n.log.Info("moving a partition", "partition", r.GetPartition(), "from", r.GetFromShard(), "to", r.GetToShard())
-	err = migrate.Run(stream.Context(), migrate.Move{Partition: r.GetPartition(), From: r.GetFromShard(), To: r.GetToShard()}, src, dst, cfg)
+	ctx, stop := whileLeading(stream.Context(), src)
+	defer stop()
+	err = migrate.Run(ctx, migrate.Move{Partition: r.GetPartition(), From: r.GetFromShard(), To: r.GetToShard()}, src, dst, cfg)
+	if errors.Is(context.Cause(ctx), errLeadershipLost) {
+		err = fmt.Errorf("%w: %v", errLeadershipLost, err)
+	}
 	if err != nil {
 		n.log.Warn("partition move stopped", "partition", r.GetPartition(), "err", err)
 		return status.Errorf(codes.Unavailable, "moving partition %d from %s to %s: %v", r.GetPartition(),

@@ -160,9 +160,16 @@ func (c *Cluster) ShownTopology() *topology.Topology {
 		raw = reply.Topology
 	}
 	topo, err := topology.Decode(raw)
-	if err != nil {
-		c.t.Fatalf("show topology -json: %v\n%s", err, out)
+	var seq struct {
+		Seq uint64 `json:"topology_seq"` // show topology's name for "seq"
 	}
+	if err == nil {
+		err = json.Unmarshal(raw, &seq)
+	}
+	if err != nil || seq.Seq == 0 {
+		c.t.Fatalf("show topology -json: %v (sequence %d)\n%s", err, seq.Seq, out)
+	}
+	topo.Seq = seq.Seq
 	c.topo = topo
 	return topo
 }
@@ -230,4 +237,16 @@ func (c *Cluster) LeaderTable(s topology.ShardID) (*PartTable, topology.NodeID, 
 		last = err
 	}
 	return nil, 0, last
+}
+
+// TopologySeq returns the sequence number of the topology node id runs
+// (Control Describe).
+func (c *Cluster) TopologySeq(id topology.NodeID) (uint64, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), infoTimeout)
+	defer cancel()
+	info, err := controlpb.NewControlClient(c.conn(id)).Describe(ctx, &controlpb.DescribeRequest{})
+	if err != nil {
+		return 0, err
+	}
+	return info.GetTopologySeq(), nil
 }

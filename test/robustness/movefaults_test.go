@@ -27,6 +27,7 @@ var moveFault = flag.String("move.fault", "random",
 const (
 	// movePause is how long the mover pauses at the phase a scenario
 	// strikes at (CAIRN_FAILPOINT_MOVE_PAUSE): the fault comes during it.
+	// isolate-source pauses for 150ms-1.15s (from the seed) instead.
 	movePause = 3 * time.Second
 	// planTimeout bounds the wait for the deploy plan after the fault.
 	planTimeout = 90 * time.Second
@@ -92,8 +93,15 @@ func runMoveFault(t *testing.T, fault string, seed uint64) {
 	rng := clustertest.Rand(seed, 0)
 	start := time.Now()
 	phase := map[string]string{"kill-source": "copy", "kill-target": "activate", "kill-admin": "copy", "isolate-source": "handoff"}[fault]
+	pause := movePause
+	if fault == "isolate-source" {
+		// Often shorter than the election timeout (500ms), so that the cut-off
+		// leader still believes it leads when it proposes the Transfer;
+		// sometimes longer, so that it has stepped down by then.
+		pause = time.Duration(150+rng.IntN(1000)) * time.Millisecond
+	}
 	c := clustertest.Start(t, clustertest.Options{Nodes: 3, Shards: 3, RF: 3, Partitions: 30, Proxies: true, Deployed: true,
-		Env: []string{fmt.Sprintf("CAIRN_FAILPOINT_MOVE_PAUSE=%s=%v", phase, movePause)}})
+		Env: []string{fmt.Sprintf("CAIRN_FAILPOINT_MOVE_PAUSE=%s=%v", phase, pause)}})
 	topo := c.Topology()
 	t.Logf("store deployed in %v: %d shards, %d partitions", time.Since(start).Round(time.Millisecond), len(topo.Shards), topo.Partitions)
 
@@ -248,9 +256,40 @@ func runMoveFault(t *testing.T, fault string, seed uint64) {
 			t.Errorf("partition %d is still in %s's table (%+v): the source did not drop it", mv.p, topology.ShardName(mv.from), e)
 		}
 	}
+	// A node that was down when a topology was published gets it at the
+	// admin leader's next poll of the nodes.
+	for _, n := range c.Nodes() {
+		clustertest.Eventually(t, catchUpTimeout, fmt.Sprintf("sn%d running topology %d", n.ID, final.Seq), func() bool {
+			seq, err := c.TopologySeq(n.ID)
+			return err == nil && seq >= final.Seq
+		})
+	}
 	checkReplicasAgree(t, c, wkeys, finals)
+	if fault == "kill-admin" {
+		events, err := c.Admin(failoverTimeout, "show", "events")
+		if want := fmt.Sprintf("plan %d (deploy-topology) resumed", started.PlanID); err != nil || !strings.Contains(events, want) {
+			t.Errorf("show events lacks %q: the plan was not resumed by a new admin leader (%v):\n%s", want, err, events)
+		}
+	}
+	logMoves(t, c)
 	t.Logf("summary: %s: %d ops, %d puts acknowledged, lost 0, linearizable; table samples %d, served by two shards 0, longest unserved %v; took %v",
 		fault, len(ops), w.acked.Load(), poll.samples(), poll.longestGap().Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
+}
+
+// moveLogRE matches the node log lines that trace the moves.
+var moveLogRE = regexp.MustCompile(`(?m)^.*(msg="(moving a partition|partition moved|partition move stopped|failpoint: move paused|plan task failed)"|=== clustertest: (SIGKILL|isolated|healed|run)).*$`)
+
+// logMoves logs what the nodes said about the moves, in node order, so a
+// passing run shows how the fault played out.
+func logMoves(t *testing.T, c *clustertest.Cluster) {
+	t.Helper()
+	var b strings.Builder
+	for _, n := range c.Nodes() {
+		for _, line := range moveLogRE.FindAllString(n.Log(), -1) {
+			fmt.Fprintf(&b, "\n\tsn%d: %.300s", n.ID, strings.TrimSpace(line))
+		}
+	}
+	t.Logf("the moves in the nodes' logs:%s", b.String())
 }
 
 // adminLeader returns the node of the admin leader (show admins).
