@@ -1,6 +1,7 @@
 package robustness
 
 import (
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -151,6 +152,8 @@ func runMoveFault(t *testing.T, fault string, seed uint64) {
 
 	poll := startTablePoller(c, a, b, moves)
 	defer poll.stop()
+	race := startConflictRacer(cl, topo, []uint32{moves[0].p, moves[1].p})
+	defer race.stop()
 
 	script := []string{"topology clone -current -name Moved"}
 	for _, mv := range moves {
@@ -225,6 +228,7 @@ func runMoveFault(t *testing.T, fault string, seed uint64) {
 	w.Stop()
 	stopped = true
 	poll.stop()
+	race.stop()
 
 	finals := readFinals(t, cl, h, wkeys, clients)
 	ops := h.Ops()
@@ -232,6 +236,7 @@ func runMoveFault(t *testing.T, fault string, seed uint64) {
 	clustertest.ReportFinal(t, ops, finals)
 	clustertest.CheckLinearizable(t, h, checkTimeout)
 	poll.report(t)
+	race.check(t)
 
 	// The moved partitions are their targets', in the topology and in both
 	// shards' tables (the sources dropped them).
@@ -485,4 +490,111 @@ func (tp *tablePoller) report(t *testing.T) {
 	}
 	t.Logf("partition tables: %d samples, none with a partition served by two shards; longest stretch served by none (to the sampling): %v",
 		tp.n, tp.maxGap.Round(time.Millisecond))
+}
+
+// conflictRacer sends, round after round, two PutIfAbsent of one fresh
+// key of a moving partition at once, through the smart client. At most
+// one of each pair may be done: both done would mean that two shards
+// each accepted a write for the partition. Afterwards each round's key
+// must hold its winner's value.
+type conflictRacer struct {
+	c      *client.Client
+	keys   []client.Key
+	done   chan struct{}
+	wg     sync.WaitGroup
+	rounds []raceRound
+}
+
+// raceRound is one round's pair of outcomes.
+type raceRound struct {
+	key     client.Key
+	outcome [2]string // "done", "not-done", "failed" or "unknown"
+}
+
+func startConflictRacer(c *client.Client, topo *topology.Topology, moving []uint32) *conflictRacer {
+	cr := &conflictRacer{c: c, done: make(chan struct{})}
+	for i := 0; len(cr.keys) < 5000; i++ {
+		k := client.Key{Major: []string{"race", strconv.Itoa(i)}}
+		if slices.Contains(moving, uint32(keys.PartitionOf(keys.Hash(k.Major), topo.Partitions))) {
+			cr.keys = append(cr.keys, k)
+		}
+	}
+	cr.wg.Add(1)
+	go cr.run()
+	return cr
+}
+
+func (cr *conflictRacer) run() {
+	defer cr.wg.Done()
+	for _, k := range cr.keys {
+		select {
+		case <-cr.done:
+			return
+		default:
+		}
+		var r raceRound
+		r.key = k
+		var pair sync.WaitGroup
+		for j := range 2 {
+			pair.Go(func() {
+				res, err := cr.c.PutIfAbsent(context.Background(), k, fmt.Appendf(nil, "racer-%d", j), client.WithTimeout(opTimeout))
+				switch o := clustertest.ClientWriteOutcome(err); {
+				case o == clustertest.OK && res.Done:
+					r.outcome[j] = "done"
+				case o == clustertest.OK:
+					r.outcome[j] = "not-done"
+				case o == clustertest.Unknown:
+					r.outcome[j] = "unknown"
+				default:
+					r.outcome[j] = "failed"
+				}
+			})
+		}
+		pair.Wait()
+		cr.rounds = append(cr.rounds, r)
+	}
+}
+
+func (cr *conflictRacer) stop() {
+	select {
+	case <-cr.done:
+	default:
+		close(cr.done)
+	}
+	cr.wg.Wait()
+}
+
+// check fails the test for a round in which both puts were done, and for a
+// key that does not hold its round's winner (read ABSOLUTE).
+func (cr *conflictRacer) check(t *testing.T) {
+	t.Helper()
+	both, won := 0, 0
+	for _, r := range cr.rounds {
+		winner := -1
+		for j, o := range r.outcome {
+			if o == "done" {
+				winner = j
+			}
+		}
+		if r.outcome[0] == "done" && r.outcome[1] == "done" {
+			both++
+			t.Errorf("both PutIfAbsent of %s were done: two shards accepted a write for its partition", r.key)
+			continue
+		}
+		if winner < 0 {
+			continue
+		}
+		won++
+		var rec client.Record
+		var found bool
+		err := clustertest.Poll(finalReadTimeout, func() bool {
+			var err error
+			rec, found, err = cr.c.Get(context.Background(), r.key, client.WithTimeout(opTimeout), client.WithConsistency(client.Absolute))
+			return err == nil
+		})
+		if want := fmt.Sprintf("racer-%d", winner); err != nil || !found || string(rec.Value) != want {
+			t.Errorf("%s: ABSOLUTE read found=%v %q (%v); want the winner's %q", r.key, found, rec.Value, err, want)
+		}
+	}
+	t.Logf("conflicting PutIfAbsent pairs on the moving partitions: %d rounds, %d with a winner (read back), %d with two winners", len(cr.rounds), won, both)
 }
