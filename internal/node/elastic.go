@@ -114,7 +114,7 @@ const leaderPoll = 50 * time.Millisecond
 // its peers keeps its proposals pending until it hears of a later term,
 // which it cannot while cut off: without this, a move (and the plan that
 // waits for it) would hang on it until the plan's task timed out.
-func whileLeading(ctx context.Context, rep *replica.Raft) (context.Context, context.CancelFunc) {
+func whileLeading(ctx context.Context, rep interface{ IsLeader() bool }) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	go func() {
 		t := time.NewTicker(leaderPoll)
