@@ -213,8 +213,11 @@ func (c controlRPC) MovePartition(r *controlpb.MovePartitionRequest, stream cont
 
 // failpointMovePause pauses partition moves at the phases of
 // migrate.Config.Failpoint, each once per process, so that a fault test
-// can strike there: CAIRN_FAILPOINT_MOVE_PAUSE=copy=3s,activate=3s. The
-// node logs "failpoint: move paused" with the phase as the pause begins.
+// can strike there: CAIRN_FAILPOINT_MOVE_PAUSE=copy=3s,activate=3s. With
+// once=FILE in the list, a pause happens only if this node creates FILE
+// (it must not exist), so that of all the nodes sharing FILE only the
+// first to get there pauses, once. The node logs "failpoint: move paused"
+// with the phase and the partition as the pause begins.
 const failpointMovePause = "CAIRN_FAILPOINT_MOVE_PAUSE"
 
 // movePaused holds the phases this process has paused at.
@@ -227,11 +230,13 @@ func (n *SN) movePause(p uint32) func(context.Context, string) error {
 	if spec == "" {
 		return nil
 	}
-	pauses := map[string]time.Duration{}
+	pauses, once := map[string]time.Duration{}, ""
 	for _, f := range strings.Split(spec, ",") {
-		phase, d, _ := strings.Cut(f, "=")
-		if dur, err := time.ParseDuration(d); err == nil {
-			pauses[phase] = dur
+		k, v, _ := strings.Cut(f, "=")
+		if k == "once" {
+			once = v
+		} else if d, err := time.ParseDuration(v); err == nil {
+			pauses[k] = d
 		}
 	}
 	return func(ctx context.Context, phase string) error {
@@ -241,6 +246,13 @@ func (n *SN) movePause(p uint32) func(context.Context, string) error {
 		}
 		if _, done := movePaused.LoadOrStore(phase, true); done {
 			return nil
+		}
+		if once != "" {
+			f, err := os.OpenFile(once, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+			if err != nil {
+				return nil // another node paused, or the file is unusable: no pause
+			}
+			f.Close()
 		}
 		n.log.Warn("failpoint: move paused", "phase", phase, "partition", p, "for", d)
 		select {
