@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cairndb/cairn/api/cairnpb"
@@ -376,6 +377,12 @@ func (s *Service) taskMovePartitions(ctx context.Context, p *Plan, t *Task) erro
 	}
 	i := slices.Index(p.Tasks, t)
 	start := time.Now()
+	// The task has no timeout (longTasks): it ends when no move of the
+	// round has reported progress for moveStallTimeout, and is retried.
+	ctx, stall := context.WithCancelCause(ctx)
+	defer stall(nil)
+	var lastProgress atomic.Int64
+	lastProgress.Store(time.Now().UnixNano())
 	var mu, pubMu sync.Mutex
 	progress := make([]*controlpb.MoveProgress, len(moves))
 	note := func() {
@@ -405,6 +412,7 @@ func (s *Service) taskMovePartitions(ctx context.Context, p *Plan, t *Task) erro
 		}
 		wg.Go(func() {
 			errs[j] = s.runMove(ctx, m, mv, rate, func(pr *controlpb.MoveProgress) {
+				lastProgress.Store(time.Now().UnixNano())
 				mu.Lock()
 				progress[j] = pr
 				mu.Unlock()
@@ -424,14 +432,20 @@ func (s *Service) taskMovePartitions(ctx context.Context, p *Plan, t *Task) erro
 			select {
 			case <-stop:
 				return
-			case <-time.After(progressEvery):
+			case <-time.After(min(progressEvery, moveStallTimeout)):
 				note()
+				if time.Since(time.Unix(0, lastProgress.Load())) > moveStallTimeout {
+					stall(fmt.Errorf("no move of the round reported progress for %v", moveStallTimeout))
+				}
 			}
 		}
 	}()
 	wg.Wait()
 	close(stop)
 	err = errors.Join(errs...)
+	if cause := context.Cause(ctx); err != nil && cause != nil && !errors.Is(cause, context.Canceled) {
+		err = fmt.Errorf("%w: %w", cause, err)
+	}
 	if err == nil {
 		var bytes int64
 		for _, pr := range progress {
@@ -472,6 +486,11 @@ func pauseAfterRound(ctx context.Context, p *Plan, t *Task, took time.Duration) 
 		return nil
 	}
 }
+
+// moveStallTimeout ends a round of moves that made no progress for that
+// long (a node that holds a move's stream and does nothing); the task is
+// then retried.
+var moveStallTimeout = 30 * time.Second
 
 // runMove runs one move on its source's leader, reporting its progress.
 func (s *Service) runMove(ctx context.Context, m *Meta, mv topology.Move, rate int64, report func(*controlpb.MoveProgress)) error {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -127,5 +128,64 @@ func TestPublishGoesOnWithoutADownNode(t *testing.T) {
 	}
 	if _, seq := deployed(); seq != 3 {
 		t.Errorf("deployed %d after a publication no node took, want 3", seq)
+	}
+}
+
+// stuckMover is a storage node that leads shard 1 and, asked to move a
+// partition, reports one step of progress and then nothing until the
+// stream ends (a node that hangs on a move).
+type stuckMover struct {
+	controlpb.UnimplementedControlServer
+	calls atomic.Int64
+}
+
+func (f *stuckMover) Describe(context.Context, *controlpb.DescribeRequest) (*controlpb.NodeInfo, error) {
+	return &controlpb.NodeInfo{Shards: []*controlpb.ShardState{{Shard: 1, IsLeader: true}}}, nil
+}
+
+func (f *stuckMover) MovePartition(_ *controlpb.MovePartitionRequest, stream controlpb.Control_MovePartitionServer) error {
+	f.calls.Add(1)
+	if err := stream.Send(&controlpb.MoveProgress{Phase: "copy"}); err != nil {
+		return err
+	}
+	<-stream.Context().Done()
+	return stream.Context().Err()
+}
+
+// TestMoveRoundEndsWhenStalled: a round of moves has no task timeout (a
+// big partition's copy at -max-rate takes as long as it takes), but ends
+// with an error, to be retried, once no move reported progress for
+// moveStallTimeout.
+func TestMoveRoundEndsWhenStalled(t *testing.T) {
+	defer func(d time.Duration) { moveStallTimeout = d }(moveStallTimeout)
+	moveStallTimeout = 300 * time.Millisecond
+	f := &stuckMover{}
+	port := serveControl(t, f)
+	nodes := []topology.Node{{ID: 1, Addr: fmt.Sprintf("127.0.0.1:%d", port)}}
+	topo, err := topology.Build("kvstore", 4, nodes, 2, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p0 := topo.PartitionsOf(1)[0]
+	task := newTask("move-partitions", "move", map[string]string{"moves": fmt.Sprintf("%d:1:2", p0)})
+	// PENDING, so that the service's executor leaves it to this test.
+	plan := &Plan{ID: 1, Name: "deploy-topology", State: Pending, Tasks: []*Task{task}}
+	s := startService(t, func(m *Meta) {
+		m.Store, m.Deployed, m.NextPlan = "kvstore", topo, 2
+		m.SNs = []SN{{ID: 1, Host: "127.0.0.1", Port: port, Capacity: 2}}
+		m.Plans = []*Plan{plan}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	start := time.Now()
+	err = s.taskMovePartitions(ctx, plan, task)
+	if err == nil || !strings.Contains(err.Error(), "no move of the round reported progress") {
+		t.Fatalf("a stalled round ended with %v, want a stall error", err)
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("the stalled round took %v to end", took)
+	}
+	if f.calls.Load() != 1 {
+		t.Errorf("MovePartition called %d times, want 1", f.calls.Load())
 	}
 }

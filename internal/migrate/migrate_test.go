@@ -66,6 +66,10 @@ func newCluster(t *testing.T) *cluster {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// Registered before the replicas' Close, so it runs after them: an
+		// engine closed under a running replica fails its next write, and
+		// the engine's default Fatal exits the test binary.
+		t.Cleanup(func() { e.Close() })
 		meta, _ := e.Init("test", nParts)
 		for shard := uint64(1); shard <= 2; shard++ {
 			r, err := replica.OpenRaft(e, meta, replica.RaftConfig{
@@ -83,8 +87,10 @@ func newCluster(t *testing.T) *cluster {
 			c.reps[shard] = append(c.reps[shard], r)
 			t.Cleanup(r.Close)
 		}
-		t.Cleanup(func() { e.Close() })
 	}
+	// Node 1 is every shard's preferred leader: wait until it leads, so
+	// that no leadership transfer drops a test's first proposals.
+	waitFor(t, func() bool { return c.reps[1][0].IsLeader() && c.reps[2][0].IsLeader() })
 	return c
 }
 
