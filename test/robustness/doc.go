@@ -27,7 +27,7 @@
 //     default: one per seed; all: the four, as make chaos runs them).
 //
 // docs/guarantees.md ("Replication", R1-R11; "Storage faults", S1-S9;
-// "Faults during a move", M7-M13) says which test checks which promise.
+// "Faults during a move", M8-M14) says which test checks which promise.
 //
 // Each test takes its randomness from -seed (0: from the clock) and prints
 // the seed it used with the command that reruns it; `make chaos` runs them

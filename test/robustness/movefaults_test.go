@@ -41,7 +41,7 @@ const (
 	unservedLimit = 20 * time.Second
 )
 
-// TestMoveFaults is acceptance 4 of issue 10 (docs/guarantees.md M7-M13):
+// TestMoveFaults is acceptance 4 of issue 10 (docs/guarantees.md M8-M14):
 // faults during online partition moves. Each scenario deploys 3 nodes with
 // 3 shards of 3 replicas and an admin on every node (through cairn sn init,
 // sn start and the admin shell, every peer link through a proxy). Of the
