@@ -24,6 +24,7 @@ func TestRunExitCodes(t *testing.T) {
 		{[]string{"lite", "--root", filepath.Join(dir, "l"), "--log-level", "loud"}, 2, "cairn: --log-level: "},
 		{[]string{"sn", "--root", filepath.Join(dir, "s"), "--peer", "x"}, 2, `cairn: --peer "x"`},
 		{[]string{"sn", "start", "--root", filepath.Join(dir, "s")}, 2, "run cairn sn init"},
+		{[]string{"sn", "start", "--root", filepath.Join(dir, "s"), "--peer", "x"}, 2, `cairn: --peer "x"`},
 		{[]string{"sn", "init", "--root", filepath.Join(dir, "i"), "--port", "1"}, 0, ""},
 		{[]string{"sn", "--root", filepath.Join(dir, "i"), "--port", "1"}, 2, "set up by cairn sn init: start it with cairn sn start --root"},
 		{[]string{"kv", "--hosts", "127.0.0.1", "get", "/a/-/b"}, 2, ""},

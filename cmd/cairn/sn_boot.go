@@ -74,7 +74,7 @@ traffic between nodes, and the admin.`,
 func newSNStartCmd() *cobra.Command {
 	cfg := node.DefaultSNConfig("")
 	var logLevel, rejoinAs string
-	var helpers []string
+	var helpers, peers []string
 	cmd := &cobra.Command{
 		Use:   "start",
 		Short: "Start a storage node made by cairn sn init",
@@ -96,6 +96,9 @@ replicas then rejoin their shards and catch up by snapshot.`,
 			var err error
 			if cfg.Logger, err = newLogger(logLevel); err != nil {
 				return err
+			}
+			if cfg.PeerAddrs, err = parsePeers(peers); err != nil {
+				return usageErr("%v", err)
 			}
 			if cfg.FS, err = nodeFS(cfg.Logger); err != nil {
 				return err
@@ -122,6 +125,7 @@ replicas then rejoin their shards and catch up by snapshot.`,
 	cmd.Flags().StringVar(&rejoinAs, "rejoin-as", "", "start on an empty root as storage node snN of a store, whose root was lost for good; asks the admin (show rejoin-config) through --helper-hosts")
 	cmd.Flags().StringSliceVar(&helpers, "helper-hosts", nil, "HOST:PORT,... of running storage nodes of the store, for --rejoin-as")
 	addSNTuningFlags(cmd, &cfg, &logLevel)
+	cmd.Flags().StringArrayVar(&peers, "peer", nil, "reach peer node ID at ADDR instead of its address in the store: --peer ID=HOST:PORT (repeatable; for fault-injection proxies)")
 	_ = cmd.MarkFlagRequired("root")
 	return cmd
 }

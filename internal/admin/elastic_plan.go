@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cairndb/cairn/api/cairnpb"
@@ -245,15 +246,31 @@ func (s *Service) publish(ctx context.Context, fn func(*topology.Topology) error
 	if err != nil {
 		return err
 	}
+	// A node that is down gets the topology later (syncTopologies): the
+	// shards' partition tables, not the topology, decide who serves what,
+	// so one dead node must not hold up a move that its shards survived.
+	var missed []string
 	for _, n := range next.Nodes {
-		if err := s.installOn(ctx, m, n, tb); err != nil {
+		if err := s.installOn(ctx, m, n, tb); isUnreachable(err) && ctx.Err() == nil {
+			if sn := m.sn(uint64(n.ID)); sn != nil && sn.Gone {
+				continue // its disk is gone; if it comes back (sn start --rejoin-as) it fetches the topology
+			}
+			missed = append(missed, topology.NodeName(n.ID))
+			s.log.Warn("a node did not answer the topology's publication; it gets it when it answers", "seq", next.Seq, "sn", n.ID, "err", err)
+		} else if err != nil {
 			return fmt.Errorf("installing topology %d on %s: %w", next.Seq, topology.NodeName(n.ID), err)
 		}
+	}
+	if len(missed) == len(next.Nodes) {
+		return status.Errorf(codes.Unavailable, "no node answered the publication of topology %d", next.Seq)
 	}
 	_, err = s.store.update(ctx, func(m *Meta) error {
 		if m.Deployed.Seq < next.Seq {
 			m.Deployed = next
 			m.event("topology sequence %d published: %d shards, %d partitions", next.Seq, len(next.Shards), next.Partitions)
+			if len(missed) > 0 {
+				m.event("topology sequence %d not installed yet on %s (not answering); the admin installs it when they answer", next.Seq, strings.Join(missed, ", "))
+			}
 		}
 		if name != "" && m.DeployedName != name {
 			m.DeployedName = name
@@ -264,27 +281,70 @@ func (s *Service) publish(ctx context.Context, fn func(*topology.Topology) error
 	return err
 }
 
-// installOn installs topology tb on node n. A node marked Gone (plan
-// migrate-sn) that does not answer within goneWait is passed over: its
-// disk is gone, and if it comes back under its old id it fetches the
-// topology then (sn start -rejoin-as).
+// installOn installs topology tb on node n, within installTimeout, or
+// goneWait for a node marked Gone (plan migrate-sn).
 func (s *Service) installOn(ctx context.Context, m *Meta, n topology.Node, tb []byte) error {
-	req := &controlpb.InstallTopologyRequest{Store: m.Store, Topology: tb, Peers: m.peers()}
+	wait := installTimeout
 	if sn := m.sn(uint64(n.ID)); sn != nil && sn.Gone {
-		gctx, cancel := context.WithTimeout(ctx, goneWait)
-		defer cancel()
-		_, err := s.control(n.Addr).InstallTopology(gctx, req)
-		if c := status.Code(err); c == codes.Unavailable || c == codes.DeadlineExceeded {
-			return nil
-		}
-		return err
+		wait = goneWait
 	}
-	_, err := s.control(n.Addr).InstallTopology(ctx, req)
+	ictx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	_, err := s.control(n.Addr).InstallTopology(ictx, &controlpb.InstallTopologyRequest{Store: m.Store, Topology: tb, Peers: m.peers()})
 	return err
 }
 
 // goneWait bounds a call to a node marked Gone.
 const goneWait = 3 * time.Second
+
+// installTimeout bounds one node's InstallTopology in a publication: a
+// node that does not answer by then (stopped, or its host gone) is left
+// for syncTopologies.
+const installTimeout = 5 * time.Second
+
+// installTopology installs the topology tb on the node at addr.
+func (s *Service) installTopology(ctx context.Context, m *Meta, addr string, tb []byte) error {
+	ictx, cancel := context.WithTimeout(ctx, installTimeout)
+	defer cancel()
+	_, err := s.control(addr).InstallTopology(ictx, &controlpb.InstallTopologyRequest{Store: m.Store, Topology: tb, Peers: m.peers()})
+	return err
+}
+
+// isUnreachable reports whether err says that a node did not answer (as
+// opposed to refusing a request).
+func isUnreachable(err error) bool {
+	c := status.Code(err)
+	return err != nil && (c == codes.Unavailable || c == codes.DeadlineExceeded)
+}
+
+// syncTopologies installs the deployed topology on every deployed node
+// whose Describe (infos) shows an older one: a node that was down when a
+// topology was published (publish goes on without it) catches up at the
+// admin leader's next poll of the nodes.
+func (s *Service) syncTopologies(ctx context.Context, m *Meta, infos map[uint64]*controlpb.NodeInfo) {
+	t := m.Deployed
+	if t == nil {
+		return
+	}
+	var tb []byte
+	for _, n := range t.Nodes {
+		info := infos[uint64(n.ID)]
+		if info == nil || info.GetTopologySeq() == 0 || info.GetTopologySeq() >= t.Seq {
+			continue
+		}
+		if tb == nil {
+			var err error
+			if tb, err = json.Marshal(t); err != nil {
+				return
+			}
+		}
+		if err := s.installTopology(ctx, m, n.Addr, tb); err != nil {
+			s.log.Warn("installing the deployed topology on a node that missed it failed; the next poll retries", "sn", n.ID, "seq", t.Seq, "err", err)
+			continue
+		}
+		s.log.Info("installed the deployed topology on a node that missed it", "sn", n.ID, "seq", t.Seq, "had", info.GetTopologySeq())
+	}
+}
 
 // moveRounds groups moves into rounds with at most one move per source
 // shard and per target shard, in order, so that a round's moves can run at
@@ -335,6 +395,12 @@ func (s *Service) taskMovePartitions(ctx context.Context, p *Plan, t *Task) erro
 	}
 	i := slices.Index(p.Tasks, t)
 	start := time.Now()
+	// The task has no timeout (longTasks): it ends when no move of the
+	// round has reported progress for moveStallTimeout, and is retried.
+	ctx, stall := context.WithCancelCause(ctx)
+	defer stall(nil)
+	var lastProgress atomic.Int64
+	lastProgress.Store(time.Now().UnixNano())
 	var mu, pubMu sync.Mutex
 	progress := make([]*controlpb.MoveProgress, len(moves))
 	note := func() {
@@ -364,6 +430,7 @@ func (s *Service) taskMovePartitions(ctx context.Context, p *Plan, t *Task) erro
 		}
 		wg.Go(func() {
 			errs[j] = s.runMove(ctx, m, mv, rate, func(pr *controlpb.MoveProgress) {
+				lastProgress.Store(time.Now().UnixNano())
 				mu.Lock()
 				progress[j] = pr
 				mu.Unlock()
@@ -383,14 +450,20 @@ func (s *Service) taskMovePartitions(ctx context.Context, p *Plan, t *Task) erro
 			select {
 			case <-stop:
 				return
-			case <-time.After(progressEvery):
+			case <-time.After(min(progressEvery, moveStallTimeout)):
 				note()
+				if time.Since(time.Unix(0, lastProgress.Load())) > moveStallTimeout {
+					stall(fmt.Errorf("no move of the round reported progress for %v", moveStallTimeout))
+				}
 			}
 		}
 	}()
 	wg.Wait()
 	close(stop)
 	err = errors.Join(errs...)
+	if cause := context.Cause(ctx); err != nil && cause != nil && !errors.Is(cause, context.Canceled) {
+		err = fmt.Errorf("%w: %w", cause, err)
+	}
 	if err == nil {
 		var bytes int64
 		for _, pr := range progress {
@@ -431,6 +504,11 @@ func pauseAfterRound(ctx context.Context, p *Plan, t *Task, took time.Duration) 
 		return nil
 	}
 }
+
+// moveStallTimeout ends a round of moves that made no progress for that
+// long (a node that holds a move's stream and does nothing); the task is
+// then retried.
+var moveStallTimeout = 30 * time.Second
 
 // runMove runs one move on its source's leader, reporting its progress.
 func (s *Service) runMove(ctx context.Context, m *Meta, mv topology.Move, rate int64, report func(*controlpb.MoveProgress)) error {

@@ -141,11 +141,17 @@ var errInterrupted = errors.New("interrupted")
 
 // taskTimeout bounds one attempt of a task, except the long tasks of
 // plan verify-data, which read every byte of a node or a shard at a
-// bounded rate: they run until done, report progress as they go, and end
-// with the plan's context.
+// bounded rate, the catch-up of a new replica (join-replica: it ends when
+// the learner stops making progress), and the partition moves of plan
+// deploy-topology, which
+// copy a partition at a bounded rate (a retried move whose copy was not
+// complete starts it again, so a 30 s bound would never let a big one
+// end): they run until done, report progress as they go, and end with the
+// plan's context (a round of moves also ends when it stops making
+// progress, moveStallTimeout).
 const taskTimeout = 30 * time.Second
 
-var longTasks = map[string]bool{"verify-blocks": true, "verify-shard": true, "join-replica": true}
+var longTasks = map[string]bool{"verify-blocks": true, "verify-shard": true, "join-replica": true, "move-partitions": true}
 
 func taskContext(ctx context.Context, t *Task) (context.Context, context.CancelFunc) {
 	if longTasks[t.Kind] {

@@ -10,7 +10,8 @@ import (
 )
 
 // The admin leader polls the storage nodes (Describe, every
-// incidentPoll) and records each storage incident a node reports (its
+// incidentPoll), installs the deployed topology on any that missed its
+// publication (syncTopologies), and records each storage incident a node reports (its
 // ROOT/incidents.json, internal/node) in show events: once when it is new,
 // once more when it is resolved. Meta.StorageIncidents keeps, per node,
 // the last incident sequence recorded each way, so a new leader does not
@@ -53,6 +54,7 @@ func (s *Service) pollIncidents() {
 		return
 	}
 	infos := s.describeSNs(ctx, m.SNs)
+	s.syncTopologies(ctx, m, infos)
 	if !recordIncidents(m.clone(), infos) {
 		return
 	}

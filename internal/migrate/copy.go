@@ -35,6 +35,9 @@ func (mv *mover) copyAndHandoff(ctx context.Context, se, de *storage.PartEntry) 
 		replayed = applied
 	}
 	mv.report("handoff")
+	if err := mv.failpoint(ctx, "handoff"); err != nil {
+		return err
+	}
 	return mv.proposeSrc(ctx, &commandpb.Command{Body: &commandpb.Command_Transfer{Transfer: &commandpb.Transfer{Partition: p, ToShard: mv.m.To}}})
 }
 
@@ -62,6 +65,9 @@ func (mv *mover) finish(ctx context.Context, se, de *storage.PartEntry) error {
 	}
 	versions[mv.src.Origin()] = it
 	mv.report("handoff")
+	if err := mv.failpoint(ctx, "activate"); err != nil {
+		return err
+	}
 	_, err = mv.proposeDst(ctx, &commandpb.Command{Body: &commandpb.Command_Activate{Activate: &commandpb.Activate{
 		Partition: p, Attempt: attempt, FromShard: mv.m.From, Through: it, Versions: versions}}})
 	return err
@@ -113,6 +119,7 @@ func (mv *mover) newAttempt(ctx context.Context, attempt uint64, frozen bool) (u
 		return 0, 0, fmt.Errorf("migrate: the source's view at %d does not show partition %d %v to shard %d", at, p, want, mv.m.To)
 	}
 	mv.report("copy")
+	first := true
 	_, err = view.PartitionChunks(mv.src.Shard(), keysPartition(p), t.N, mv.cfg.ChunkBytes, func(ks, vs [][]byte) error {
 		n := 0
 		for i := range ks {
@@ -126,6 +133,10 @@ func (mv *mover) newAttempt(ctx context.Context, attempt uint64, frozen bool) (u
 		}
 		mv.prog.BytesCopied += int64(n)
 		mv.report("copy")
+		if first {
+			first = false
+			return mv.failpoint(ctx, "copy")
+		}
 		return nil
 	})
 	if err != nil {

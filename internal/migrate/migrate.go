@@ -44,6 +44,16 @@ type Config struct {
 	// Run proposes the Transfer; default 64.
 	HandoffLag uint64
 	Progress   func(Progress) // called after every proposal to the target; may be nil
+	// Failpoint, if set, is called as the move reaches a phase that fault
+	// tests aim at (test/robustness TestMoveFaults), and may block:
+	//   "copy"      the first chunk of a new attempt is on the target, the
+	//               copy is not complete;
+	//   "handoff"   the target has replayed the source's log to within
+	//               HandoffLag; the source is about to propose Transfer;
+	//   "activate"  the source's Transfer is committed; the target is about
+	//               to be activated.
+	// An error stops the move. Nil in production.
+	Failpoint func(ctx context.Context, phase string) error
 }
 
 // Progress is where a move is.
@@ -122,6 +132,14 @@ func (mv *mover) step(ctx context.Context) (done bool, err error) {
 }
 
 // drop removes the partition from the source once the target owns it.
+// failpoint calls Config.Failpoint, if any.
+func (mv *mover) failpoint(ctx context.Context, phase string) error {
+	if mv.cfg.Failpoint == nil {
+		return nil
+	}
+	return mv.cfg.Failpoint(ctx, phase)
+}
+
 func (mv *mover) drop(ctx context.Context, se *storage.PartEntry) (bool, error) {
 	if se != nil {
 		mv.report("drop")

@@ -66,6 +66,10 @@ func newCluster(t *testing.T) *cluster {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// Registered before the replicas' Close, so it runs after them: an
+		// engine closed under a running replica fails its next write, and
+		// the engine's default Fatal exits the test binary.
+		t.Cleanup(func() { e.Close() })
 		meta, _ := e.Init("test", nParts)
 		for shard := uint64(1); shard <= 2; shard++ {
 			r, err := replica.OpenRaft(e, meta, replica.RaftConfig{
@@ -83,8 +87,10 @@ func newCluster(t *testing.T) *cluster {
 			c.reps[shard] = append(c.reps[shard], r)
 			t.Cleanup(r.Close)
 		}
-		t.Cleanup(func() { e.Close() })
 	}
+	// Node 1 is every shard's preferred leader: wait until it leads, so
+	// that no leadership transfer drops a test's first proposals.
+	waitFor(t, func() bool { return c.reps[1][0].IsLeader() && c.reps[2][0].IsLeader() })
 	return c
 }
 
@@ -238,5 +244,68 @@ func waitFor(t *testing.T, ok func() bool) {
 			t.Fatal("timed out")
 		}
 		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// TestRunResumesAfterAStopAtEachPhase: a move stopped at each phase a
+// fault test strikes at (Config.Failpoint: mid-copy, before the Transfer,
+// between the Transfer and the Activate) is finished by a second Run, and
+// the target ends with every record; the phases come in order.
+func TestRunResumesAfterAStopAtEachPhase(t *testing.T) {
+	for i, phase := range []string{"copy", "handoff", "activate"} {
+		t.Run(phase, func(t *testing.T) {
+			c := newCluster(t)
+			ctx := context.Background()
+			all := []uint32{0, 1, 2, 3, 4, 5, 6, 7}
+			if _, err := c.propose(ctx, 1, &commandpb.Command{Body: &commandpb.Command_InitTable{InitTable: &commandpb.InitTable{N: nParts, Partitions: all}}}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := c.propose(ctx, 2, &commandpb.Command{Body: &commandpb.Command_InitTable{InitTable: &commandpb.InitTable{N: nParts}}}); err != nil {
+				t.Fatal(err)
+			}
+			const p = 3
+			var want []string
+			for j := 0; len(want) < 20; j++ {
+				key := fmt.Sprintf("/k%d/-/v", j)
+				k, _ := keys.Parse(key)
+				if uint32(keys.PartitionOf(keys.Hash(k.Major), nParts)) != p {
+					continue
+				}
+				if res, err := c.propose(ctx, 1, put(key, "v"+key)); err != nil || res.Err != nil {
+					t.Fatalf("put %s: %v %v", key, err, res.Err)
+				}
+				want = append(want, key)
+			}
+			var seen []string
+			stop := errors.New("stopped by the failpoint")
+			cfg := Config{ChunkBytes: 256, Failpoint: func(_ context.Context, ph string) error {
+				seen = append(seen, ph)
+				if ph == phase {
+					return stop
+				}
+				return nil
+			}}
+			mv := Move{Partition: p, From: 1, To: 2}
+			if err := Run(ctx, mv, c.leader(1), target{c}, cfg); !errors.Is(err, stop) {
+				t.Fatalf("Run with a stop at %s: %v", phase, err)
+			}
+			if order := []string{"copy", "handoff", "activate"}[:i+1]; fmt.Sprint(seen) != fmt.Sprint(order) {
+				t.Errorf("phases %v, want %v", seen, order)
+			}
+			if err := Run(ctx, mv, c.leader(1), target{c}, Config{ChunkBytes: 256}); err != nil {
+				t.Fatalf("Run after the stop at %s: %v", phase, err)
+			}
+			lead := c.leader(2)
+			for _, key := range want {
+				k, _ := keys.Parse(key)
+				rec, ok, err := lead.Engine().GetIn(2, k, time.Now().UnixMilli())
+				if err != nil || !ok || string(rec.Value) != "v"+key {
+					t.Errorf("%s on the target: %q, %v, %v", key, rec.Value, ok, err)
+				}
+			}
+			if e := lead.Table().Parts[p]; e == nil || e.State != storage.PartOwned {
+				t.Errorf("partition %d on the target: %+v, want OWNED", p, e)
+			}
+		})
 	}
 }

@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"regexp"
 	"strconv"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/cairndb/cairn/internal/admin/controlpb"
@@ -37,7 +40,12 @@ func (c controlRPC) ShardCommand(ctx context.Context, r *controlpb.ShardCommandR
 	if err := proto.Unmarshal(r.GetCommand(), &cmd); err != nil || !moveCommand(&cmd) {
 		return nil, status.Errorf(codes.InvalidArgument, "shard command: not a partition-table command (%v)", err)
 	}
+	ctx, stop := whileLeading(ctx, rep)
+	defer stop()
 	res, err := rep.Propose(ctx, &cmd, storage.Sync)
+	if errors.Is(context.Cause(ctx), errLeadershipLost) {
+		err = fmt.Errorf("%w: %v", errLeadershipLost, err)
+	}
 	var nl *replica.NotLeaderError
 	if errors.As(err, &nl) {
 		return nil, notLeaderStatus(c.n.id(), r.GetShard(), nl.Leader)
@@ -92,6 +100,38 @@ func (c controlRPC) ShardTable(ctx context.Context, r *controlpb.ShardTableReque
 		out.Table, _ = json.Marshal(t)
 	}
 	return out, nil
+}
+
+// errLeadershipLost ends a move, or a move command, that ran on a leader
+// which then stopped leading: the caller goes on with the new leader.
+var errLeadershipLost = errors.New("this node stopped leading the shard")
+
+// leaderPoll is how often whileLeading checks the replica's leadership.
+const leaderPoll = 50 * time.Millisecond
+
+// whileLeading returns a context that ends with ctx or, with cause
+// errLeadershipLost, as soon as rep stops leading. A leader cut off from
+// its peers keeps its proposals pending until it hears of a later term,
+// which it cannot while cut off: without this, a move (and the plan that
+// waits for it) would hang on it until the plan's task timed out.
+func whileLeading(ctx context.Context, rep interface{ IsLeader() bool }) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	go func() {
+		t := time.NewTicker(leaderPoll)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if !rep.IsLeader() {
+					cancel(errLeadershipLost)
+					return
+				}
+			}
+		}
+	}()
+	return ctx, func() { cancel(context.Canceled) }
 }
 
 // leaderReplica returns the local replica of shard if it leads.
@@ -154,8 +194,14 @@ func (c controlRPC) MovePartition(r *controlpb.MovePartitionRequest, stream cont
 		last = time.Now()
 		_ = stream.Send(&controlpb.MoveProgress{Phase: p.Phase, BytesCopied: p.BytesCopied, Replayed: p.Replayed, Applied: p.Applied})
 	}}
+	cfg.Failpoint = n.movePause(r.GetPartition())
 	n.log.Info("moving a partition", "partition", r.GetPartition(), "from", r.GetFromShard(), "to", r.GetToShard())
-	err = migrate.Run(stream.Context(), migrate.Move{Partition: r.GetPartition(), From: r.GetFromShard(), To: r.GetToShard()}, src, dst, cfg)
+	ctx, stop := whileLeading(stream.Context(), src)
+	defer stop()
+	err = migrate.Run(ctx, migrate.Move{Partition: r.GetPartition(), From: r.GetFromShard(), To: r.GetToShard()}, src, dst, cfg)
+	if errors.Is(context.Cause(ctx), errLeadershipLost) {
+		err = fmt.Errorf("%w: %v", errLeadershipLost, err)
+	}
 	if err != nil {
 		n.log.Warn("partition move stopped", "partition", r.GetPartition(), "err", err)
 		return status.Errorf(codes.Unavailable, "moving partition %d from %s to %s: %v", r.GetPartition(),
@@ -163,6 +209,59 @@ func (c controlRPC) MovePartition(r *controlpb.MovePartitionRequest, stream cont
 	}
 	n.log.Info("partition moved", "partition", r.GetPartition(), "from", r.GetFromShard(), "to", r.GetToShard())
 	return stream.Send(&controlpb.MoveProgress{Phase: "done"})
+}
+
+// failpointMovePause pauses partition moves at the phases of
+// migrate.Config.Failpoint, each once per process, so that a fault test
+// can strike there: CAIRN_FAILPOINT_MOVE_PAUSE=copy=3s,activate=3s. With
+// once=FILE in the list, a pause happens only if this node creates FILE
+// (it must not exist), so that of all the nodes sharing FILE only the
+// first to get there pauses, once. The node logs "failpoint: move paused"
+// with the phase and the partition as the pause begins.
+const failpointMovePause = "CAIRN_FAILPOINT_MOVE_PAUSE"
+
+// movePaused holds the phases this process has paused at.
+var movePaused sync.Map
+
+// movePause returns the failpoint of a move of partition p (nil unless
+// failpointMovePause is set).
+func (n *SN) movePause(p uint32) func(context.Context, string) error {
+	spec := os.Getenv(failpointMovePause)
+	if spec == "" {
+		return nil
+	}
+	pauses, once := map[string]time.Duration{}, ""
+	for _, f := range strings.Split(spec, ",") {
+		k, v, _ := strings.Cut(f, "=")
+		if k == "once" {
+			once = v
+		} else if d, err := time.ParseDuration(v); err == nil {
+			pauses[k] = d
+		}
+	}
+	return func(ctx context.Context, phase string) error {
+		d, ok := pauses[phase]
+		if !ok {
+			return nil
+		}
+		if _, done := movePaused.LoadOrStore(phase, true); done {
+			return nil
+		}
+		if once != "" {
+			f, err := os.OpenFile(once, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+			if err != nil {
+				return nil // another node paused, or the file is unusable: no pause
+			}
+			f.Close()
+		}
+		n.log.Warn("failpoint: move paused", "phase", phase, "partition", p, "for", d)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(d):
+			return nil
+		}
+	}
 }
 
 // remoteShard is a migrate.Target: a shard reached through its leader's

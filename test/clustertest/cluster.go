@@ -39,6 +39,13 @@ type Options struct {
 	Proxies bool
 	// Args are extra flags for every `cairn sn`.
 	Args []string
+	// Deployed makes the store as an operator does (deployed.go): `cairn
+	// sn init` and `cairn sn start` per node, then the admin shell deploys
+	// Shards shards (each node's capacity is Shards*RF/Nodes) with an
+	// admin on every node, so plans (deploy-topology ...) run.
+	Deployed bool
+	// Env is extra environment (KEY=VALUE) for every run of every node.
+	Env []string
 }
 
 func (o Options) withDefaults() Options {
@@ -190,6 +197,10 @@ func Start(t testing.TB, o Options) *Cluster {
 			}
 		}
 	}
+	if o.Deployed {
+		c.startDeployed(base, tnodes)
+		return c
+	}
 	for _, tn := range tnodes {
 		root := filepath.Join(base, fmt.Sprintf("n%d", tn.ID))
 		if err := os.MkdirAll(root, 0o755); err != nil {
@@ -287,7 +298,7 @@ func (c *Cluster) launch(n *Node, env ...string) {
 	fmt.Fprintf(n.log, "%s%d of node %d at %s%s ===\n", runMark, n.runs, n.ID, time.Now().Format("15:04:05.000"),
 		strings.Join(append([]string{""}, env...), " with "))
 	n.runStart = n.log.Len()
-	p, err := startProcess(Binary(c.t), n.args, env, n.log)
+	p, err := startProcess(Binary(c.t), n.args, append(slices.Clone(c.opts.Env), env...), n.log)
 	if err != nil {
 		c.t.Fatalf("node %d: start: %v", n.ID, err)
 	}

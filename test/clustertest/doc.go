@@ -17,6 +17,14 @@
 // MountTmpfs (root only) gives a small real file system, and MoveDataTo
 // moves a stopped node's data onto it, so that its disk can be filled.
 //
+// With Options.Deployed, the store is made as an operator makes it: `cairn
+// sn init` and `cairn sn start` per node, then the admin shell deploys the
+// nodes, an admin on each, and a topology of Options.Shards shards, so
+// plans run (Admin, AdminOn run `cairn admin` commands; ShownTopology reads
+// the deployed topology; ShardTable and LeaderTable read a shard's
+// partition table on its leader; TopologySeq the topology a node runs).
+// Options.Env adds environment to every run of every node (failpoints).
+//
 // With Options.Proxies, every node reaches every other node through a TCP
 // proxy of its own (`--peer ID=PROXY` on the sn command line), one per
 // ordered pair: the proxy (a, b) carries the Raft traffic a sends to b, and

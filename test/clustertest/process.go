@@ -23,8 +23,9 @@ const (
 	pollInterval = 20 * time.Millisecond
 )
 
-// readyRE matches the line `cairn sn` prints once it serves.
-var readyRE = regexp.MustCompile(`(?m)^cairn sn: node (\d+) .* ready at (\S+)$`)
+// readyRE matches the line `cairn sn` (or `cairn sn start`, deployed or
+// not yet) prints once it serves.
+var readyRE = regexp.MustCompile(`(?m)^cairn sn: .*\bready at ([^\s,]+)`)
 
 // logBuffer collects a node's output over all its runs. It is safe for
 // concurrent writers and readers.
@@ -69,7 +70,7 @@ func (w *lineWatch) Write(p []byte) (int, error) {
 	m := readyRE.FindSubmatch(w.seen.Bytes())
 	w.mu.Unlock()
 	if m != nil {
-		w.once.Do(func() { w.ready <- string(m[2]) })
+		w.once.Do(func() { w.ready <- string(m[1]) })
 	}
 	return n, err
 }
