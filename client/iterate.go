@@ -3,6 +3,7 @@ package client
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"iter"
 	"math"
 	"slices"
@@ -149,4 +150,67 @@ func pageSize(n int) int32 {
 		return DefaultBatchSize
 	}
 	return int32(min(n, math.MaxInt32))
+}
+
+// StoreScanPage reads one page of a store scan, for callers that keep the
+// scan's place themselves between calls (the HTTP API does, across
+// requests). It returns the records of the page and the cursor of the
+// next one: nil after the last page. A nil cursor starts the scan. The
+// cursor is opaque:
+//
+//	shard (8 bytes, big endian) | the shard's resume token (empty: its start)
+//
+// A page ends where one shard's page ends; a shard with nothing to return
+// is skipped. As with StoreIterator, the pages are separate reads.
+func (c *Client) StoreScanPage(ctx context.Context, cursor []byte, batchSize int, parent *Key, r *KeyRange, d Depth, keysOnly bool, opts ...Option) ([]Record, []byte, error) {
+	if err := checkScan(parent, r); err != nil {
+		return nil, nil, err
+	}
+	shards := []topology.ShardID{0}
+	if c.cl != nil {
+		shards = shards[:0]
+		for _, s := range c.cl.topology().Shards {
+			shards = append(shards, s.ID)
+		}
+		slices.Sort(shards)
+	}
+	shard, resume := shards[0], []byte(nil)
+	if cursor != nil {
+		if len(cursor) < 8 {
+			return nil, nil, &Error{Code: codes.InvalidArgument, Kind: "malformed_cursor", Action: ActionFixInput,
+				Msg: "the scan cursor is not one a page returned"}
+		}
+		shard, resume = topology.ShardID(binary.BigEndian.Uint64(cursor)), cursor[8:]
+	}
+	o := c.cfg.resolve(opts)
+	req := &cairnpb.StoreScanRequest{
+		Range: r.toPB(), Depth: cairnpb.Depth(d), KeysOnly: keysOnly,
+		BatchSize: pageSize(batchSize), Consistency: o.consistency.toPB(),
+	}
+	if parent != nil {
+		req.Parent = parent.toPB()
+	}
+	for {
+		req.Shard, req.Resume = uint64(shard), resume
+		var stick topology.NodeID
+		resp, err := c.storeScanPage(ctx, o, req, &stick)
+		if err != nil {
+			return nil, nil, err
+		}
+		recs := make([]Record, len(resp.GetRecords()))
+		for i, p := range resp.GetRecords() {
+			recs[i] = recordFromPB(p)
+		}
+		if next := resp.GetResume(); len(next) > 0 {
+			return recs, append(binary.BigEndian.AppendUint64(nil, uint64(shard)), next...), nil
+		}
+		i, _ := slices.BinarySearch(shards, shard+1)
+		if i == len(shards) {
+			return recs, nil, nil
+		}
+		shard, resume = shards[i], nil
+		if len(recs) > 0 {
+			return recs, binary.BigEndian.AppendUint64(nil, uint64(shard)), nil
+		}
+	}
 }

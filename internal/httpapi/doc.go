@@ -14,6 +14,7 @@
 //	GET    /v1/multi/users/alice               multiGet  ?depth= &start= &end= &prefix= &keys_only=true
 //	DELETE /v1/multi/users/alice               multiDelete (same selection)
 //	POST   /v1/execute                         execute   {"operations": [{"op": "put", "key": ..., "value": ...}, ...]}
+//	GET    /v1/scan?parent=/users&limit=100    one page of a store scan, and the cursor of the next
 //	GET    /v1/store                           the store's name, partitions, topology seq and limits
 //	GET    /openapi.json                       the OpenAPI 3.1 document (openapi.json here)
 //

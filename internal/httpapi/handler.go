@@ -29,6 +29,7 @@ func New(c *client.Client, maxValue int64) *Handler {
 	h.mux.HandleFunc("DELETE /v1/multi/", h.multiDelete)
 	h.mux.HandleFunc("POST /v1/execute", h.execute)
 	h.mux.HandleFunc("GET /v1/store", h.store)
+	h.mux.HandleFunc("GET /v1/scan", h.scan)
 	h.mux.HandleFunc("GET /openapi.json", serveOpenAPI)
 	h.mux.HandleFunc("/", h.notFound)
 	return h
@@ -48,7 +49,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.Serv
 
 func (h *Handler) notFound(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusNotFound, map[string]errorJSON{"error": {Code: "NotFound", Kind: "no_such_endpoint", Action: client.ActionFixInput.String(),
-		Message: r.Method + " " + r.URL.Path + " is not part of the API: GET, PUT or DELETE /v1/kv/{key}, GET or DELETE /v1/multi/{parent}, POST /v1/execute, GET /v1/store, GET /openapi.json"}})
+		Message: r.Method + " " + r.URL.Path + " is not part of the API: GET, PUT or DELETE /v1/kv/{key}, GET or DELETE /v1/multi/{parent}, POST /v1/execute, GET /v1/scan, GET /v1/store, GET /openapi.json"}})
 }
 
 // get answers GET /v1/kv/{key}: 200 with the record, 404 if there is none.

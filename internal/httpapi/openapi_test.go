@@ -22,6 +22,7 @@ func TestOpenAPIDocumentsEveryRoute(t *testing.T) {
 		"/v1/multi/{parent}": {"get", "delete"},
 		"/v1/execute":        {"post"},
 		"/v1/store":          {"get"},
+		"/v1/scan":           {"get"},
 		"/openapi.json":      {"get"},
 	}
 	for path, methods := range routes {
