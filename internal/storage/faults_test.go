@@ -490,6 +490,44 @@ func TestAdmissionKeepsTheMargin(t *testing.T) {
 	}
 }
 
+// TestAdmissionSeesTheDiskFillUp: another process fills the disk to 2 MiB
+// above the margin between two polls; back-to-back puts are refused before
+// the margin is used (the engine reads the free space again after each MiB
+// it admits), not only at the next poll.
+func TestAdmissionSeesTheDiskFillUp(t *testing.T) {
+	fs := &usageFS{MemFS: vfs.NewMem(), total: 1 << 30}
+	cfg := memConfig(fs)
+	cfg.MinFreeBytes = 16 << 20
+	cfg.MemTableBytes = 64 << 20
+	e, err := Open(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	e.space.poll()
+	fs.setTotal(fs.used(faultDir) + cfg.MinFreeBytes + 2<<20) // the ballast
+	val := bytes.Repeat([]byte{'x'}, 64<<10)
+	acked := 0
+	for i := 0; i < 1000; i++ {
+		if err := e.Admit(2*int64(len(val)), AddsData); errors.Is(err, ErrDiskFull) {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		op := &cairnpb.Operation{Op: &cairnpb.Operation_Put{Put: &cairnpb.PutOp{Key: pbKey(recKey(i)), Value: val}}}
+		a := &applier{t: t, e: e, next: uint64(i)}
+		a.apply(1, []*cairnpb.Operation{op}, Sync)
+		acked++
+		if u, _ := fs.GetDiskUsage(faultDir); int64(u.AvailBytes) < cfg.MinFreeBytes {
+			t.Fatalf("after %d acknowledged puts only %d bytes are free, below the %d margin", acked, u.AvailBytes, cfg.MinFreeBytes)
+		}
+	}
+	if acked >= 1000 {
+		t.Fatal("1000 puts of 64 KiB were admitted on a disk with 2 MiB to spare")
+	}
+	t.Logf("%d puts admitted, then refused", acked)
+}
+
 // TestReadOnlyStartBecomesWritable: an engine opened on a disk too full to
 // open for writing serves reads only, then becomes writable on its own
 // once space is freed.

@@ -69,7 +69,8 @@ const (
 //	      = margin / 4                                (Reclaims)
 //	admitted iff avail - need >= floor
 //
-// statfs runs every pollInterval and after each flush and compaction.
+// statfs runs every pollInterval, after each flush and compaction, and at
+// the first admission after staleBytes were admitted on the last reading.
 // When the margin left is under twice the unflushed bytes, a flush is
 // asked for, so the WAL's bytes are freed before they are needed.
 type space struct {
@@ -113,6 +114,19 @@ func (s *space) poll() {
 	free, ok := s.statfs()
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.setFreeLocked(free, ok)
+}
+
+// staleBytes bounds how much the engine admits on one reading of the free
+// space: past it, the next admission reads it again (a statfs costs about
+// a microsecond). Another process filling the disk, or writes that take
+// more room than admitted (a leader logs a put, then applies it: two WAL
+// records), are then seen within a MiB, not only at the next poll.
+const staleBytes = 1 << 20
+
+// setFreeLocked records a reading of the free space (ok false: the file
+// system cannot tell).
+func (s *space) setFreeLocked(free int64, ok bool) {
 	if !ok {
 		s.free = -1
 		return
@@ -140,6 +154,11 @@ func (s *space) admit(n int64, k WriteKind) error {
 	defer s.mu.Unlock()
 	if s.free < 0 {
 		return nil
+	}
+	if s.since >= staleBytes {
+		if s.setFreeLocked(s.statfs()); s.free < 0 {
+			return nil
+		}
 	}
 	avail, need := s.free-s.since, 2*n
 	floor := s.floor(k)
