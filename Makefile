@@ -20,6 +20,7 @@ vet:
 test: vet test-go fuzz-short
 
 test-go: build
+	@command -v chromium >/dev/null 2>&1 || echo "note: chromium is not installed, so the HTML report test is skipped (apt-get install chromium; .ci/run does)"
 	CAIRN_BIN=$(abspath $(BIN)) $(GO) test -count=1 -timeout 10m ./...
 
 fuzz-short:
@@ -32,7 +33,9 @@ fuzz:
 proto:
 	./scripts/proto.sh
 
-demo: build
+demo:
+	@echo "== building $(BIN) (the first build downloads Go modules and compiles every package: a few minutes; packages are listed as they compile)"
+	$(GO) build -v -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/cairn
 	./scripts/demo.sh $(BIN)
 
 # A 300 MiB shard is caught up by snapshot, backed up, copied and restored

@@ -38,6 +38,12 @@ step kv count /users
 step kv delete /users/bob/-/email
 step kv get /users/bob/-/email || echo "(exit $?: not found)"
 
+if command -v curl >/dev/null; then
+  echo; echo "== the same port speaks HTTP/JSON"
+  step curl -s -X PUT --data-binary carol@example.com "http://$hosts/v1/kv/users/carol/-/email"
+  step curl -s "http://$hosts/v1/kv/users/alice/-/email"
+fi
+
 if "$bin" bench --help >/dev/null 2>&1; then
   echo; echo "== a short YCSB workload A"
   step "$bin" bench load -db cairn -P workloads/workloada -p cairn.hosts="$hosts" -p recordcount=1000 -threads 4

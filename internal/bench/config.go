@@ -319,7 +319,7 @@ func (r *reader) str(name string) string {
 }
 
 func (r *reader) oneOf(name string, allowed ...string) string {
-	v := r.str(name)
+	v := strings.ToLower(r.str(name)) // ABSOLUTE works, as in Oracle's binding
 	if !slices.Contains(allowed, v) {
 		r.failf(name, "want one of %s", strings.Join(allowed, ", "))
 		return allowed[0]

@@ -35,7 +35,7 @@ var knownProps = []prop{
 	{"threadcount", "1", "client threads (goroutines); also -threads"},
 	{"target", "0", "total target throughput in ops/s, 0 for as fast as possible; also -target"},
 	{"maxexecutiontime", "0", "stop after this many seconds (0: no limit)"},
-	{"status", "false", "print a status line to stderr every status.interval; also -s"},
+	{"status", "false", "print a status line to stderr every status.interval; also -s (on by default when stderr is a terminal)"},
 	{"status.interval", "10", "seconds between status lines"},
 	{"label", "", "prefix of each status line; also -l"},
 	{"exportfile", "", "write the run's result document (JSON, internal/bench/result) to this file"},

@@ -200,3 +200,15 @@ func TestConfigPropertiesForDB(t *testing.T) {
 		}
 	}
 }
+
+// Enum-like property values are read in any case, as Oracle's binding does.
+func TestEnumValuesIgnoreCase(t *testing.T) {
+	cfg, err := config(t, PhaseRun, "-p", "recordcount=10", "-p", "cairn.consistency=ABSOLUTE",
+		"-p", "cairn.durability=Write_No_Sync", "-p", "requestdistribution=Zipfian")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Cairn.Consistency != "absolute" || cfg.Cairn.Durability != "write_no_sync" || cfg.RequestDist != "zipfian" {
+		t.Errorf("read %q, %q, %q; want absolute, write_no_sync, zipfian", cfg.Cairn.Consistency, cfg.Cairn.Durability, cfg.RequestDist)
+	}
+}

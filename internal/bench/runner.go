@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/pprof"
 	"strings"
@@ -55,6 +56,9 @@ func Execute(ctx context.Context, phase string, args []string, env Env) (*result
 	if err != nil {
 		return nil, err
 	}
+	if _, set := a.Props.Get("status"); env.Terminal && !set {
+		cfg.Status = true // a person watching sees progress; -p status=false keeps quiet
+	}
 	return Run(ctx, cfg, env)
 }
 
@@ -64,6 +68,9 @@ func Run(ctx context.Context, cfg *Config, env Env) (_ *result.Run, err error) {
 	env.Stderr = &lockedWriter{w: env.Stderr} // workers, monitor and timers all write to it
 	fmt.Fprintf(env.Stderr, "Cairn bench %s (YCSB core workload), seed %d\n", env.Version, cfg.Seed)
 	fmt.Fprintln(env.Stderr, "Loading workload...")
+	if err := prepareExport(cfg.ExportFile); err != nil {
+		return nil, err
+	}
 	w, err := NewWorkload(cfg)
 	if err != nil {
 		return nil, err
@@ -373,4 +380,24 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
+}
+
+// prepareExport makes sure, before the run, that the result document can
+// be written at path: its directory is created if missing, and a directory
+// that cannot be written is refused now rather than after the run.
+func prepareExport(path string) error {
+	if path == "" {
+		return nil
+	}
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("bench: exportfile %s: %w", path, err)
+	}
+	f, err := os.CreateTemp(dir, ".cairn-bench-*")
+	if err != nil {
+		return fmt.Errorf("bench: exportfile %s: the directory cannot be written: %w", path, err)
+	}
+	name := f.Name()
+	f.Close()
+	return os.Remove(name)
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -206,7 +207,7 @@ func TestWorkloadsVerify(t *testing.T) {
 }
 
 func TestRunNullAndExport(t *testing.T) {
-	file := filepath.Join(t.TempDir(), "r.json")
+	file := filepath.Join(t.TempDir(), "results", "r.json") // results/ is made before the run
 	text, r, err := bench(t, nullBinding{}, PhaseRun, "-P", "../../workloads/workloada", "-p", "recordcount=1000",
 		"-p", "operationcount=20000", "-threads", "4", "-p", "exportfile="+file, "-db", "null")
 	if err != nil {
@@ -317,5 +318,37 @@ func TestExecuteHelpAndErrors(t *testing.T) {
 	}
 	if _, err := Execute(context.Background(), "run", []string{"-p", "recordcount=10", "-p", "bogus=1"}, Env{Stdout: &out, Stderr: &out}); !IsUsage(err) {
 		t.Fatalf("bogus property: %v, want a usage error", err)
+	}
+}
+
+// An exportfile that cannot be written is refused before the run starts,
+// not after it ends.
+func TestExportFileCheckedFirst(t *testing.T) {
+	notDir := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(notDir, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	text, _, err := bench(t, nullBinding{}, PhaseRun, "-P", "../../workloads/workloada", "-p", "recordcount=100",
+		"-p", "operationcount=100", "-p", "exportfile="+filepath.Join(notDir, "r.json"), "-db", "null")
+	if err == nil || !strings.Contains(err.Error(), "exportfile") || strings.Contains(text, "[OVERALL]") {
+		t.Fatalf("exportfile under a regular file: %v, summary %q; want a refusal before the run", err, text)
+	}
+}
+
+// On a terminal the run shows status lines without -s; -p status=false
+// keeps it quiet.
+func TestStatusOnATerminal(t *testing.T) {
+	for _, tc := range []struct {
+		extra []string
+		want  bool
+	}{{nil, true}, {[]string{"-p", "status=false"}, false}} {
+		args := append([]string{"-P", "../../workloads/workloada", "-p", "recordcount=100", "-p", "operationcount=100", "-db", "null"}, tc.extra...)
+		var out, errOut bytes.Buffer
+		if _, err := Execute(context.Background(), "run", args, Env{Stdout: &out, Stderr: &errOut, Version: "test", Terminal: true}); err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(errOut.String(), " sec: "); got != tc.want {
+			t.Errorf("%q on a terminal: status lines %v, want %v:\n%s", tc.extra, got, tc.want, errOut.String())
+		}
 	}
 }
