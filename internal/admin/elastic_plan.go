@@ -480,9 +480,9 @@ func (s *Service) taskMovePartitions(ctx context.Context, p *Plan, t *Task) erro
 }
 
 // defaultMoveShare is the percent of the time rounds of moves run by
-// default: TestElasticUnderLoad measured the workload at 0.46-0.56 of its
-// steady throughput while moves ran back to back, and 0.96 with pauses as
-// long as the rounds (2 cores, six nodes and the clients on one machine).
+// default. make elastic-bench (docs/guarantees.md M6) measured workload A
+// at 0.72-0.92 of its steady throughput with it, and 0.62-0.75 with moves
+// back to back (100), which take half the time.
 const defaultMoveShare = 50
 
 // pauseAfterRound pauses after a round of moves that took took, so that
