@@ -51,6 +51,10 @@ type Limits struct {
 	MaxKeyBytes   int64 // sum of a key's component lengths, in bytes
 	MaxValueBytes int64 // a value's length, in bytes
 	MaxComponents int   // major plus minor components of a key
+	// MaxTimeout caps an operation's timeout on the server (0: the server
+	// did not say); MaxResultBytes bounds one MultiGet or scan page.
+	MaxTimeout     time.Duration
+	MaxResultBytes int64
 }
 
 func storeInfoFromPB(p *cairnpb.StoreInfoResponse) StoreInfo {
@@ -61,9 +65,11 @@ func storeInfoFromPB(p *cairnpb.StoreInfoResponse) StoreInfo {
 		ServerVersion: p.GetVersion(),
 		TopologySeq:   p.GetTopologySeq(),
 		Limits: Limits{
-			MaxKeyBytes:   l.GetMaxKeyBytes(),
-			MaxValueBytes: l.GetMaxValueBytes(),
-			MaxComponents: int(l.GetMaxComponents()),
+			MaxKeyBytes:    l.GetMaxKeyBytes(),
+			MaxValueBytes:  l.GetMaxValueBytes(),
+			MaxComponents:  int(l.GetMaxComponents()),
+			MaxTimeout:     time.Duration(l.GetMaxTimeoutMs()) * time.Millisecond,
+			MaxResultBytes: l.GetMaxResultBytes(),
 		},
 	}
 }

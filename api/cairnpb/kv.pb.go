@@ -2493,12 +2493,14 @@ func (x *ShardStatus) GetIsLeader() bool {
 
 // Limits are the server's size limits, so clients can check early.
 type Limits struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	MaxKeyBytes   int64                  `protobuf:"varint,1,opt,name=max_key_bytes,json=maxKeyBytes" json:"max_key_bytes,omitempty"`
-	MaxValueBytes int64                  `protobuf:"varint,2,opt,name=max_value_bytes,json=maxValueBytes" json:"max_value_bytes,omitempty"`
-	MaxComponents int32                  `protobuf:"varint,3,opt,name=max_components,json=maxComponents" json:"max_components,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	MaxKeyBytes    int64                  `protobuf:"varint,1,opt,name=max_key_bytes,json=maxKeyBytes" json:"max_key_bytes,omitempty"`
+	MaxValueBytes  int64                  `protobuf:"varint,2,opt,name=max_value_bytes,json=maxValueBytes" json:"max_value_bytes,omitempty"`
+	MaxComponents  int32                  `protobuf:"varint,3,opt,name=max_components,json=maxComponents" json:"max_components,omitempty"`
+	MaxTimeoutMs   int64                  `protobuf:"varint,4,opt,name=max_timeout_ms,json=maxTimeoutMs" json:"max_timeout_ms,omitempty"`       // a request's timeout is capped at this
+	MaxResultBytes int64                  `protobuf:"varint,5,opt,name=max_result_bytes,json=maxResultBytes" json:"max_result_bytes,omitempty"` // a MultiGet or StoreScan page returns at most this many bytes
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *Limits) Reset() {
@@ -2548,6 +2550,20 @@ func (x *Limits) GetMaxValueBytes() int64 {
 func (x *Limits) GetMaxComponents() int32 {
 	if x != nil {
 		return x.MaxComponents
+	}
+	return 0
+}
+
+func (x *Limits) GetMaxTimeoutMs() int64 {
+	if x != nil {
+		return x.MaxTimeoutMs
+	}
+	return 0
+}
+
+func (x *Limits) GetMaxResultBytes() int64 {
+	if x != nil {
+		return x.MaxResultBytes
 	}
 	return 0
 }
@@ -2858,11 +2874,13 @@ const file_api_cairnpb_kv_proto_rawDesc = "" +
 	"\x06leader\x18\x02 \x01(\x04R\x06leader\x12\x12\n" +
 	"\x04term\x18\x03 \x01(\x04R\x04term\x12\x18\n" +
 	"\aapplied\x18\x04 \x01(\x04R\aapplied\x12\x1b\n" +
-	"\tis_leader\x18\x05 \x01(\bR\bisLeader\"{\n" +
+	"\tis_leader\x18\x05 \x01(\bR\bisLeader\"\xcb\x01\n" +
 	"\x06Limits\x12\"\n" +
 	"\rmax_key_bytes\x18\x01 \x01(\x03R\vmaxKeyBytes\x12&\n" +
 	"\x0fmax_value_bytes\x18\x02 \x01(\x03R\rmaxValueBytes\x12%\n" +
-	"\x0emax_components\x18\x03 \x01(\x05R\rmaxComponents\"\xb6\x03\n" +
+	"\x0emax_components\x18\x03 \x01(\x05R\rmaxComponents\x12$\n" +
+	"\x0emax_timeout_ms\x18\x04 \x01(\x03R\fmaxTimeoutMs\x12(\n" +
+	"\x10max_result_bytes\x18\x05 \x01(\x03R\x0emaxResultBytes\"\xb6\x03\n" +
 	"\vErrorDetail\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x124\n" +
 	"\x06action\x18\x02 \x01(\x0e2\x1c.cairn.v1.ErrorDetail.ActionR\x06action\x12\x14\n" +

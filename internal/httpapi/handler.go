@@ -188,7 +188,8 @@ func answerWrite(w http.ResponseWriter, k client.Key, res client.Result, err err
 // The store's description:
 //
 //	{"store": "kvstore", "partitions": 100, "topology_seq": 3, "server_version": "...",
-//	 "limits": {"max_key_bytes": 10240, "max_value_bytes": 4194304, "max_components": 64}}
+//	 "limits": {"max_key_bytes": 10240, "max_value_bytes": 4194304, "max_components": 64,
+//	            "max_timeout_ms": 300000, "max_result_bytes": 33554432}}
 func (h *Handler) store(w http.ResponseWriter, r *http.Request) {
 	opts, err := params{r.URL.Query()}.options(false)
 	if err != nil {
@@ -203,6 +204,7 @@ func (h *Handler) store(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{
 		"store": si.Store, "partitions": si.Partitions, "topology_seq": si.TopologySeq, "server_version": si.ServerVersion,
 		"limits": map[string]any{"max_key_bytes": si.Limits.MaxKeyBytes, "max_value_bytes": si.Limits.MaxValueBytes,
-			"max_components": si.Limits.MaxComponents},
+			"max_components": si.Limits.MaxComponents, "max_timeout_ms": si.Limits.MaxTimeout.Milliseconds(),
+			"max_result_bytes": si.Limits.MaxResultBytes},
 	})
 }

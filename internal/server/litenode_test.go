@@ -76,3 +76,29 @@ func checkStatus(err error, code codes.Code, kind string) error {
 	}
 	return fmt.Errorf("status %v (%s) carries no ErrorDetail", st.Code(), st.Message())
 }
+
+// cairn lite checks routing as a cluster does, so a client's routing bugs
+// show up against it: a request routed with a topology, or a store scan of
+// a shard other than its one shard 0, is refused with wrong_shard; its
+// limits say the timeout cap and the result cap.
+func TestLiteChecksRouting(t *testing.T) {
+	n := startLite(t, t.TempDir())
+	defer n.close()
+	ctx := context.Background()
+	h := &cairnpb.RequestHeader{Store: testStore, TopologySeq: 3}
+	_, err := n.kv.Get(ctx, &cairnpb.GetRequest{Header: h, Key: &cairnpb.Key{Major: []string{"a"}}})
+	if err := checkStatus(err, codes.FailedPrecondition, "wrong_shard"); err != nil {
+		t.Errorf("get routed with topology seq 3: %v", err)
+	}
+	_, err = n.kv.StoreScan(ctx, &cairnpb.StoreScanRequest{Header: &cairnpb.RequestHeader{Store: testStore}, Shard: 2})
+	if err := checkStatus(err, codes.FailedPrecondition, "wrong_shard"); err != nil {
+		t.Errorf("store scan of shard 2: %v", err)
+	}
+	if _, err := n.kv.StoreScan(ctx, &cairnpb.StoreScanRequest{Header: &cairnpb.RequestHeader{Store: testStore}}); err != nil {
+		t.Errorf("store scan of shard 0: %v", err)
+	}
+	info, err := n.kv.StoreInfo(ctx, &cairnpb.StoreInfoRequest{})
+	if err != nil || info.GetLimits().GetMaxTimeoutMs() != 300000 || info.GetLimits().GetMaxResultBytes() != 32<<20 {
+		t.Errorf("StoreInfo limits %v (%v), want a 5 min timeout cap and a 32 MiB result cap", info.GetLimits(), err)
+	}
+}

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/cairndb/cairn/api/cairnpb"
@@ -55,8 +56,13 @@ var ErrStaleTopology = errors.New("server: the client's topology is stale")
 // single routes everything to one shard (cairn lite).
 type single struct{ s Shard }
 
-func (r single) ShardFor([]string) (Shard, error)         { return r.s, nil }
-func (r single) ShardByID(uint64) (Shard, error)          { return r.s, nil }
+func (r single) ShardFor([]string) (Shard, error) { return r.s, nil }
+func (r single) ShardByID(id uint64) (Shard, error) {
+	if id != 0 {
+		return nil, fmt.Errorf("%w: this is cairn lite, whose one shard is 0; there is no shard %d", ErrWrongShard, id)
+	}
+	return r.s, nil
+}
 func (r single) Topology() *topology.Topology             { return nil }
 func (r single) Status() (uint64, []*cairnpb.ShardStatus) { return 0, nil }
 
@@ -109,6 +115,11 @@ func (s *Server) begin(ctx context.Context, h *cairnpb.RequestHeader) (context.C
 	if h.GetStore() != "" && h.GetStore() != s.meta.Name {
 		return ctx, func() {}, errStoreMismatchFor(h.GetStore(), s.meta.Name)
 	}
+	// cairn lite has no topology: a request routed by one was sent by a
+	// client that took lite for a replicated store.
+	if seq := h.GetTopologySeq(); seq != 0 && s.router.Topology() == nil {
+		return ctx, func() {}, fmt.Errorf("%w: this is cairn lite, one shard and no topology, but the request was routed with topology seq %d", ErrWrongShard, seq)
+	}
 	// A request routed with an older topology is served when this node
 	// can: the shards' partition tables, not topology sequence numbers,
 	// decide who serves a partition (a moved one answers wrong_shard), so
@@ -145,6 +156,7 @@ func (s *Server) StoreInfo(ctx context.Context, _ *cairnpb.StoreInfoRequest) (*c
 		Limits: &cairnpb.Limits{
 			MaxKeyBytes: int64(s.limits.MaxKeyBytes), MaxValueBytes: int64(s.limits.MaxValueBytes),
 			MaxComponents: int32(s.limits.MaxComponents),
+			MaxTimeoutMs:  s.cfg.MaxTimeout.Milliseconds(), MaxResultBytes: int64(s.cfg.MaxResultBytes),
 		},
 	}
 	if t := s.router.Topology(); t != nil {
