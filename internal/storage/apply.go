@@ -56,6 +56,7 @@ type Batch struct {
 	appliedKey []byte          // where Commit records the last applied index
 	last       uint64          // the last index applied in this batch; 0 if none
 	locked     bool            // holds the engine's swap lock (read-only engine)
+	dropped    []Span          // partitions cleared: compacted after the commit (reclaim.go)
 }
 
 // NewBatch starts a batch for the single-shard (lite) store whose versions
@@ -94,6 +95,16 @@ func (b *Batch) Commit(mode SyncMode) error {
 			return err
 		}
 	}
+	if err := b.commit(mode); err != nil {
+		return err
+	}
+	if len(b.dropped) > 0 {
+		b.e.reclaimLater(b.dropped)
+	}
+	return nil
+}
+
+func (b *Batch) commit(mode SyncMode) error {
 	switch mode {
 	case NoSync:
 		return b.b.Commit(pebble.NoSync)

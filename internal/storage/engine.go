@@ -136,11 +136,15 @@ type Engine struct {
 	// WAL or MANIFEST write is recorded as a fault (faultfs.go).
 	armed atomic.Bool
 
-	stop     chan struct{}
-	bg       sync.WaitGroup
-	closeErr error
-	closed   sync.Once
-	fatalMu  sync.Mutex
+	stop chan struct{}
+	// reclaim queues the spans of dropped partitions for compaction
+	// (reclaim.go); reclaimed counts the compactions done.
+	reclaim   chan Span
+	reclaimed atomic.Int64
+	bg        sync.WaitGroup
+	closeErr  error
+	closed    sync.Once
+	fatalMu   sync.Mutex
 }
 
 // Open opens (creating if needed) the engine in cfg.Dir. It first proves
@@ -160,7 +164,7 @@ func Open(cfg Config) (_ *Engine, err error) {
 	if err := cfg.FS.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("storage: %w", err)
 	}
-	e := &Engine{cfg: cfg, log: cfg.Logger, stop: make(chan struct{})}
+	e := &Engine{cfg: cfg, log: cfg.Logger, stop: make(chan struct{}), reclaim: make(chan Span, reclaimQueue)}
 	e.io = &ioFS{FS: cfg.FS}
 	e.io.budget = func(n int64, flush bool) error { return e.space.outputWrite(n, flush) }
 	e.io.fatal = func(err *IOError) {
@@ -180,9 +184,10 @@ func Open(cfg Config) (_ *Engine, err error) {
 	if !e.ro.Load() {
 		e.removeStaleImports()
 	}
-	e.bg.Add(2)
+	e.bg.Add(3)
 	go e.checkpointLoop()
 	go e.spaceLoop()
+	go e.reclaimLoop()
 	return e, nil
 }
 

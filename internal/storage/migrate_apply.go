@@ -252,6 +252,7 @@ func (b *Batch) clearPartition(p uint32) error {
 			return err
 		}
 	}
+	b.dropped = append(b.dropped, Span{lo, hi})
 	return b.b.DeleteRange(lo, hi, nil)
 }
 

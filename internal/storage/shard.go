@@ -21,6 +21,7 @@ func (e *Engine) DropShard(shard uint64, spans []Span) error {
 	if err := b.DeleteShardRaftState(shard); err != nil {
 		return err
 	}
+	b.dropped = append(b.dropped, spans...) // its space is reclaimed (reclaim.go)
 	return b.Commit(Sync)
 }
 
