@@ -47,29 +47,51 @@ def _seconds(t: Timeout, default: float) -> float:
 
 
 class _Conn:
-    """One channel to one node address, with its connectivity state (which
-    tells whether a failed write may have been sent) and failure mark."""
+    """One channel to one node address, with its connectivity state and a
+    failure mark (client/pool.go). Each channel has its own subchannels
+    (gRPC's global pool would share one connection's backoff among clients)
+    and reconnects within a second of a node's return."""
+
+    _OPTIONS = [
+        ("grpc.enable_retries", 0),
+        ("grpc.use_local_subchannel_pool", 1),
+        ("grpc.initial_reconnect_backoff_ms", 100),
+        ("grpc.min_reconnect_backoff_ms", 100),
+        ("grpc.max_reconnect_backoff_ms", 1000),
+        ("grpc.max_receive_message_length", 64 << 20),
+        ("grpc.max_send_message_length", 64 << 20),
+    ]
 
     def __init__(self, addr: str) -> None:
         self.addr = addr
-        self.channel = grpc.insecure_channel(addr, options=[("grpc.enable_retries", 0)])
+        self.channel = grpc.insecure_channel(addr, options=self._OPTIONS)
         self.stub = pbgrpc.KVStub(self.channel)
         self.state = grpc.ChannelConnectivity.IDLE
         self.failing_until = 0.0
-        self._ready = threading.Event()
+        self._changed = threading.Condition()
         self.channel.subscribe(self._on_state, try_to_connect=True)
 
     def _on_state(self, s: grpc.ChannelConnectivity) -> None:
-        self.state = s
-        if s == _READY:
-            self._ready.set()
-        else:
-            self._ready.clear()
+        with self._changed:
+            self.state = s
+            self._changed.notify_all()
 
-    def wait_ready(self, timeout: float) -> bool:
-        if self.state == _READY:
+    def wait_connecting(self, timeout: float) -> bool:
+        """Waits up to timeout while the channel is connecting, so that a
+        node whose host does not answer is left for another replica. False
+        if it is still connecting then (the request was not sent). A ready,
+        idle or failed channel returns at once: an RPC on it connects, or
+        fails fast with gRPC's own error."""
+        if self.state != grpc.ChannelConnectivity.CONNECTING:
             return True
-        return self._ready.wait(max(timeout, 0))
+        deadline = time.monotonic() + timeout
+        with self._changed:
+            while self.state == grpc.ChannelConnectivity.CONNECTING:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._changed.wait(left)
+        return True
 
     def failing(self, now: float) -> bool:
         return now < self.failing_until
@@ -281,7 +303,7 @@ class Client:
                 if c.state not in _FAILED and not c.failing(now):
                     conn = c
                     break
-            sent = conn.state == _READY
+            sent = True  # see _call_cluster
             try:
                 return fn(conn.stub, self._header(deadline), max(deadline - time.monotonic(), 0.001))
             except grpc.RpcError as err:
@@ -334,12 +356,15 @@ class Client:
             h.topology_seq = t.seq
             remaining = deadline - time.monotonic()
             e: Optional[CairnError] = None
-            if rt.write and not conn.wait_ready(min(self.connect_timeout, remaining)):
-                # The request was never sent: the node is unreachable.
-                e = Unavailable(f"node {node} ({conn.addr}) is not reachable", code=grpc.StatusCode.UNAVAILABLE,
-                                action="RETRY")
+            if not conn.wait_connecting(min(self.connect_timeout, remaining)):
+                # The request was never sent: the node does not answer.
+                e = Unavailable(f"no connection to node {node} ({conn.addr}) within {self.connect_timeout}s",
+                                code=grpc.StatusCode.UNAVAILABLE, action="RETRY")
             else:
-                sent = conn.state == _READY
+                # Whether the request left the client is not known once the
+                # RPC starts: from_rpc_error treats gRPC's own "failed to
+                # connect" (no connection was picked) as not sent.
+                sent = True
                 attempt = remaining / _ATTEMPT_SHARE if rt.bounded else remaining
                 try:
                     resp = fn(conn.stub, h, max(attempt, 0.001))
