@@ -154,10 +154,14 @@ def _classify(e: CairnError, write: bool) -> int:
     return _GIVE_UP
 
 
-def _pbkey(k: Key) -> pb.Key:
+def _pbkey(k: Key, field: str = "key") -> pb.Key:
     if not isinstance(k, Key):
         raise TypeError(f"expected a cairn.Key, got {type(k).__name__} (use Key.parse)")
-    return pb.Key(major=k.major, minor=k.minor)
+    try:
+        return pb.Key(major=k.major, minor=k.minor)
+    except (UnicodeEncodeError, ValueError):
+        _check_utf8(k, field)  # names the component
+        raise
 
 
 def _pbrange(r: Optional[KeyRange]) -> Optional[pb.KeyRange]:
@@ -609,7 +613,7 @@ class Client:
         """A generator of the records under parent, fetched lazily a page
         (batch_size records) at a time; ``timeout`` applies to each page."""
         c = self._consistency(consistency)
-        req = pb.MultiGetRequest(parent=_pbkey(parent), range=_pbrange(range), depth=int(depth or 0),
+        req = pb.MultiGetRequest(parent=_pbkey(parent, "parent"), range=_pbrange(range), depth=int(depth or 0),
                                  direction=int(direction), keys_only=keys_only,
                                  batch_size=batch_size if batch_size > 0 else DEFAULT_BATCH_SIZE,
                                  consistency=c._pb() if c else None)
@@ -646,7 +650,7 @@ class Client:
                                   batch_size=batch_size if batch_size > 0 else DEFAULT_BATCH_SIZE,
                                   consistency=c._pb() if c else None)
         if parent is not None:
-            req.parent.CopyFrom(_pbkey(parent))
+            req.parent.CopyFrom(_pbkey(parent, "parent"))
         shards = [0] if self._cluster is None else sorted(self._cluster.topo.shards)
         for s in shards:
             req.shard = s
@@ -660,7 +664,7 @@ class Client:
     def multi_delete(self, parent: Key, *, range: Optional[KeyRange] = None, depth: Optional[Depth] = None,
                      durability: Optional[Durability] = None, timeout: Timeout = None) -> int:
         """Deletes the records under parent atomically; returns how many."""
-        req = pb.MultiDeleteRequest(parent=_pbkey(parent), range=_pbrange(range), depth=int(depth or 0),
+        req = pb.MultiDeleteRequest(parent=_pbkey(parent, "parent"), range=_pbrange(range), depth=int(depth or 0),
                                     durability=self._durability(durability))
 
         def fn(stub: Any, h: Any, t: float) -> Any:

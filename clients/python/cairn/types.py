@@ -234,7 +234,7 @@ class Op:
 
     def _pb(self, ret: Optional[ReturnChoice], ttl: Optional[datetime.timedelta]) -> pb.Operation:
         r = int(self.ret if self.ret is not None else (ret or 0))
-        k = pb.Key(major=self.key.major, minor=self.key.minor)
+        k = pb.Key(major=self.key.major, minor=self.key.minor)  # client.execute checked UTF-8
         if self.is_delete:
             return pb.Operation(delete=pb.DeleteOp(key=k, condition=self.condition,
                                                    match_version=self.match_version, **{"return": r}),

@@ -109,6 +109,9 @@ def test_invalid_input(client, ns):
     assert ei.value.kind == "multiple_major_paths"
     with pytest.raises(TypeError):
         client.put(Key([ns]), "text")
+    with pytest.raises(InvalidArgument) as ei:  # a lone surrogate is not valid UTF-8
+        client.put(Key([ns], ["\udcff"]), b"x")
+    assert ei.value.kind == "invalid_key" and "minor component 0" in str(ei.value)
 
 
 def test_multi_get_range_depth(client, ns):
