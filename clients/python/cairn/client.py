@@ -237,7 +237,7 @@ class Client:
             return c
         with self._mu:
             if self._closed:
-                raise CairnError("the client is closed", code=grpc.StatusCode.CANCELLED, action="NONE")
+                raise _closed_error()
             c = self._conns.get(addr)
             if c is None:
                 c = self._conns[addr] = _Conn(addr)
@@ -293,6 +293,8 @@ class Client:
         """Runs fn until it succeeds, fails in a way that must not be
         retried, or the deadline leaves no room for another try. fn(stub,
         header, attempt_timeout) makes one RPC."""
+        if self._closed:
+            raise _closed_error()
         deadline = time.monotonic() + _seconds(timeout, self.timeout)
         if self._cluster is not None:
             return self._call_cluster(rt, fn, deadline)
@@ -312,6 +314,10 @@ class Client:
                 return fn(conn.stub, self._header(deadline), max(deadline - time.monotonic(), 0.001))
             except grpc.RpcError as err:
                 e = from_rpc_error(err, rt.write, sent, pb.ErrorDetail)
+            except ValueError:
+                if self._closed:  # an RPC that raced close()
+                    raise _closed_error() from None
+                raise
             if e.code == grpc.StatusCode.UNAVAILABLE and not e.kind:
                 conn.mark_failing()
             if not _retryable(e, rt.write) or not _sleep(deadline, backoff):
@@ -372,6 +378,10 @@ class Client:
                 attempt = remaining / _ATTEMPT_SHARE if rt.bounded else remaining
                 try:
                     resp = fn(conn.stub, h, max(attempt, 0.001))
+                except ValueError:
+                    if self._closed:  # an RPC that raced close()
+                        raise _closed_error() from None
+                    raise
                 except grpc.RpcError as err:
                     e = from_rpc_error(err, rt.write, sent, pb.ErrorDetail)
                     if (rt.bounded and e.code == grpc.StatusCode.DEADLINE_EXCEEDED
@@ -754,6 +764,10 @@ class Client:
     def cached_leader(self, shard: int) -> int:
         """The node the client believes leads shard (0: unknown)."""
         return self._cluster.leader(shard) if self._cluster else 0
+
+
+def _closed_error() -> CairnError:
+    return CairnError("the client is closed", code=grpc.StatusCode.CANCELLED, action="NONE")
 
 
 def _exp(ms: int) -> Optional[datetime.datetime]:

@@ -200,6 +200,15 @@ def test_timeout_per_call(client, ns):
     assert client.get(k, timeout=0.5).value == b"x"
 
 
+def test_closed_client(lite):
+    c = Client([lite.addr], store=STORE)
+    c.close()
+    c.close()
+    with pytest.raises(CairnError) as ei:
+        c.get(Key(["x"]))
+    assert ei.value.code == grpc.StatusCode.CANCELLED and not ei.value.retryable
+
+
 def test_store_mismatch(lite):
     with pytest.raises(StoreMismatch) as ei:
         Client([lite.addr], store="other")
