@@ -24,7 +24,7 @@ test-go: build
 	CAIRN_BIN=$(abspath $(BIN)) $(GO) test -count=1 -timeout 10m ./...
 
 # The Python client (clients/python) installed into a venv (CAIRN_PY_VENV,
-# default .venv-python) and its pytest suite against a real cairn lite and a
+# default .venv-python), type-checked by mypy, and its pytest suite against a real cairn lite and a
 # 3-node cluster started from $(BIN). Under a minute.
 CAIRN_PY_VENV ?= $(abspath .venv-python)
 PYTHON ?= python3
@@ -33,6 +33,7 @@ test-python: build
 	@test -x $(CAIRN_PY_VENV)/bin/pip || $(PYTHON) -m venv $(CAIRN_PY_VENV) || { \
 		echo "python3 -m venv failed: apt-get install python3-venv (.ci/run does)" >&2; exit 1; }
 	$(CAIRN_PY_VENV)/bin/python -m pip install --quiet --disable-pip-version-check './clients/python[test]'
+	cd clients/python && $(CAIRN_PY_VENV)/bin/python -m mypy --no-error-summary cairn
 	CAIRN_BIN=$(abspath $(BIN)) $(CAIRN_PY_VENV)/bin/python -m pytest -q -p no:cacheprovider clients/python/tests
 
 fuzz-short:

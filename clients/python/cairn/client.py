@@ -18,7 +18,7 @@ from ._routing import Cluster, Topology, choose
 from .errors import (CairnError, ExecutionAborted, InvalidArgument, StoreMismatch, Unavailable,
                      from_rpc_error, make_error)
 from .keys import Depth, Direction, Key, KeyRange, Version
-from .types import Consistency, Durability, Limits, Op, Record, Result, ReturnChoice, StoreInfo, _ms
+from .types import Consistency, Durability, Limits, Op, Record, Result, ReturnChoice, StoreInfo, _enum, _ms
 
 __all__ = ["Client"]
 
@@ -519,7 +519,7 @@ class Client:
                 ret: Optional[ReturnChoice]) -> pb.PutOp:
         if not isinstance(value, (bytes, bytearray, memoryview)):
             raise TypeError(f"a value is bytes, not {type(value).__name__} (encode text first)")
-        op = pb.PutOp(key=_pbkey(key), value=bytes(value), condition=cond, match_version=bytes(match),
+        op = pb.PutOp(key=_pbkey(key), value=bytes(value), condition=_enum(cond), match_version=bytes(match),
                       ttl_ms=_ms(ttl))
         if ret:
             setattr(op, "return", int(ret))
@@ -553,7 +553,7 @@ class Client:
 
     def _delete(self, key: Key, cond: int, match: bytes, return_: Optional[ReturnChoice],
                 durability: Optional[Durability], timeout: Timeout) -> Result:
-        op = pb.DeleteOp(key=_pbkey(key), condition=cond, match_version=bytes(match))
+        op = pb.DeleteOp(key=_pbkey(key), condition=_enum(cond), match_version=bytes(match))
         if return_:
             setattr(op, "return", int(return_))
         req = pb.DeleteRequest(op=op, durability=self._durability(durability))
@@ -623,8 +623,8 @@ class Client:
         """A generator of the records under parent, fetched lazily a page
         (batch_size records) at a time; ``timeout`` applies to each page."""
         c = self._consistency(consistency)
-        req = pb.MultiGetRequest(parent=_pbkey(parent, "parent"), range=_pbrange(range), depth=int(depth or 0),
-                                 direction=int(direction), keys_only=keys_only,
+        req = pb.MultiGetRequest(parent=_pbkey(parent, "parent"), range=_pbrange(range), depth=_enum(depth),
+                                 direction=_enum(direction), keys_only=keys_only,
                                  batch_size=batch_size if batch_size > 0 else DEFAULT_BATCH_SIZE,
                                  consistency=c._pb() if c else None)
         rt = self._read_route(parent.major, c)
@@ -656,7 +656,7 @@ class Client:
         path starts with parent's), shard by shard, fetched lazily a page at
         a time. Order across major paths is unspecified."""
         c = self._consistency(consistency)
-        req = pb.StoreScanRequest(range=_pbrange(range), depth=int(depth or 0), keys_only=keys_only,
+        req = pb.StoreScanRequest(range=_pbrange(range), depth=_enum(depth), keys_only=keys_only,
                                   batch_size=batch_size if batch_size > 0 else DEFAULT_BATCH_SIZE,
                                   consistency=c._pb() if c else None)
         if parent is not None:
@@ -674,7 +674,7 @@ class Client:
     def multi_delete(self, parent: Key, *, range: Optional[KeyRange] = None, depth: Optional[Depth] = None,
                      durability: Optional[Durability] = None, timeout: Timeout = None) -> int:
         """Deletes the records under parent atomically; returns how many."""
-        req = pb.MultiDeleteRequest(parent=_pbkey(parent, "parent"), range=_pbrange(range), depth=int(depth or 0),
+        req = pb.MultiDeleteRequest(parent=_pbkey(parent, "parent"), range=_pbrange(range), depth=_enum(depth),
                                     durability=self._durability(durability))
 
         def fn(stub: Any, h: Any, t: float) -> Any:

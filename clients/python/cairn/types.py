@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import enum
 from dataclasses import dataclass, field
-from typing import Optional, Tuple
+from typing import Any, ClassVar, Optional, Tuple
 
 from ._pb import kv_pb2 as pb
 from .keys import Key, Version
@@ -40,13 +41,19 @@ class Durability:
     replica_ack: Optional[AckPolicy] = None
 
     def _pb(self) -> pb.Durability:
-        return pb.Durability(master_sync=int(self.master_sync or 0), replica_sync=int(self.replica_sync or 0),
-                             replica_ack=int(self.replica_ack or 0))
+        return pb.Durability(master_sync=_enum(self.master_sync), replica_sync=_enum(self.replica_sync),
+                             replica_ack=_enum(self.replica_ack))
 
 
 Durability.COMMIT_SYNC = Durability(SyncPolicy.SYNC, SyncPolicy.NO_SYNC, AckPolicy.SIMPLE_MAJORITY)  # type: ignore[attr-defined]
 Durability.COMMIT_NO_SYNC = Durability(SyncPolicy.NO_SYNC, SyncPolicy.NO_SYNC, AckPolicy.SIMPLE_MAJORITY)  # type: ignore[attr-defined]
 Durability.COMMIT_WRITE_NO_SYNC = Durability(SyncPolicy.WRITE_NO_SYNC, SyncPolicy.NO_SYNC, AckPolicy.SIMPLE_MAJORITY)  # type: ignore[attr-defined]
+
+
+def _enum(v: Optional[int]) -> Any:
+    """An enum's wire number (0: unset), typed for the generated stubs,
+    which take ints at run time."""
+    return int(v or 0)
 
 
 def _ms(d: Optional[datetime.timedelta]) -> int:
@@ -74,8 +81,8 @@ class Consistency:
     timeout: Optional[datetime.timedelta] = None
     at_version: Optional[bytes] = None
 
-    ABSOLUTE = None  # type: Consistency  # set below
-    NONE_REQUIRED = None  # type: Consistency
+    ABSOLUTE: ClassVar["Consistency"]  # set below the class
+    NONE_REQUIRED: ClassVar["Consistency"]
 
     @staticmethod
     def time_lag(lag: datetime.timedelta, timeout: Optional[datetime.timedelta] = None) -> "Consistency":
@@ -94,7 +101,7 @@ class Consistency:
         return f"Consistency.{name}"
 
     def _pb(self) -> pb.Consistency:
-        return pb.Consistency(kind=self.kind, permissible_lag_ms=_ms(self.lag), version=self.at_version or b"",
+        return pb.Consistency(kind=_enum(self.kind), permissible_lag_ms=_ms(self.lag), version=self.at_version or b"",
                               timeout_ms=_ms(self.timeout))
 
 
@@ -224,28 +231,23 @@ class Op:
     def abort_if_unsuccessful(self) -> "Op":
         """If this op is not done, nothing in the batch is written and
         execute raises ExecutionAborted."""
-        return _replace(self, abort=True)
+        return dataclasses.replace(self, abort=True)
 
     def returning(self, choice: ReturnChoice) -> "Op":
-        return _replace(self, ret=choice)
+        return dataclasses.replace(self, ret=choice)
 
     def with_ttl(self, ttl: datetime.timedelta) -> "Op":
-        return _replace(self, ttl=ttl)
+        return dataclasses.replace(self, ttl=ttl)
 
     def _pb(self, ret: Optional[ReturnChoice], ttl: Optional[datetime.timedelta]) -> pb.Operation:
         r = int(self.ret if self.ret is not None else (ret or 0))
         k = pb.Key(major=self.key.major, minor=self.key.minor)  # client.execute checked UTF-8
         if self.is_delete:
-            return pb.Operation(delete=pb.DeleteOp(key=k, condition=self.condition,
+            return pb.Operation(delete=pb.DeleteOp(key=k, condition=_enum(self.condition),
                                                    match_version=self.match_version, **{"return": r}),
                                 abort_if_unsuccessful=self.abort)
         t = self.ttl if self.ttl is not None else ttl
-        return pb.Operation(put=pb.PutOp(key=k, value=self.value or b"", condition=self.condition,
+        return pb.Operation(put=pb.PutOp(key=k, value=self.value or b"", condition=_enum(self.condition),
                                          match_version=self.match_version, ttl_ms=_ms(t), **{"return": r}),
                             abort_if_unsuccessful=self.abort)
 
-
-def _replace(op: Op, **kw: object) -> Op:
-    import dataclasses
-
-    return dataclasses.replace(op, **kw)
