@@ -18,7 +18,8 @@ from ._routing import Cluster, Topology, choose
 from .errors import (CairnError, ExecutionAborted, InvalidArgument, StoreMismatch, Unavailable,
                      from_rpc_error, make_error)
 from .keys import Depth, Direction, Key, KeyRange, Version
-from .types import Consistency, Durability, Limits, Op, Record, Result, ReturnChoice, StoreInfo, _enum, _ms
+from .types import (_ABSOLUTE, _IF_ABSENT, _IF_PRESENT, _IF_VERSION, _NONE_REQUIRED, Consistency, Durability, Limits,
+                    Op, Record, Result, ReturnChoice, StoreInfo, _enum, _ms)
 
 __all__ = ["Client"]
 
@@ -122,7 +123,7 @@ class _Route:
 
 
 def _bounded(c: Optional[Consistency]) -> bool:
-    return c is None or c.kind in (pb.ABSOLUTE, pb.NONE_REQUIRED, 0)
+    return c is None or c.kind in (_ABSOLUTE, _NONE_REQUIRED, 0)
 
 
 def _retryable(e: CairnError, write: bool) -> bool:
@@ -470,7 +471,7 @@ class Client:
         return c or self.consistency
 
     def _read_route(self, major: Sequence[str], c: Optional[Consistency]) -> _Route:
-        return _Route("key", major, leader=c is not None and c.kind == pb.ABSOLUTE, bounded=_bounded(c))
+        return _Route("key", major, leader=c is not None and c.kind == _ABSOLUTE, bounded=_bounded(c))
 
     # -- operations ----------------------------------------------------------
 
@@ -537,19 +538,19 @@ class Client:
                       return_: Optional[ReturnChoice] = None, durability: Optional[Durability] = None,
                       timeout: Timeout = None) -> Result:
         """Writes the record only if none exists; ``result.done`` says whether it did."""
-        return self._write(key, self._put_op(key, value, pb.IF_ABSENT, b"", ttl, return_), durability, timeout)
+        return self._write(key, self._put_op(key, value, _IF_ABSENT, b"", ttl, return_), durability, timeout)
 
     def put_if_present(self, key: Key, value: bytes, *, ttl: Optional[datetime.timedelta] = None,
                        return_: Optional[ReturnChoice] = None, durability: Optional[Durability] = None,
                        timeout: Timeout = None) -> Result:
         """Writes the record only if one exists."""
-        return self._write(key, self._put_op(key, value, pb.IF_PRESENT, b"", ttl, return_), durability, timeout)
+        return self._write(key, self._put_op(key, value, _IF_PRESENT, b"", ttl, return_), durability, timeout)
 
     def put_if_version(self, key: Key, value: bytes, match: bytes, *, ttl: Optional[datetime.timedelta] = None,
                        return_: Optional[ReturnChoice] = None, durability: Optional[Durability] = None,
                        timeout: Timeout = None) -> Result:
         """Writes the record only if its current version is ``match``."""
-        return self._write(key, self._put_op(key, value, pb.IF_VERSION, match, ttl, return_), durability, timeout)
+        return self._write(key, self._put_op(key, value, _IF_VERSION, match, ttl, return_), durability, timeout)
 
     def _delete(self, key: Key, cond: int, match: bytes, return_: Optional[ReturnChoice],
                 durability: Optional[Durability], timeout: Timeout) -> Result:
@@ -572,7 +573,7 @@ class Client:
     def delete_if_version(self, key: Key, match: bytes, *, return_: Optional[ReturnChoice] = None,
                           durability: Optional[Durability] = None, timeout: Timeout = None) -> Result:
         """Deletes the record only if its current version is ``match``."""
-        return self._delete(key, pb.IF_VERSION, match, return_, durability, timeout)
+        return self._delete(key, _IF_VERSION, match, return_, durability, timeout)
 
     def execute(self, ops: Sequence[Op], *, ttl: Optional[datetime.timedelta] = None,
                 return_: Optional[ReturnChoice] = None, durability: Optional[Durability] = None,
@@ -664,7 +665,7 @@ class Client:
         shards = [0] if self._cluster is None else sorted(self._cluster.topo.shards)
         for s in shards:
             req.shard = s
-            rt = _Route("shard", shard=s, leader=c is not None and c.kind == pb.ABSOLUTE, bounded=_bounded(c))
+            rt = _Route("shard", shard=s, leader=c is not None and c.kind == _ABSOLUTE, bounded=_bounded(c))
 
             def fn(stub: Any, h: Any, t: float) -> Any:
                 req.header.CopyFrom(h)

@@ -50,6 +50,14 @@ Durability.COMMIT_NO_SYNC = Durability(SyncPolicy.NO_SYNC, SyncPolicy.NO_SYNC, A
 Durability.COMMIT_WRITE_NO_SYNC = Durability(SyncPolicy.WRITE_NO_SYNC, SyncPolicy.NO_SYNC, AckPolicy.SIMPLE_MAJORITY)  # type: ignore[attr-defined]
 
 
+# Wire numbers of kv.proto's enums. The client names them itself, so that
+# renaming the generated enum values (the planned type prefixes, design §6)
+# changes no line here: the numbers are the contract.
+_IF_ABSENT, _IF_PRESENT, _IF_VERSION = 1, 2, 3  # Condition
+_ABSOLUTE, _NONE_REQUIRED, _TIME_LAG, _VERSION = 1, 2, 3, 4  # ConsistencyKind
+_CONSISTENCY_NAMES = {0: "DEFAULT", 1: "ABSOLUTE", 2: "NONE_REQUIRED", 3: "TIME_LAG", 4: "VERSION"}
+
+
 def _enum(v: Optional[int]) -> Any:
     """An enum's wire number (0: unset), typed for the generated stubs,
     which take ints at run time."""
@@ -86,17 +94,17 @@ class Consistency:
 
     @staticmethod
     def time_lag(lag: datetime.timedelta, timeout: Optional[datetime.timedelta] = None) -> "Consistency":
-        return Consistency(pb.TIME_LAG, lag=lag, timeout=timeout)
+        return Consistency(_TIME_LAG, lag=lag, timeout=timeout)
 
     @staticmethod
     def version(v: bytes, timeout: Optional[datetime.timedelta] = None) -> "Consistency":
-        return Consistency(pb.VERSION, timeout=timeout, at_version=bytes(v))
+        return Consistency(_VERSION, timeout=timeout, at_version=bytes(v))
 
     def __repr__(self) -> str:
-        name = pb.ConsistencyKind.Name(self.kind)
-        if self.kind == pb.TIME_LAG:
+        name = _CONSISTENCY_NAMES.get(self.kind, str(self.kind))
+        if self.kind == _TIME_LAG:
             return f"Consistency.time_lag({self.lag!r}, {self.timeout!r})"
-        if self.kind == pb.VERSION:
+        if self.kind == _VERSION:
             return f"Consistency.version({Version(self.at_version or b'')!r}, {self.timeout!r})"
         return f"Consistency.{name}"
 
@@ -105,8 +113,8 @@ class Consistency:
                               timeout_ms=_ms(self.timeout))
 
 
-Consistency.ABSOLUTE = Consistency(pb.ABSOLUTE)
-Consistency.NONE_REQUIRED = Consistency(pb.NONE_REQUIRED)
+Consistency.ABSOLUTE = Consistency(_ABSOLUTE)
+Consistency.NONE_REQUIRED = Consistency(_NONE_REQUIRED)
 
 
 class ReturnChoice(enum.IntEnum):
@@ -210,15 +218,15 @@ class Op:
 
     @classmethod
     def put_if_absent(cls, key: Key, value: bytes) -> "Op":
-        return cls(key, bytes(value), condition=pb.IF_ABSENT)
+        return cls(key, bytes(value), condition=_IF_ABSENT)
 
     @classmethod
     def put_if_present(cls, key: Key, value: bytes) -> "Op":
-        return cls(key, bytes(value), condition=pb.IF_PRESENT)
+        return cls(key, bytes(value), condition=_IF_PRESENT)
 
     @classmethod
     def put_if_version(cls, key: Key, value: bytes, match: bytes) -> "Op":
-        return cls(key, bytes(value), condition=pb.IF_VERSION, match_version=bytes(match))
+        return cls(key, bytes(value), condition=_IF_VERSION, match_version=bytes(match))
 
     @classmethod
     def delete(cls, key: Key) -> "Op":
@@ -226,7 +234,7 @@ class Op:
 
     @classmethod
     def delete_if_version(cls, key: Key, match: bytes) -> "Op":
-        return cls(key, is_delete=True, condition=pb.IF_VERSION, match_version=bytes(match))
+        return cls(key, is_delete=True, condition=_IF_VERSION, match_version=bytes(match))
 
     def abort_if_unsuccessful(self) -> "Op":
         """If this op is not done, nothing in the batch is written and
