@@ -100,11 +100,21 @@ class _Conn:
     def mark_failing(self) -> None:
         self.failing_until = time.monotonic() + 1.0
 
-    def close(self) -> None:
+    def unsubscribe(self) -> None:
         try:
             self.channel.unsubscribe(self._on_state)
         except Exception:
             pass
+
+    def close(self) -> None:
+        """Closes the channel once grpcio's connectivity poller has seen the
+        unsubscription (it wakes every 0.2 s): closing under it makes the
+        poller thread raise "Cannot monitor channel state: Channel closed!"
+        (grpc/grpc#18995). Call unsubscribe first."""
+        state = getattr(self.channel, "_connectivity_state", None)
+        deadline = time.monotonic() + 0.5
+        while getattr(state, "polling", False) and time.monotonic() < deadline:
+            time.sleep(0.01)
         self.channel.close()
 
 
@@ -250,6 +260,8 @@ class Client:
             self._closed = True
             conns = list(self._conns.values())
             self._conns.clear()
+        for c in conns:
+            c.unsubscribe()
         for c in conns:
             c.close()
 
