@@ -7,7 +7,7 @@ FUZZTIME ?= 100000x
 CHAOS_TIME ?= 10m
 CHAOS_STORAGE_TIME ?= 60s
 
-.PHONY: build test test-go fuzz-short fuzz proto demo vet clean
+.PHONY: build test test-go test-python fuzz-short fuzz proto demo vet clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/cairn
@@ -17,11 +17,24 @@ vet:
 
 # The whole suite CI runs: vet, unit and end-to-end tests (real processes on
 # 127.0.0.1), and each fuzz target briefly.
-test: vet test-go fuzz-short
+test: vet test-go test-python fuzz-short
 
 test-go: build
 	@command -v chromium >/dev/null 2>&1 || echo "note: chromium is not installed, so the HTML report test is skipped (apt-get install chromium; .ci/run does)"
 	CAIRN_BIN=$(abspath $(BIN)) $(GO) test -count=1 -timeout 10m ./...
+
+# The Python client (clients/python) installed into a venv (CAIRN_PY_VENV,
+# default .venv-python), type-checked by mypy, and its pytest suite against a real cairn lite and a
+# 3-node cluster started from $(BIN). Under a minute.
+CAIRN_PY_VENV ?= $(abspath .venv-python)
+PYTHON ?= python3
+
+test-python: build
+	@test -x $(CAIRN_PY_VENV)/bin/pip || $(PYTHON) -m venv $(CAIRN_PY_VENV) || { \
+		echo "python3 -m venv failed: apt-get install python3-venv (.ci/run does)" >&2; exit 1; }
+	$(CAIRN_PY_VENV)/bin/python -m pip install --quiet --disable-pip-version-check './clients/python[test]'
+	cd clients/python && $(CAIRN_PY_VENV)/bin/python -m mypy --no-error-summary cairn
+	CAIRN_BIN=$(abspath $(BIN)) $(CAIRN_PY_VENV)/bin/python -m pytest -q -p no:cacheprovider clients/python/tests
 
 fuzz-short:
 	FUZZTIME=$(FUZZTIME) ./scripts/fuzz.sh

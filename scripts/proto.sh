@@ -43,3 +43,11 @@ protoc -I . --go_out=. --go_opt=paths=source_relative \
 protoc -I . --go_out=. --go_opt=paths=source_relative \
   --go-grpc_out=. --go-grpc_opt=paths=source_relative \
   internal/admin/controlpb/control.proto
+# The Python client's stubs (clients/python/cairn/_pb). protoc's Python
+# plugin writes `import kv_pb2` in the gRPC module; it is made
+# package-relative so the stubs import as cairn._pb.
+py_out=clients/python/cairn/_pb
+mkdir -p "$py_out"
+protoc -I api/cairnpb --python_out="$py_out" --pyi_out="$py_out" --grpc_python_out="$py_out" \
+  api/cairnpb/kv.proto
+sed -i 's/^import kv_pb2 as kv__pb2$/from . import kv_pb2 as kv__pb2/' "$py_out/kv_pb2_grpc.py"

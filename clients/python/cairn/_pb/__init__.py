@@ -1,0 +1,1 @@
+"""Generated from api/cairnpb/kv.proto by scripts/proto.sh; do not edit."""
