@@ -340,9 +340,9 @@ func TestLiteLimits(t *testing.T) {
 	ctx := context.Background()
 	_, err := c.Put(ctx, k("/big"), make([]byte, 4<<20+1))
 	var ce *client.Error
-	if !errors.Is(err, client.ErrLimitExceeded) || !errors.As(err, &ce) || ce.Limit != "max-value-bytes" ||
+	if !errors.Is(err, client.ErrLimitExceeded) || !errors.As(err, &ce) || ce.Limit != "max_value_bytes" ||
 		ce.Max != 4<<20 || ce.Seen != 4<<20+1 || ce.MaybeApplied {
-		t.Fatalf("Put(oversized) = %v; want ErrLimitExceeded on max-value-bytes", err)
+		t.Fatalf("Put(oversized) = %v; want ErrLimitExceeded on max_value_bytes", err)
 	}
 	if !errors.Is(err, client.ErrInvalidArgument) {
 		t.Errorf("limit error %v is not ErrInvalidArgument", err)

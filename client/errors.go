@@ -67,7 +67,7 @@ var (
 	// malformed or over-limit request that retrying will not fix.
 	ErrInvalidArgument = errors.New("cairn: invalid argument")
 	// ErrLimitExceeded matches errors of kind "limit_exceeded"; Error.Limit
-	// names the limit (e.g. "max-value-bytes"), Max and Seen give the sizes.
+	// names the limit (e.g. "max_value_bytes"), Max and Seen give the sizes.
 	ErrLimitExceeded = errors.New("cairn: limit exceeded")
 	// ErrDiskFull matches errors of kind "disk_full": a node refused a write
 	// because its disk is (nearly) full.
@@ -100,7 +100,7 @@ type Error struct {
 	Code   codes.Code // the gRPC status code
 	Kind   string     // stable machine name, e.g. "limit_exceeded"; empty if the server sent none
 	Action Action     // what the caller can do about it
-	Limit  string     // for limit errors: the limit's name, e.g. "max-value-bytes"
+	Limit  string     // for limit errors: the limit's name, e.g. "max_value_bytes"
 	Max    int64      // for limit errors: the limit
 	Seen   int64      // for limit errors: the size seen
 	// MaybeApplied is set for a write whose outcome is unknown: the request

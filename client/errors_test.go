@@ -26,15 +26,15 @@ func withDetail(t *testing.T, c codes.Code, msg string, d *cairnpb.ErrorDetail) 
 func TestConvertErrorWithDetail(t *testing.T) {
 	err := withDetail(t, codes.InvalidArgument, "value is 5000000 bytes", &cairnpb.ErrorDetail{
 		Kind: "limit_exceeded", Action: cairnpb.ErrorDetail_FIX_INPUT,
-		Limit: "max-value-bytes", Max: 4 << 20, Seen: 5000000,
+		Limit: "max_value_bytes", Max: 4 << 20, Seen: 5000000,
 	})
 	e := convertError(err, true, true)
 	want := Error{Code: codes.InvalidArgument, Kind: KindLimitExceeded, Action: ActionFixInput,
-		Limit: "max-value-bytes", Max: 4 << 20, Seen: 5000000, Msg: "value is 5000000 bytes"}
+		Limit: "max_value_bytes", Max: 4 << 20, Seen: 5000000, Msg: "value is 5000000 bytes"}
 	if *e != want {
 		t.Fatalf("convertError = %+v, want %+v", *e, want)
 	}
-	for _, s := range []string{"value is 5000000 bytes", "InvalidArgument", "limit_exceeded", "max-value-bytes", "4194304", "FIX_INPUT"} {
+	for _, s := range []string{"value is 5000000 bytes", "InvalidArgument", "limit_exceeded", "max_value_bytes", "4194304", "FIX_INPUT"} {
 		if !strings.Contains(e.Error(), s) {
 			t.Errorf("Error() = %q lacks %q", e.Error(), s)
 		}

@@ -150,7 +150,7 @@ func TestConditionalPutCommands(t *testing.T) {
 	}
 	// The server's limit comes back as bad input naming the limit.
 	err := kv.Put(ctx, cli.PutArgs{Key: "/big", Value: strings.Repeat("x", 4<<20+1), HasValue: true})
-	if cli.ExitCode(err) != cli.ExitBadInput || !strings.Contains(cli.Message(err), "max-value-bytes") {
+	if cli.ExitCode(err) != cli.ExitBadInput || !strings.Contains(cli.Message(err), "max_value_bytes") {
 		t.Errorf("oversized put: %v", err)
 	}
 }

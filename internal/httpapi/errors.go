@@ -15,7 +15,7 @@ import (
 //
 //	HTTP/1.1 413 Request Entity Too Large
 //	{"error": {"code": "InvalidArgument", "kind": "limit_exceeded", "action": "FIX_INPUT",
-//	           "message": "...", "limit": "max-value-bytes", "max": 4194304, "seen": 5000000}}
+//	           "message": "...", "limit": "max_value_bytes", "max": 4194304, "seen": 5000000}}
 type errorJSON struct {
 	Code         string `json:"code"`
 	Kind         string `json:"kind,omitempty"`

@@ -43,23 +43,24 @@ func (l Limits) Validate() error {
 
 // LimitError says which limit was exceeded, its value, and the size seen.
 type LimitError struct {
-	Limit string // "max-key-bytes", "max-value-bytes" or "max-components"
+	Limit string // "max_key_bytes", "max_value_bytes" or "max_components", as StoreInfo's limits are named
 	Max   int
 	Seen  int
 }
 
 // Error reads as a sentence for the person who sent the key or value, e.g.
-// "value is 5,000,000 bytes; the store's limit is 4,194,304
-// (--max-value-bytes)". errors.Is(e, ErrLimit) holds.
+// "value is 5,000,000 bytes; the store's limit max_value_bytes is
+// 4,194,304 (the node's --max-value-bytes)". errors.Is(e, ErrLimit) holds.
 func (e *LimitError) Error() string {
 	what := "value is %s bytes"
 	switch e.Limit {
-	case "max-key-bytes":
+	case "max_key_bytes":
 		what = "key is %s bytes"
-	case "max-components":
+	case "max_components":
 		what = "key has %s components"
 	}
-	return fmt.Sprintf(what+"; the store's limit is %s (--%s)", grouped(e.Seen), grouped(e.Max), e.Limit)
+	return fmt.Sprintf(what+"; the store's limit %s is %s (the node's --%s)", grouped(e.Seen), e.Limit, grouped(e.Max),
+		strings.ReplaceAll(e.Limit, "_", "-"))
 }
 
 // grouped formats n with a comma between groups of three digits: 4,194,304.
@@ -102,7 +103,7 @@ func (l Limits) CheckParent(k Key) error {
 func (l Limits) checkPath(k Key) error {
 	n := len(k.Major) + len(k.Minor)
 	if n > l.MaxComponents {
-		return &LimitError{Limit: "max-components", Max: l.MaxComponents, Seen: n}
+		return &LimitError{Limit: "max_components", Max: l.MaxComponents, Seen: n}
 	}
 	size := 0
 	for _, c := range k.Major {
@@ -112,7 +113,7 @@ func (l Limits) checkPath(k Key) error {
 		size += len(c)
 	}
 	if size > l.MaxKeyBytes {
-		return &LimitError{Limit: "max-key-bytes", Max: l.MaxKeyBytes, Seen: size}
+		return &LimitError{Limit: "max_key_bytes", Max: l.MaxKeyBytes, Seen: size}
 	}
 	return k.CheckUTF8()
 }
@@ -120,7 +121,7 @@ func (l Limits) checkPath(k Key) error {
 // CheckValue validates a value's size.
 func (l Limits) CheckValue(v []byte) error {
 	if len(v) > l.MaxValueBytes {
-		return &LimitError{Limit: "max-value-bytes", Max: l.MaxValueBytes, Seen: len(v)}
+		return &LimitError{Limit: "max_value_bytes", Max: l.MaxValueBytes, Seen: len(v)}
 	}
 	return nil
 }

@@ -25,7 +25,7 @@ func checkLimitError(t *testing.T, what string, err error, limit string, max, se
 		t.Errorf("%s: error %v does not wrap ErrLimit", what, err)
 	}
 	msg := err.Error()
-	for _, s := range []string{"--" + limit, grouped(max), grouped(seen)} {
+	for _, s := range []string{limit, "--" + strings.ReplaceAll(limit, "_", "-"), grouped(max), grouped(seen)} {
 		if !strings.Contains(msg, s) {
 			t.Errorf("%s: message %q does not mention %q", what, msg, s)
 		}
@@ -37,10 +37,10 @@ func TestLimitErrorMessage(t *testing.T) {
 		err  LimitError
 		want string
 	}{
-		{LimitError{"max-value-bytes", 4194304, 5000000}, "value is 5,000,000 bytes; the store's limit is 4,194,304 (--max-value-bytes)"},
-		{LimitError{"max-key-bytes", 10240, 10241}, "key is 10,241 bytes; the store's limit is 10,240 (--max-key-bytes)"},
-		{LimitError{"max-components", 64, 65}, "key has 65 components; the store's limit is 64 (--max-components)"},
-		{LimitError{"max-value-bytes", 5, 999}, "value is 999 bytes; the store's limit is 5 (--max-value-bytes)"},
+		{LimitError{"max_value_bytes", 4194304, 5000000}, "value is 5,000,000 bytes; the store's limit max_value_bytes is 4,194,304 (the node's --max-value-bytes)"},
+		{LimitError{"max_key_bytes", 10240, 10241}, "key is 10,241 bytes; the store's limit max_key_bytes is 10,240 (the node's --max-key-bytes)"},
+		{LimitError{"max_components", 64, 65}, "key has 65 components; the store's limit max_components is 64 (the node's --max-components)"},
+		{LimitError{"max_value_bytes", 5, 999}, "value is 999 bytes; the store's limit max_value_bytes is 5 (the node's --max-value-bytes)"},
 	} {
 		if got := tc.err.Error(); got != tc.want {
 			t.Errorf("%+v: %q, want %q", tc.err, got, tc.want)
@@ -60,12 +60,12 @@ func TestCheckKeyLimits(t *testing.T) {
 		max, seen   int
 		description string
 	}{
-		{New([]string{"a"}, "b", "c", "d"), "max-components", 3, 4, "four components"},
-		{New([]string{"a", "b", "c", "d"}), "max-components", 3, 4, "four major components"},
-		{New([]string{"", ""}, "", ""), "max-components", 3, 4, "four empty components"},
-		{New([]string{"01234567890"}), "max-key-bytes", 10, 11, "11 bytes in one component"},
-		{New([]string{"0123"}, "4567", "890"), "max-key-bytes", 10, 11, "11 bytes over three components"},
-		{New([]string{"é"}, "日本", "abc"), "max-key-bytes", 10, 11, "multi-byte runes count as bytes"},
+		{New([]string{"a"}, "b", "c", "d"), "max_components", 3, 4, "four components"},
+		{New([]string{"a", "b", "c", "d"}), "max_components", 3, 4, "four major components"},
+		{New([]string{"", ""}, "", ""), "max_components", 3, 4, "four empty components"},
+		{New([]string{"01234567890"}), "max_key_bytes", 10, 11, "11 bytes in one component"},
+		{New([]string{"0123"}, "4567", "890"), "max_key_bytes", 10, 11, "11 bytes over three components"},
+		{New([]string{"é"}, "日本", "abc"), "max_key_bytes", 10, 11, "multi-byte runes count as bytes"},
 	} {
 		checkLimitError(t, tc.description, small.CheckKey(tc.k), tc.limit, tc.max, tc.seen)
 		checkLimitError(t, tc.description+" (parent)", small.CheckParent(tc.k), tc.limit, tc.max, tc.seen)
@@ -155,8 +155,8 @@ func TestCheckValue(t *testing.T) {
 			t.Errorf("CheckValue(%d bytes) = %v, want nil", n, err)
 		}
 	}
-	checkLimitError(t, "6-byte value", small.CheckValue(make([]byte, 6)), "max-value-bytes", 5, 6)
-	checkLimitError(t, "1000-byte value", small.CheckValue(make([]byte, 1000)), "max-value-bytes", 5, 1000)
+	checkLimitError(t, "6-byte value", small.CheckValue(make([]byte, 6)), "max_value_bytes", 5, 6)
+	checkLimitError(t, "1000-byte value", small.CheckValue(make([]byte, 1000)), "max_value_bytes", 5, 1000)
 }
 
 func TestLimitsValidate(t *testing.T) {

@@ -139,20 +139,20 @@ func TestBadInputOverWire(t *testing.T) {
 		}, want{code: codes.InvalidArgument, kind: "invalid_argument", contains: []string{"header.store"}}},
 		{"key_too_large", func(ctx context.Context) error {
 			return put(ctx, c, key([]string{"big"}, strings.Repeat("k", int(maxKey))), []byte("v"), 0)
-		}, want{code: codes.InvalidArgument, kind: "limit_exceeded", limit: "max-key-bytes", max: maxKey, seen: maxKey + 3,
-			contains: []string{"key is " + commas(maxKey+3) + " bytes; the store's limit is " + commas(maxKey) + " (--max-key-bytes)"}}},
+		}, want{code: codes.InvalidArgument, kind: "limit_exceeded", limit: "max_key_bytes", max: maxKey, seen: maxKey + 3,
+			contains: []string{"key is " + commas(maxKey+3) + " bytes; the store's limit max_key_bytes is " + commas(maxKey) + " (the node's --max-key-bytes)"}}},
 		{"value_too_large", func(ctx context.Context) error {
 			return put(ctx, c, okKey, make([]byte, maxValue+1), 0)
-		}, want{code: codes.InvalidArgument, kind: "limit_exceeded", limit: "max-value-bytes", max: maxValue, seen: maxValue + 1,
-			contains: []string{"value is " + commas(maxValue+1) + " bytes; the store's limit is " + commas(maxValue) + " (--max-value-bytes)"}}},
+		}, want{code: codes.InvalidArgument, kind: "limit_exceeded", limit: "max_value_bytes", max: maxValue, seen: maxValue + 1,
+			contains: []string{"value is " + commas(maxValue+1) + " bytes; the store's limit max_value_bytes is " + commas(maxValue) + " (the node's --max-value-bytes)"}}},
 		{"too_many_components", func(ctx context.Context) error {
 			minor := make([]string, 64)
 			for i := range minor {
 				minor[i] = "c"
 			}
 			return put(ctx, c, key([]string{"many"}, minor...), []byte("v"), 0)
-		}, want{code: codes.InvalidArgument, kind: "limit_exceeded", limit: "max-components", max: 64, seen: 65,
-			contains: []string{"max-components"}}},
+		}, want{code: codes.InvalidArgument, kind: "limit_exceeded", limit: "max_components", max: 64, seen: 65,
+			contains: []string{"max_components"}}},
 		{"unknown_condition", func(ctx context.Context) error {
 			op := okOp()
 			op.Condition = cairnpb.Condition(99)

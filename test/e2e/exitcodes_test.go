@@ -58,7 +58,7 @@ func TestExitCodes(t *testing.T) {
 		{"cluster typo suggests", []string{"cluster", "stpo"}, 2, "did you mean stop?", ""},
 		{"version", []string{"version"}, 0, "", ""},
 		{"kv value over the limit", []string{"kv", "--hosts", l.addr, "put", "/e/-/big", "--file", bigFile}, 2,
-			"cairn kv: value is 4,194,305 bytes; the store's limit is 4,194,304 (--max-value-bytes)", "keys:"},
+			"cairn kv: value is 4,194,305 bytes; the store's limit max_value_bytes is 4,194,304 (the node's --max-value-bytes)", "keys:"},
 		{"sn init conflict", []string{"sn", "init", "--root", snRoot, "--port", "5000", "--capacity", "4"}, 2,
 			"capacity: 2 in the file, 4 given", "node:"},
 		{"kv unknown flag", []string{"kv", "--colour", "get", "/a"}, 2, "unknown flag", ""},

@@ -197,7 +197,7 @@ func TestHTTPLite(t *testing.T) {
 	code, body = httpDo(t, "GET", kv+"/users/bob/-/email?consistency=eventual", nil)
 	wantHTTP(t, "bad consistency", code, body, 400, map[string]any{"error.kind": "bad_request", "error.message": "~consistency"})
 	code, body = httpDo(t, "PUT", kv+"/big/-/v", bytes.Repeat([]byte("v"), 4<<20+1))
-	wantHTTP(t, "a value over the limit", code, body, 413, map[string]any{"error.kind": "limit_exceeded", "error.limit": "max-value-bytes"})
+	wantHTTP(t, "a value over the limit", code, body, 413, map[string]any{"error.kind": "limit_exceeded", "error.limit": "max_value_bytes"})
 	code, body = httpDo(t, "PUT", kv+"/"+strings.Repeat("k", 11<<10), []byte("x"))
 	wantHTTP(t, "a key over the limit", code, body, 413, map[string]any{"error.kind": "limit_exceeded"})
 	code, body = httpDo(t, "GET", kv+"/-/x", nil)

@@ -87,7 +87,7 @@ class InvalidArgument(CairnError):
 
 class LimitExceeded(InvalidArgument):
     """A key or value is over a server limit; ``limit`` names it (e.g.
-    "max-value-bytes"), ``max`` and ``seen`` give the sizes."""
+    "max_value_bytes"), ``max`` and ``seen`` give the sizes."""
 
 
 class Unavailable(CairnError):
