@@ -54,10 +54,15 @@ func TestRouteShardElection(t *testing.T) {
 	fc.setLeader(1, 0)
 	_, err := c.Put(context.Background(), MustParseKey("/a"), []byte("v"), WithTimeout(500*time.Millisecond))
 	var e *Error
-	if !errors.As(err, &e) || e.Kind != KindNotLeader || e.Shard != "rg1" ||
-		!strings.HasSuffix(e.Msg, "an election may be under way, retry shortly") ||
-		strings.Count(e.Msg, "not the leader, no leader known") != 3 {
-		t.Fatalf("Put = %v; want a not_leader error naming the 3 replicas and an election", err)
+	// On a loaded machine the deadline may fall during the last attempt:
+	// that replica then reads "no answer before the deadline" and the code
+	// is DeadlineExceeded; the others still say why there is no leader.
+	if !errors.As(err, &e) || e.Shard != "rg1" || !strings.HasSuffix(e.Msg, "an election may be under way, retry shortly") {
+		t.Fatalf("Put = %v; want an error naming the shard and an election", err)
+	}
+	cut := e.Code == codes.DeadlineExceeded
+	if n := strings.Count(e.Msg, "not the leader, no leader known"); (!cut && (e.Kind != KindNotLeader || n != 3)) || (cut && n < 2) {
+		t.Fatalf("Put = %v; want a not_leader error naming the 3 replicas (or 2 when the deadline cut the last attempt)", err)
 	}
 }
 
