@@ -54,13 +54,7 @@ func (h *Handler) notFound(w http.ResponseWriter, r *http.Request) {
 
 // get answers GET /v1/kv/{key}: 200 with the record, 404 if there is none.
 func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
-	p := params{r.URL.Query()}
-	k, err := keyOf(r, "/v1/kv")
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	opts, err := p.options(false)
+	_, k, opts, err := keyRequest(r, "/v1/kv", false)
 	if err != nil {
 		writeError(w, err)
 		return
@@ -102,13 +96,7 @@ func resultJSON(k client.Key, res client.Result) writeJSONBody {
 // put answers PUT /v1/kv/{key}: 200 with the new version, or 412 when the
 // ?if= condition did not hold (nothing written).
 func (h *Handler) put(w http.ResponseWriter, r *http.Request) {
-	p := params{r.URL.Query()}
-	k, err := keyOf(r, "/v1/kv")
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	opts, err := p.options(true)
+	p, k, opts, err := keyRequest(r, "/v1/kv", true)
 	if err != nil {
 		writeError(w, err)
 		return
@@ -143,13 +131,7 @@ func (h *Handler) write(ctx context.Context, k client.Key, v []byte, cond string
 // delete answers DELETE /v1/kv/{key}: 200 with done true if a record was
 // deleted, false if there was none; 412 when ?if=version= did not match.
 func (h *Handler) delete(w http.ResponseWriter, r *http.Request) {
-	p := params{r.URL.Query()}
-	k, err := keyOf(r, "/v1/kv")
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	opts, err := p.options(true)
+	p, k, opts, err := keyRequest(r, "/v1/kv", true)
 	if err != nil {
 		writeError(w, err)
 		return

@@ -19,13 +19,7 @@ import (
 // error answer; one after it ends the array and adds "error", since the
 // status (200) is already sent.
 func (h *Handler) multiGet(w http.ResponseWriter, r *http.Request) {
-	p := params{r.URL.Query()}
-	parent, err := keyOf(r, "/v1/multi")
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	opts, err := p.options(false)
+	p, parent, opts, err := keyRequest(r, "/v1/multi", false)
 	if err != nil {
 		writeError(w, err)
 		return
@@ -108,13 +102,7 @@ func streamRecords(w http.ResponseWriter, recs iter.Seq2[client.Record, error], 
 // selection names, atomically (they share the parent's major path), and
 // says how many: {"deleted": 3}.
 func (h *Handler) multiDelete(w http.ResponseWriter, r *http.Request) {
-	p := params{r.URL.Query()}
-	parent, err := keyOf(r, "/v1/multi")
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	opts, err := p.options(true)
+	p, parent, opts, err := keyRequest(r, "/v1/multi", true)
 	if err != nil {
 		writeError(w, err)
 		return

@@ -131,3 +131,15 @@ func keyOf(r *http.Request, prefix string) (client.Key, error) {
 	}
 	return client.ParseKey(s)
 }
+
+// keyRequest reads what every request about one key (or parent) starts
+// with: its query, the key in the path after prefix, and the options.
+func keyRequest(r *http.Request, prefix string, write bool) (params, client.Key, []client.Option, error) {
+	p := params{r.URL.Query()}
+	k, err := keyOf(r, prefix)
+	if err != nil {
+		return p, k, nil, err
+	}
+	opts, err := p.options(write)
+	return p, k, opts, err
+}
