@@ -7,7 +7,7 @@ FUZZTIME ?= 100000x
 CHAOS_TIME ?= 10m
 CHAOS_STORAGE_TIME ?= 60s
 
-.PHONY: build test test-go test-python fuzz-short fuzz proto demo vet clean
+.PHONY: build test test-go test-python fuzz-short fuzz proto demo vet lint-proto clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/cairn
@@ -15,9 +15,13 @@ build:
 vet:
 	$(GO) vet ./...
 
+# buf lint of the public wire contract (buf.yaml says which rules and why).
+lint-proto:
+	./scripts/buf-lint.sh
+
 # The whole suite CI runs: vet, unit and end-to-end tests (real processes on
 # 127.0.0.1), and each fuzz target briefly.
-test: vet test-go test-python fuzz-short
+test: vet lint-proto test-go test-python fuzz-short
 
 test-go: build
 	@command -v chromium >/dev/null 2>&1 || echo "note: chromium is not installed, so the HTML report test is skipped (apt-get install chromium; .ci/run does)"

@@ -20,39 +20,41 @@ type Consistency struct {
 
 var (
 	// Absolute reads are linearizable: the shard's leader serves them.
-	Absolute = Consistency{kind: cairnpb.ConsistencyKind_ABSOLUTE}
+	Absolute = Consistency{kind: cairnpb.ConsistencyKind_CONSISTENCY_KIND_ABSOLUTE}
 	// NoneRequired reads may be served by any replica, however stale.
-	NoneRequired = Consistency{kind: cairnpb.ConsistencyKind_NONE_REQUIRED}
+	NoneRequired = Consistency{kind: cairnpb.ConsistencyKind_CONSISTENCY_KIND_NONE_REQUIRED}
 )
 
 // TimeLag reads from a replica at most lag behind the leader. A replica that
 // is further behind waits up to timeout to catch up (0: the server's
 // default), then the read fails with ErrConsistency.
 func TimeLag(lag, timeout time.Duration) Consistency {
-	return Consistency{kind: cairnpb.ConsistencyKind_TIME_LAG, lag: lag, timeout: timeout}
+	return Consistency{kind: cairnpb.ConsistencyKind_CONSISTENCY_KIND_TIME_LAG, lag: lag, timeout: timeout}
 }
 
 // AtVersion reads from a replica that has applied the write that produced v,
 // so a client sees its own write. A replica that has not waits up to timeout
 // (0: the server's default), then the read fails with ErrConsistency.
 func AtVersion(v Version, timeout time.Duration) Consistency {
-	return Consistency{kind: cairnpb.ConsistencyKind_VERSION, version: v, timeout: timeout}
+	return Consistency{kind: cairnpb.ConsistencyKind_CONSISTENCY_KIND_VERSION, version: v, timeout: timeout}
 }
 
 // IsZero reports whether c is the zero value, which means "the default".
-func (c Consistency) IsZero() bool { return c.kind == cairnpb.ConsistencyKind_CONSISTENCY_UNSPECIFIED }
+func (c Consistency) IsZero() bool {
+	return c.kind == cairnpb.ConsistencyKind_CONSISTENCY_KIND_UNSPECIFIED
+}
 
 func (c Consistency) String() string {
 	switch c.kind {
-	case cairnpb.ConsistencyKind_CONSISTENCY_UNSPECIFIED:
+	case cairnpb.ConsistencyKind_CONSISTENCY_KIND_UNSPECIFIED:
 		return "DEFAULT"
-	case cairnpb.ConsistencyKind_ABSOLUTE:
+	case cairnpb.ConsistencyKind_CONSISTENCY_KIND_ABSOLUTE:
 		return "ABSOLUTE"
-	case cairnpb.ConsistencyKind_NONE_REQUIRED:
+	case cairnpb.ConsistencyKind_CONSISTENCY_KIND_NONE_REQUIRED:
 		return "NONE_REQUIRED"
-	case cairnpb.ConsistencyKind_TIME_LAG:
+	case cairnpb.ConsistencyKind_CONSISTENCY_KIND_TIME_LAG:
 		return fmt.Sprintf("TIME_LAG(lag %v, timeout %v)", c.lag, c.timeout)
-	case cairnpb.ConsistencyKind_VERSION:
+	case cairnpb.ConsistencyKind_CONSISTENCY_KIND_VERSION:
 		return fmt.Sprintf("VERSION(%v, timeout %v)", c.version, c.timeout)
 	}
 	return fmt.Sprintf("Consistency(%d)", int(c.kind))

@@ -26,7 +26,7 @@ const (
 
 func (a Action) String() string {
 	if s, ok := cairnpb.ErrorDetail_Action_name[int32(a)]; ok {
-		return s
+		return strings.TrimPrefix(s, "ACTION_") // RETRY, as users know it
 	}
 	return fmt.Sprintf("Action(%d)", int(a))
 }

@@ -25,7 +25,7 @@ func withDetail(t *testing.T, c codes.Code, msg string, d *cairnpb.ErrorDetail) 
 
 func TestConvertErrorWithDetail(t *testing.T) {
 	err := withDetail(t, codes.InvalidArgument, "value is 5000000 bytes", &cairnpb.ErrorDetail{
-		Kind: "limit_exceeded", Action: cairnpb.ErrorDetail_FIX_INPUT,
+		Kind: "limit_exceeded", Action: cairnpb.ErrorDetail_ACTION_FIX_INPUT,
 		Limit: "max_value_bytes", Max: 4 << 20, Seen: 5000000,
 	})
 	e := convertError(err, true, true)
@@ -49,7 +49,7 @@ func TestConvertErrorWithDetail(t *testing.T) {
 
 	// maybe_applied comes from the server when it says so.
 	err = withDetail(t, codes.Unavailable, "leader lost", &cairnpb.ErrorDetail{
-		Kind: "leader_lost", Action: cairnpb.ErrorDetail_RETRY, MaybeApplied: true})
+		Kind: "leader_lost", Action: cairnpb.ErrorDetail_ACTION_RETRY, MaybeApplied: true})
 	e = convertError(err, true, true)
 	if !e.MaybeApplied || e.Action != ActionRetry || !strings.Contains(e.Error(), "may have been applied") {
 		t.Errorf("convertError = %+v (%v), want MaybeApplied RETRY", *e, e)

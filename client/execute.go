@@ -34,17 +34,17 @@ func OpPut(k Key, v []byte) Op { return Op{key: k, value: v} }
 
 // OpPutIfAbsent writes v under k if no record exists there.
 func OpPutIfAbsent(k Key, v []byte) Op {
-	return Op{key: k, value: v, cond: cairnpb.Condition_IF_ABSENT}
+	return Op{key: k, value: v, cond: cairnpb.Condition_CONDITION_IF_ABSENT}
 }
 
 // OpPutIfPresent writes v under k if a record exists there.
 func OpPutIfPresent(k Key, v []byte) Op {
-	return Op{key: k, value: v, cond: cairnpb.Condition_IF_PRESENT}
+	return Op{key: k, value: v, cond: cairnpb.Condition_CONDITION_IF_PRESENT}
 }
 
 // OpPutIfVersion writes v under k if the record there has version match.
 func OpPutIfVersion(k Key, v []byte, match Version) Op {
-	return Op{key: k, value: v, cond: cairnpb.Condition_IF_VERSION, match: match}
+	return Op{key: k, value: v, cond: cairnpb.Condition_CONDITION_IF_VERSION, match: match}
 }
 
 // OpDelete deletes the record under k; it is done if one existed.
@@ -52,7 +52,7 @@ func OpDelete(k Key) Op { return Op{key: k, delete: true} }
 
 // OpDeleteIfVersion deletes the record under k if it has version match.
 func OpDeleteIfVersion(k Key, match Version) Op {
-	return Op{key: k, delete: true, cond: cairnpb.Condition_IF_VERSION, match: match}
+	return Op{key: k, delete: true, cond: cairnpb.Condition_CONDITION_IF_VERSION, match: match}
 }
 
 // AbortIfUnsuccessful makes the whole batch fail, writing nothing, if this

@@ -169,7 +169,7 @@ func TestReadRetriesUnavailable(t *testing.T) {
 	f := &fakeKV{store: "kvstore"}
 	f.get = func(context.Context, *cairnpb.GetRequest) (*cairnpb.GetResponse, error) {
 		if f.calls.Load() < 3 {
-			return nil, serverError(codes.Unavailable, "no_leader", cairnpb.ErrorDetail_RETRY, false)
+			return nil, serverError(codes.Unavailable, "no_leader", cairnpb.ErrorDetail_ACTION_RETRY, false)
 		}
 		return &cairnpb.GetResponse{Found: true, Record: &cairnpb.Record{
 			Key: &cairnpb.Key{Major: []string{"a"}}, Value: []byte("v"), Version: []byte{1}, ExpirationMs: 1000}}, nil
@@ -198,7 +198,7 @@ func TestWriteRetry(t *testing.T) {
 			f := &fakeKV{store: "kvstore"}
 			f.put = func(context.Context, *cairnpb.PutRequest) (*cairnpb.WriteResponse, error) {
 				if f.calls.Load() == 1 {
-					return nil, serverError(codes.Unavailable, "leader_lost", cairnpb.ErrorDetail_RETRY, tc.maybe)
+					return nil, serverError(codes.Unavailable, "leader_lost", cairnpb.ErrorDetail_ACTION_RETRY, tc.maybe)
 				}
 				return &cairnpb.WriteResponse{Result: &cairnpb.OperationResult{Success: true, NewVersion: []byte{7}}}, nil
 			}
@@ -311,7 +311,7 @@ func TestMultiGetIteratorPaging(t *testing.T) {
 	if len(got) != 5 || got[4] != "/p/-/4" || f.calls.Load() != 3 {
 		t.Errorf("keys %v after %d pages, want 5 keys in 3 pages", got, f.calls.Load())
 	}
-	if dirs[0] != cairnpb.Direction_REVERSE {
+	if dirs[0] != cairnpb.Direction_DIRECTION_REVERSE {
 		t.Errorf("direction %v, want REVERSE", dirs[0])
 	}
 
@@ -343,7 +343,7 @@ func TestIteratorYieldsErrorLast(t *testing.T) {
 	f := &fakeKV{store: "kvstore"}
 	f.storeScan = func(_ context.Context, r *cairnpb.StoreScanRequest) (*cairnpb.StoreScanResponse, error) {
 		if len(r.GetResume()) > 0 {
-			return nil, serverError(codes.InvalidArgument, "bad_resume", cairnpb.ErrorDetail_FIX_INPUT, false)
+			return nil, serverError(codes.InvalidArgument, "bad_resume", cairnpb.ErrorDetail_ACTION_FIX_INPUT, false)
 		}
 		if r.GetParent() != nil {
 			return nil, status.Error(codes.Internal, "parent should be unset for a whole-store scan")

@@ -19,7 +19,7 @@ import (
 func stoppedReplica(context.Context, *cairnpb.PutRequest) (*cairnpb.WriteResponse, error) {
 	st, _ := status.New(codes.FailedPrecondition,
 		"replica rg1-rn2 (shard rg1 on sn2) is stopped by plan stop-service; another replica must serve the request").
-		WithDetails(&cairnpb.ErrorDetail{Kind: KindWrongShard, Action: cairnpb.ErrorDetail_REFRESH})
+		WithDetails(&cairnpb.ErrorDetail{Kind: KindWrongShard, Action: cairnpb.ErrorDetail_ACTION_REFRESH})
 	return nil, st.Err()
 }
 

@@ -121,14 +121,14 @@ func TestConsistencyToPB(t *testing.T) {
 		t.Errorf("zero consistency toPB = %v, want nil", p)
 	}
 	p := TimeLag(1500*time.Millisecond, time.Second).toPB()
-	if p.GetKind().String() != "TIME_LAG" || p.GetPermissibleLagMs() != 1500 || p.GetTimeoutMs() != 1000 {
+	if p.GetKind().String() != "CONSISTENCY_KIND_TIME_LAG" || p.GetPermissibleLagMs() != 1500 || p.GetTimeoutMs() != 1000 {
 		t.Errorf("TimeLag toPB = %v", p)
 	}
 	p = AtVersion(Version{1, 2}, 0).toPB()
-	if p.GetKind().String() != "VERSION" || string(p.GetVersion()) != "\x01\x02" || p.GetTimeoutMs() != 0 {
+	if p.GetKind().String() != "CONSISTENCY_KIND_VERSION" || string(p.GetVersion()) != "\x01\x02" || p.GetTimeoutMs() != 0 {
 		t.Errorf("AtVersion toPB = %v", p)
 	}
-	if k := Absolute.toPB().GetKind().String(); k != "ABSOLUTE" {
+	if k := Absolute.toPB().GetKind().String(); k != "CONSISTENCY_KIND_ABSOLUTE" {
 		t.Errorf("Absolute kind %s", k)
 	}
 }

@@ -53,7 +53,7 @@ const attemptShare = 3
 // route.bounded). TIME_LAG and VERSION reads may wait on the replica for
 // their consistency, so their attempts get the whole time left.
 func boundedRead(c Consistency) bool {
-	return c.kind == cairnpb.ConsistencyKind_NONE_REQUIRED || c.kind == cairnpb.ConsistencyKind_ABSOLUTE
+	return c.kind == cairnpb.ConsistencyKind_CONSISTENCY_KIND_NONE_REQUIRED || c.kind == cairnpb.ConsistencyKind_CONSISTENCY_KIND_ABSOLUTE
 }
 
 // writeRoute routes a write about major path major.
@@ -63,12 +63,12 @@ func writeRoute(major []string) route {
 
 // readRoute routes a read about major path major under consistency c.
 func readRoute(major []string, c Consistency) route {
-	return route{kind: routeKey, major: major, leader: c.kind == cairnpb.ConsistencyKind_ABSOLUTE, bounded: boundedRead(c)}
+	return route{kind: routeKey, major: major, leader: c.kind == cairnpb.ConsistencyKind_CONSISTENCY_KIND_ABSOLUTE, bounded: boundedRead(c)}
 }
 
 // shardRoute routes a read of shard s (a store scan page).
 func shardRoute(s topology.ShardID, c Consistency, stick *topology.NodeID) route {
-	return route{kind: routeShard, shard: s, leader: c.kind == cairnpb.ConsistencyKind_ABSOLUTE,
+	return route{kind: routeShard, shard: s, leader: c.kind == cairnpb.ConsistencyKind_CONSISTENCY_KIND_ABSOLUTE,
 		bounded: boundedRead(c), stick: stick}
 }
 

@@ -180,7 +180,7 @@ func (fc *fakeCluster) notLeader(s topology.ShardID) error {
 	}
 	fc.mu.Unlock()
 	st, _ := status.New(codes.FailedPrecondition, "not the leader").WithDetails(&cairnpb.ErrorDetail{
-		Kind: KindNotLeader, Action: cairnpb.ErrorDetail_REFRESH, LeaderNode: uint64(l), LeaderAddr: fc.addrs[l]})
+		Kind: KindNotLeader, Action: cairnpb.ErrorDetail_ACTION_REFRESH, LeaderNode: uint64(l), LeaderAddr: fc.addrs[l]})
 	return st.Err()
 }
 
@@ -205,7 +205,7 @@ func (fc *fakeCluster) wire(id topology.NodeID, f *fakeKV) {
 	}
 	f.get = func(_ context.Context, r *cairnpb.GetRequest) (*cairnpb.GetResponse, error) {
 		s := fc.topo.Load().ShardForKey(r.GetKey().GetMajor())
-		if r.GetConsistency().GetKind() == cairnpb.ConsistencyKind_ABSOLUTE && fc.leader(s) != id {
+		if r.GetConsistency().GetKind() == cairnpb.ConsistencyKind_CONSISTENCY_KIND_ABSOLUTE && fc.leader(s) != id {
 			return nil, fc.notLeader(s)
 		}
 		return &cairnpb.GetResponse{Found: true, Record: &cairnpb.Record{Key: r.GetKey(), Value: []byte(strconv.Itoa(int(id)))}}, nil
@@ -396,7 +396,7 @@ func TestRouteWrongShardRefreshesTopology(t *testing.T) {
 	fc.topo.Store(&moved)
 	fc.setLeader(1, 2)
 	fc.kvs[1].put = func(context.Context, *cairnpb.PutRequest) (*cairnpb.WriteResponse, error) {
-		return nil, serverError(codes.FailedPrecondition, KindWrongShard, cairnpb.ErrorDetail_REFRESH, false)
+		return nil, serverError(codes.FailedPrecondition, KindWrongShard, cairnpb.ErrorDetail_ACTION_REFRESH, false)
 	}
 	infos := fc.kvs[1].infos.Load() + fc.kvs[2].infos.Load() + fc.kvs[3].infos.Load()
 	v, err := c.Put(context.Background(), MustParseKey("/a"), []byte("v"))
@@ -424,10 +424,10 @@ func TestRouteWriteOutcomes(t *testing.T) {
 		attempts int64 // at the leader
 		wantErr  error
 	}{
-		{KindOutcomeUnknown, codes.Unknown, cairnpb.ErrorDetail_NONE, true, 1, ErrOutcomeUnknown},
-		{KindAckTimeout, codes.DeadlineExceeded, cairnpb.ErrorDetail_NONE, true, 1, ErrOutcomeUnknown},
-		{KindDropped, codes.Unavailable, cairnpb.ErrorDetail_RETRY, false, 2, nil},
-		{kindShuttingDown, codes.Unavailable, cairnpb.ErrorDetail_RETRY, false, 1, nil},
+		{KindOutcomeUnknown, codes.Unknown, cairnpb.ErrorDetail_ACTION_NONE, true, 1, ErrOutcomeUnknown},
+		{KindAckTimeout, codes.DeadlineExceeded, cairnpb.ErrorDetail_ACTION_NONE, true, 1, ErrOutcomeUnknown},
+		{KindDropped, codes.Unavailable, cairnpb.ErrorDetail_ACTION_RETRY, false, 2, nil},
+		{kindShuttingDown, codes.Unavailable, cairnpb.ErrorDetail_ACTION_RETRY, false, 1, nil},
 	} {
 		t.Run(tc.kind, func(t *testing.T) {
 			fc := newFakeCluster(t, 3, 1, nil)
@@ -597,7 +597,7 @@ func TestRouteStoppedReplicaTriesAnother(t *testing.T) {
 	c := fc.open(1)
 	fc.setLeader(1, 2) // node 1 handed over before its replica stopped
 	fc.kvs[1].put = func(context.Context, *cairnpb.PutRequest) (*cairnpb.WriteResponse, error) {
-		return nil, serverError(codes.FailedPrecondition, KindWrongShard, cairnpb.ErrorDetail_REFRESH, false)
+		return nil, serverError(codes.FailedPrecondition, KindWrongShard, cairnpb.ErrorDetail_ACTION_REFRESH, false)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -656,7 +656,7 @@ func TestRouteWrongShardFollowsMove(t *testing.T) {
 	src, dst := fc.kvs[topology.NodeID(from)], fc.kvs[topology.NodeID(to)]
 	src.put = func(context.Context, *cairnpb.PutRequest) (*cairnpb.WriteResponse, error) {
 		st, _ := status.New(codes.FailedPrecondition, "moved").WithDetails(&cairnpb.ErrorDetail{
-			Kind: KindWrongShard, Action: cairnpb.ErrorDetail_REFRESH, MovedToShard: uint64(to), Partitions: 8, TopologySeq: 1})
+			Kind: KindWrongShard, Action: cairnpb.ErrorDetail_ACTION_REFRESH, MovedToShard: uint64(to), Partitions: 8, TopologySeq: 1})
 		return nil, st.Err()
 	}
 	dst.put = func(context.Context, *cairnpb.PutRequest) (*cairnpb.WriteResponse, error) {

@@ -75,19 +75,19 @@ func (c *Client) Put(ctx context.Context, k Key, v []byte, opts ...Option) (Vers
 // PutIfAbsent writes v under k only if no record exists there. Result.Done
 // is false, with no error, if one does.
 func (c *Client) PutIfAbsent(ctx context.Context, k Key, v []byte, opts ...Option) (Result, error) {
-	return c.put(ctx, k, v, cairnpb.Condition_IF_ABSENT, nil, opts)
+	return c.put(ctx, k, v, cairnpb.Condition_CONDITION_IF_ABSENT, nil, opts)
 }
 
 // PutIfPresent writes v under k only if a record exists there. Result.Done
 // is false, with no error, if none does.
 func (c *Client) PutIfPresent(ctx context.Context, k Key, v []byte, opts ...Option) (Result, error) {
-	return c.put(ctx, k, v, cairnpb.Condition_IF_PRESENT, nil, opts)
+	return c.put(ctx, k, v, cairnpb.Condition_CONDITION_IF_PRESENT, nil, opts)
 }
 
 // PutIfVersion writes v under k only if the record there has version match.
 // Result.Done is false, with no error, if it does not (or is absent).
 func (c *Client) PutIfVersion(ctx context.Context, k Key, v []byte, match Version, opts ...Option) (Result, error) {
-	return c.put(ctx, k, v, cairnpb.Condition_IF_VERSION, match, opts)
+	return c.put(ctx, k, v, cairnpb.Condition_CONDITION_IF_VERSION, match, opts)
 }
 
 // Delete deletes the record under k. Result.Done reports whether a record
@@ -99,7 +99,7 @@ func (c *Client) Delete(ctx context.Context, k Key, opts ...Option) (Result, err
 // DeleteIfVersion deletes the record under k only if it has version match.
 // Result.Done is false, with no error, if it does not (or is absent).
 func (c *Client) DeleteIfVersion(ctx context.Context, k Key, match Version, opts ...Option) (Result, error) {
-	return c.delete(ctx, k, cairnpb.Condition_IF_VERSION, match, opts)
+	return c.delete(ctx, k, cairnpb.Condition_CONDITION_IF_VERSION, match, opts)
 }
 
 func (c *Client) put(ctx context.Context, k Key, v []byte, cond cairnpb.Condition, match Version, opts []Option) (Result, error) {

@@ -182,7 +182,9 @@ const file_api_cairnpb_admin_proto_rawDesc = "" +
 	"\x04json\x18\x02 \x01(\fR\x04json\x12\x1a\n" +
 	"\bproblems\x18\x03 \x01(\bR\bproblems2@\n" +
 	"\x05Admin\x127\n" +
-	"\aCommand\x12\x16.cairn.v1.AdminRequest\x1a\x14.cairn.v1.AdminReplyB-Z$github.com/cairndb/cairn/api/cairnpb\x92\x03\x04\b\x02 \x03b\beditionsp\xe8\a"
+	"\aCommand\x12\x16.cairn.v1.AdminRequest\x1a\x14.cairn.v1.AdminReplyBP\n" +
+	"\x13io.cairndb.kv.protoB\n" +
+	"AdminProtoP\x01Z$github.com/cairndb/cairn/api/cairnpb\x92\x03\x04\b\x02 \x03b\beditionsp\xe8\a"
 
 var (
 	file_api_cairnpb_admin_proto_rawDescOnce sync.Once

@@ -91,9 +91,9 @@ func (s *metaStore) put(ctx context.Context, m *Meta, ver []byte) (bool, error) 
 	}
 	put := &cairnpb.PutOp{Key: &cairnpb.Key{Major: metaKey.Major, Minor: metaKey.Minor}, Value: b}
 	if ver == nil {
-		put.Condition = cairnpb.Condition_IF_ABSENT
+		put.Condition = cairnpb.Condition_CONDITION_IF_ABSENT
 	} else {
-		put.Condition, put.MatchVersion = cairnpb.Condition_IF_VERSION, ver
+		put.Condition, put.MatchVersion = cairnpb.Condition_CONDITION_IF_VERSION, ver
 	}
 	cmd := &commandpb.Command{NowMs: time.Now().UnixMilli(), Body: &commandpb.Command_Batch{
 		Batch: &commandpb.Batch{Ops: []*cairnpb.Operation{{Op: &cairnpb.Operation_Put{Put: put}}}}}}

@@ -68,9 +68,9 @@ func (b *embeddedBinding) start(logger *slog.Logger, version string) error {
 		Store: meta.Name, TimeoutMs: b.cfg.Cairn.Timeout.Milliseconds()}}
 	b.store.durability = &cairnpb.Durability{MasterSync: cairnpb.SyncPolicy(syncPolicy(b.cfg.Cairn.Durability))}
 	if b.cfg.Cairn.Consistency == "absolute" {
-		b.store.consistency = &cairnpb.Consistency{Kind: cairnpb.ConsistencyKind_ABSOLUTE}
+		b.store.consistency = &cairnpb.Consistency{Kind: cairnpb.ConsistencyKind_CONSISTENCY_KIND_ABSOLUTE}
 	} else {
-		b.store.consistency = &cairnpb.Consistency{Kind: cairnpb.ConsistencyKind_NONE_REQUIRED}
+		b.store.consistency = &cairnpb.Consistency{Kind: cairnpb.ConsistencyKind_CONSISTENCY_KIND_NONE_REQUIRED}
 	}
 	return nil
 }
@@ -137,9 +137,9 @@ func (s serverStore) put(ctx context.Context, k client.Key, v []byte, c cond, ma
 	op := &cairnpb.PutOp{Key: keyPB(k), Value: v}
 	switch c {
 	case condIfPresent:
-		op.Condition = cairnpb.Condition_IF_PRESENT
+		op.Condition = cairnpb.Condition_CONDITION_IF_PRESENT
 	case condIfVersion:
-		op.Condition, op.MatchVersion = cairnpb.Condition_IF_VERSION, match
+		op.Condition, op.MatchVersion = cairnpb.Condition_CONDITION_IF_VERSION, match
 	}
 	resp, err := s.srv.Put(ctx, &cairnpb.PutRequest{Header: s.header, Op: op, Durability: s.durability})
 	if err != nil {

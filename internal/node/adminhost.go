@@ -164,7 +164,7 @@ func checkAdminUTF8(req *cairnpb.AdminRequest) error {
 		return nil
 	}
 	st, err := status.New(codes.InvalidArgument, msg).WithDetails(&cairnpb.ErrorDetail{
-		Kind: "invalid_argument", Action: cairnpb.ErrorDetail_FIX_INPUT})
+		Kind: "invalid_argument", Action: cairnpb.ErrorDetail_ACTION_FIX_INPUT})
 	if err != nil {
 		return status.Error(codes.InvalidArgument, msg)
 	}

@@ -158,7 +158,7 @@ func TestAdminRefusesInvalidUTF8(t *testing.T) {
 					d = ed
 				}
 			}
-			if d.GetKind() != "invalid_argument" || d.GetAction() != cairnpb.ErrorDetail_FIX_INPUT {
+			if d.GetKind() != "invalid_argument" || d.GetAction() != cairnpb.ErrorDetail_ACTION_FIX_INPUT {
 				t.Errorf("ErrorDetail %v, want kind invalid_argument, action FIX_INPUT", d)
 			}
 		})

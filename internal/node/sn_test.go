@@ -95,7 +95,7 @@ func TestSNClusterServesWrites(t *testing.T) {
 		deadline := time.Now().Add(10 * time.Second)
 		for time.Now().Before(deadline) {
 			resp, last = clients[addr].Put(ctx, &cairnpb.PutRequest{Op: &cairnpb.PutOp{Key: key, Value: []byte("v")},
-				Durability: &cairnpb.Durability{MasterSync: cairnpb.SyncPolicy_SYNC}})
+				Durability: &cairnpb.Durability{MasterSync: cairnpb.SyncPolicy_SYNC_POLICY_SYNC}})
 			if last == nil {
 				break
 			}
@@ -114,7 +114,7 @@ func TestSNClusterServesWrites(t *testing.T) {
 		shard := topo.ShardForKey(key.Major)
 		for _, sn := range sns {
 			got, err := clients[sn.Addr()].Get(ctx, &cairnpb.GetRequest{Key: key, Consistency: &cairnpb.Consistency{
-				Kind: cairnpb.ConsistencyKind_VERSION, Version: resp.GetResult().GetNewVersion(), TimeoutMs: 5000}})
+				Kind: cairnpb.ConsistencyKind_CONSISTENCY_KIND_VERSION, Version: resp.GetResult().GetNewVersion(), TimeoutMs: 5000}})
 			if err != nil || !got.GetFound() {
 				t.Fatalf("read-your-write %d (shard %d) on node %d: %v %v", i, shard, sn.ID(), got, err)
 			}

@@ -378,7 +378,7 @@ func blindPut(cmd *commandpb.Command) bool {
 	for _, op := range b.GetOps() {
 		put := op.GetPut()
 		if put == nil || put.GetCondition() != cairnpb.Condition_CONDITION_UNSPECIFIED ||
-			(put.GetReturn() != cairnpb.ReturnValueVersion_RETURN_UNSPECIFIED && put.GetReturn() != cairnpb.ReturnValueVersion_RETURN_NONE) {
+			(put.GetReturn() != cairnpb.ReturnValueVersion_RETURN_VALUE_VERSION_UNSPECIFIED && put.GetReturn() != cairnpb.ReturnValueVersion_RETURN_VALUE_VERSION_NONE) {
 			return false
 		}
 	}

@@ -148,7 +148,7 @@ func BenchmarkServerPut(b *testing.B) {
 				for pb.Next() {
 					resp, err := kv.Put(context.Background(), &cairnpb.PutRequest{Op: &cairnpb.PutOp{
 						Key: &cairnpb.Key{Major: benchMajor(r.IntN(benchRecords))}, Value: value,
-						Condition: cairnpb.Condition_IF_PRESENT}})
+						Condition: cairnpb.Condition_CONDITION_IF_PRESENT}})
 					if err != nil || !resp.GetResult().GetSuccess() {
 						b.Errorf("put: %v %v", resp, err)
 						return

@@ -261,7 +261,7 @@ func now() int64 { return time.Now().UnixMilli() }
 // whole store.
 func (d *differ) restart(t *testing.T, n *liteNode, root string) *liteNode {
 	d.op = "restart"
-	mg := &cairnpb.MultiGetRequest{Parent: &cairnpb.Key{Major: d.u.majors[0]}, BatchSize: 1, Direction: cairnpb.Direction_REVERSE}
+	mg := &cairnpb.MultiGetRequest{Parent: &cairnpb.Key{Major: d.u.majors[0]}, BatchSize: 1, Direction: cairnpb.Direction_DIRECTION_REVERSE}
 	ss := &cairnpb.StoreScanRequest{BatchSize: 2}
 	mgWant, ssWant := d.m.MultiGet(mg), d.m.StoreScan(ss)
 	var mgGot, ssGot []*cairnpb.Record
@@ -449,14 +449,14 @@ func (d *differ) durability() *cairnpb.Durability {
 func (d *differ) consistency() *cairnpb.Consistency {
 	switch d.rng.IntN(6) {
 	case 0:
-		return &cairnpb.Consistency{Kind: cairnpb.ConsistencyKind_ABSOLUTE}
+		return &cairnpb.Consistency{Kind: cairnpb.ConsistencyKind_CONSISTENCY_KIND_ABSOLUTE}
 	case 1:
-		return &cairnpb.Consistency{Kind: cairnpb.ConsistencyKind_NONE_REQUIRED}
+		return &cairnpb.Consistency{Kind: cairnpb.ConsistencyKind_CONSISTENCY_KIND_NONE_REQUIRED}
 	case 2:
-		return &cairnpb.Consistency{Kind: cairnpb.ConsistencyKind_TIME_LAG, PermissibleLagMs: 1000}
+		return &cairnpb.Consistency{Kind: cairnpb.ConsistencyKind_CONSISTENCY_KIND_TIME_LAG, PermissibleLagMs: 1000}
 	case 3:
 		if d.last != nil {
-			return &cairnpb.Consistency{Kind: cairnpb.ConsistencyKind_VERSION, Version: d.last, TimeoutMs: 5000}
+			return &cairnpb.Consistency{Kind: cairnpb.ConsistencyKind_CONSISTENCY_KIND_VERSION, Version: d.last, TimeoutMs: 5000}
 		}
 	}
 	return nil
@@ -500,14 +500,14 @@ func (d *differ) putOp(k *cairnpb.Key) *cairnpb.PutOp {
 	switch n := d.rng.IntN(10); {
 	case n < 4:
 	case n < 6:
-		op.Condition = cairnpb.Condition_IF_ABSENT
+		op.Condition = cairnpb.Condition_CONDITION_IF_ABSENT
 	case n < 8:
-		op.Condition = cairnpb.Condition_IF_PRESENT
+		op.Condition = cairnpb.Condition_CONDITION_IF_PRESENT
 	default:
-		op.Condition = cairnpb.Condition_IF_VERSION
+		op.Condition = cairnpb.Condition_CONDITION_IF_VERSION
 		op.MatchVersion = d.matchVersion(k)
 	}
-	if op.Condition != cairnpb.Condition_IF_VERSION && d.rng.IntN(10) == 0 {
+	if op.Condition != cairnpb.Condition_CONDITION_IF_VERSION && d.rng.IntN(10) == 0 {
 		op.MatchVersion = []byte("ignored") // only IF_VERSION reads it
 	}
 	return op
@@ -516,7 +516,7 @@ func (d *differ) putOp(k *cairnpb.Key) *cairnpb.PutOp {
 func (d *differ) deleteOp(k *cairnpb.Key) *cairnpb.DeleteOp {
 	op := &cairnpb.DeleteOp{Key: k, Return: d.returnKind()}
 	if d.rng.IntN(5) < 2 {
-		op.Condition = cairnpb.Condition_IF_VERSION
+		op.Condition = cairnpb.Condition_CONDITION_IF_VERSION
 		op.MatchVersion = d.matchVersion(k)
 	} else if d.rng.IntN(10) == 0 {
 		op.MatchVersion = []byte("ignored")
@@ -803,7 +803,7 @@ func (d *differ) invalid() {
 	}
 	switch bad {
 	case 0:
-		cs = put(&cairnpb.PutOp{Key: k, Condition: cairnpb.Condition_IF_VERSION, MatchVersion: make([]byte, d.rng.IntN(2)*15)}, "bad_version")
+		cs = put(&cairnpb.PutOp{Key: k, Condition: cairnpb.Condition_CONDITION_IF_VERSION, MatchVersion: make([]byte, d.rng.IntN(2)*15)}, "bad_version")
 	case 1:
 		cs = del(&cairnpb.DeleteOp{Key: k, Condition: cairnpb.Condition(1 + d.rng.IntN(2))}, "invalid_argument") // IF_ABSENT, IF_PRESENT
 	case 2:
@@ -818,7 +818,7 @@ func (d *differ) invalid() {
 	case 4:
 		ops := []*cairnpb.Operation{
 			{Op: &cairnpb.Operation_Put{Put: d.putOp(k)}},
-			{Op: &cairnpb.Operation_Delete{Delete: &cairnpb.DeleteOp{Key: k, Condition: cairnpb.Condition_IF_PRESENT}}},
+			{Op: &cairnpb.Operation_Delete{Delete: &cairnpb.DeleteOp{Key: k, Condition: cairnpb.Condition_CONDITION_IF_PRESENT}}},
 		}
 		cs = exec(ops, "invalid_argument")
 	case 5:
@@ -829,7 +829,7 @@ func (d *differ) invalid() {
 		req := &cairnpb.MultiDeleteRequest{Parent: &cairnpb.Key{Major: d.major()}, Range: r}
 		cs = call{"multiDelete", req, func(c context.Context) error { _, err := d.kv.MultiDelete(c, req); return err }, codes.InvalidArgument, "invalid_key"}
 	case 7:
-		cs = mget(&cairnpb.MultiGetRequest{Parent: &cairnpb.Key{Major: d.major()}, Direction: cairnpb.Direction_UNORDERED}, codes.InvalidArgument, "invalid_argument")
+		cs = mget(&cairnpb.MultiGetRequest{Parent: &cairnpb.Key{Major: d.major()}, Direction: cairnpb.Direction_DIRECTION_UNORDERED}, codes.InvalidArgument, "invalid_argument")
 	case 8:
 		cs = scan(&cairnpb.StoreScanRequest{Parent: &cairnpb.Key{Major: d.major(), Minor: []string{"a"}}}, "invalid_key")
 	case 9:
@@ -854,7 +854,7 @@ func (d *differ) invalid() {
 		for i := range v {
 			v[i] = byte(d.rng.IntN(256))
 		}
-		cs = mget(&cairnpb.MultiGetRequest{Parent: &cairnpb.Key{Major: d.major()}, Consistency: &cairnpb.Consistency{Kind: cairnpb.ConsistencyKind_VERSION, Version: v}},
+		cs = mget(&cairnpb.MultiGetRequest{Parent: &cairnpb.Key{Major: d.major()}, Consistency: &cairnpb.Consistency{Kind: cairnpb.ConsistencyKind_CONSISTENCY_KIND_VERSION, Version: v}},
 			codes.InvalidArgument, "foreign_version")
 	case 15:
 		long := make([]string, 65)

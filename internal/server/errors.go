@@ -40,31 +40,31 @@ var sentinels = []struct {
 	err error
 	m   mapping
 }{
-	{storage.ErrBadResume, mapping{codes.InvalidArgument, "bad_resume", cairnpb.ErrorDetail_FIX_INPUT}},
-	{storage.ErrBadVersion, mapping{codes.InvalidArgument, "bad_version", cairnpb.ErrorDetail_FIX_INPUT}},
-	{storage.ErrBadCommand, mapping{codes.InvalidArgument, "invalid_argument", cairnpb.ErrorDetail_FIX_INPUT}},
-	{keys.ErrMalformed, mapping{codes.InvalidArgument, "invalid_key", cairnpb.ErrorDetail_FIX_INPUT}},
-	{keys.ErrInvalid, mapping{codes.InvalidArgument, "invalid_key", cairnpb.ErrorDetail_FIX_INPUT}},
-	{replica.ErrForeignVersion, mapping{codes.InvalidArgument, "foreign_version", cairnpb.ErrorDetail_FIX_INPUT}},
-	{storage.ErrTooLarge, mapping{codes.FailedPrecondition, "result_too_large", cairnpb.ErrorDetail_FIX_INPUT}},
-	{errStoreMismatch, mapping{codes.FailedPrecondition, "store_mismatch", cairnpb.ErrorDetail_FIX_INPUT}},
-	{storage.ErrDiskFull, mapping{codes.ResourceExhausted, "disk_full", cairnpb.ErrorDetail_RETRY}},
-	{replica.ErrNotLeader, mapping{codes.FailedPrecondition, "not_leader", cairnpb.ErrorDetail_REFRESH}},
-	{ErrWrongShard, mapping{codes.FailedPrecondition, "wrong_shard", cairnpb.ErrorDetail_REFRESH}},
-	{storage.ErrNotServed, mapping{codes.FailedPrecondition, "wrong_shard", cairnpb.ErrorDetail_REFRESH}},
-	{storage.ErrMoving, mapping{codes.Unavailable, "partition_moving", cairnpb.ErrorDetail_RETRY}},
-	{ErrStaleTopology, mapping{codes.FailedPrecondition, "stale_topology", cairnpb.ErrorDetail_REFRESH}},
-	{replica.ErrDropped, mapping{codes.Unavailable, "dropped", cairnpb.ErrorDetail_RETRY}},
-	{replica.ErrRejoining, mapping{codes.Unavailable, "rejoining", cairnpb.ErrorDetail_RETRY}},
-	{replica.ErrNotVoter, mapping{codes.Unavailable, "not_voter", cairnpb.ErrorDetail_RETRY}},
-	{replica.ErrUnknownOutcome, mapping{codes.Unknown, "outcome_unknown", cairnpb.ErrorDetail_NONE}},
-	{replica.ErrAckTimeout, mapping{codes.DeadlineExceeded, "ack_timeout", cairnpb.ErrorDetail_NONE}},
-	{replica.ErrConsistency, mapping{codes.Unavailable, "consistency_timeout", cairnpb.ErrorDetail_RETRY}},
-	{replica.ErrClosed, mapping{codes.Unavailable, "shutting_down", cairnpb.ErrorDetail_RETRY}},
-	{context.DeadlineExceeded, mapping{codes.DeadlineExceeded, "timeout", cairnpb.ErrorDetail_RETRY}},
-	{context.Canceled, mapping{codes.Canceled, "canceled", cairnpb.ErrorDetail_NONE}},
-	{storage.ErrCorrupt, mapping{codes.DataLoss, "corruption", cairnpb.ErrorDetail_NONE}},
-	{keys.ErrCorrupt, mapping{codes.DataLoss, "corruption", cairnpb.ErrorDetail_NONE}},
+	{storage.ErrBadResume, mapping{codes.InvalidArgument, "bad_resume", cairnpb.ErrorDetail_ACTION_FIX_INPUT}},
+	{storage.ErrBadVersion, mapping{codes.InvalidArgument, "bad_version", cairnpb.ErrorDetail_ACTION_FIX_INPUT}},
+	{storage.ErrBadCommand, mapping{codes.InvalidArgument, "invalid_argument", cairnpb.ErrorDetail_ACTION_FIX_INPUT}},
+	{keys.ErrMalformed, mapping{codes.InvalidArgument, "invalid_key", cairnpb.ErrorDetail_ACTION_FIX_INPUT}},
+	{keys.ErrInvalid, mapping{codes.InvalidArgument, "invalid_key", cairnpb.ErrorDetail_ACTION_FIX_INPUT}},
+	{replica.ErrForeignVersion, mapping{codes.InvalidArgument, "foreign_version", cairnpb.ErrorDetail_ACTION_FIX_INPUT}},
+	{storage.ErrTooLarge, mapping{codes.FailedPrecondition, "result_too_large", cairnpb.ErrorDetail_ACTION_FIX_INPUT}},
+	{errStoreMismatch, mapping{codes.FailedPrecondition, "store_mismatch", cairnpb.ErrorDetail_ACTION_FIX_INPUT}},
+	{storage.ErrDiskFull, mapping{codes.ResourceExhausted, "disk_full", cairnpb.ErrorDetail_ACTION_RETRY}},
+	{replica.ErrNotLeader, mapping{codes.FailedPrecondition, "not_leader", cairnpb.ErrorDetail_ACTION_REFRESH}},
+	{ErrWrongShard, mapping{codes.FailedPrecondition, "wrong_shard", cairnpb.ErrorDetail_ACTION_REFRESH}},
+	{storage.ErrNotServed, mapping{codes.FailedPrecondition, "wrong_shard", cairnpb.ErrorDetail_ACTION_REFRESH}},
+	{storage.ErrMoving, mapping{codes.Unavailable, "partition_moving", cairnpb.ErrorDetail_ACTION_RETRY}},
+	{ErrStaleTopology, mapping{codes.FailedPrecondition, "stale_topology", cairnpb.ErrorDetail_ACTION_REFRESH}},
+	{replica.ErrDropped, mapping{codes.Unavailable, "dropped", cairnpb.ErrorDetail_ACTION_RETRY}},
+	{replica.ErrRejoining, mapping{codes.Unavailable, "rejoining", cairnpb.ErrorDetail_ACTION_RETRY}},
+	{replica.ErrNotVoter, mapping{codes.Unavailable, "not_voter", cairnpb.ErrorDetail_ACTION_RETRY}},
+	{replica.ErrUnknownOutcome, mapping{codes.Unknown, "outcome_unknown", cairnpb.ErrorDetail_ACTION_NONE}},
+	{replica.ErrAckTimeout, mapping{codes.DeadlineExceeded, "ack_timeout", cairnpb.ErrorDetail_ACTION_NONE}},
+	{replica.ErrConsistency, mapping{codes.Unavailable, "consistency_timeout", cairnpb.ErrorDetail_ACTION_RETRY}},
+	{replica.ErrClosed, mapping{codes.Unavailable, "shutting_down", cairnpb.ErrorDetail_ACTION_RETRY}},
+	{context.DeadlineExceeded, mapping{codes.DeadlineExceeded, "timeout", cairnpb.ErrorDetail_ACTION_RETRY}},
+	{context.Canceled, mapping{codes.Canceled, "canceled", cairnpb.ErrorDetail_ACTION_NONE}},
+	{storage.ErrCorrupt, mapping{codes.DataLoss, "corruption", cairnpb.ErrorDetail_ACTION_NONE}},
+	{keys.ErrCorrupt, mapping{codes.DataLoss, "corruption", cairnpb.ErrorDetail_ACTION_NONE}},
 }
 
 // status maps an error to a gRPC status, naming the leader's address for
@@ -87,16 +87,16 @@ func toStatusWith(err error, t *topology.Topology) error {
 	if _, ok := status.FromError(err); ok {
 		return err
 	}
-	m := mapping{codes.Internal, "internal", cairnpb.ErrorDetail_NONE}
+	m := mapping{codes.Internal, "internal", cairnpb.ErrorDetail_ACTION_NONE}
 	d := &cairnpb.ErrorDetail{}
 	var le *keys.LimitError
 	var ie *inputError
 	switch {
 	case errors.As(err, &le):
-		m = mapping{codes.InvalidArgument, "limit_exceeded", cairnpb.ErrorDetail_FIX_INPUT}
+		m = mapping{codes.InvalidArgument, "limit_exceeded", cairnpb.ErrorDetail_ACTION_FIX_INPUT}
 		d.Limit, d.Max, d.Seen = le.Limit, int64(le.Max), int64(le.Seen)
 	case errors.As(err, &ie):
-		m = mapping{codes.InvalidArgument, ie.kind, cairnpb.ErrorDetail_FIX_INPUT}
+		m = mapping{codes.InvalidArgument, ie.kind, cairnpb.ErrorDetail_ACTION_FIX_INPUT}
 	default:
 		for _, s := range sentinels {
 			if errors.Is(err, s.err) {

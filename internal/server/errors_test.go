@@ -24,9 +24,9 @@ func TestPartitionErrorStatus(t *testing.T) {
 		movedTo, parts uint64
 		action         cairnpb.ErrorDetail_Action
 	}{
-		{&storage.PartitionError{Shard: 1, Peer: 3, Partition: 5, N: 100, State: storage.PartGone}, codes.FailedPrecondition, "wrong_shard", 3, 100, cairnpb.ErrorDetail_REFRESH},
-		{&storage.PartitionError{Shard: 1, Partition: 5, N: 100}, codes.FailedPrecondition, "wrong_shard", 0, 0, cairnpb.ErrorDetail_REFRESH},
-		{&storage.PartitionError{Shard: 3, Peer: 1, Partition: 5, N: 100, State: storage.PartIncoming}, codes.Unavailable, "partition_moving", 0, 0, cairnpb.ErrorDetail_RETRY},
+		{&storage.PartitionError{Shard: 1, Peer: 3, Partition: 5, N: 100, State: storage.PartGone}, codes.FailedPrecondition, "wrong_shard", 3, 100, cairnpb.ErrorDetail_ACTION_REFRESH},
+		{&storage.PartitionError{Shard: 1, Partition: 5, N: 100}, codes.FailedPrecondition, "wrong_shard", 0, 0, cairnpb.ErrorDetail_ACTION_REFRESH},
+		{&storage.PartitionError{Shard: 3, Peer: 1, Partition: 5, N: 100, State: storage.PartIncoming}, codes.Unavailable, "partition_moving", 0, 0, cairnpb.ErrorDetail_ACTION_RETRY},
 	} {
 		st := status.Convert(toStatusWith(fmt.Errorf("put: %w", tc.err), topo))
 		if st.Code() != tc.code || len(st.Details()) != 1 {

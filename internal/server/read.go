@@ -92,7 +92,7 @@ func (s *Server) multiGetScan(req *cairnpb.MultiGetRequest) (storage.Scan, error
 	if err := checkEnum("direction", req.GetDirection()); err != nil {
 		return storage.Scan{}, err
 	}
-	if req.GetDirection() == cairnpb.Direction_UNORDERED {
+	if req.GetDirection() == cairnpb.Direction_DIRECTION_UNORDERED {
 		return storage.Scan{}, badInput("invalid_argument", "direction: a multi-get is FORWARD or REVERSE")
 	}
 	if req.GetBatchSize() < 0 {
@@ -100,7 +100,7 @@ func (s *Server) multiGetScan(req *cairnpb.MultiGetRequest) (storage.Scan, error
 	}
 	sc := storage.Scan{
 		Parent: keyOf(req.GetParent()), Range: r, Depth: depth, KeysOnly: req.GetKeysOnly(),
-		Reverse: req.GetDirection() == cairnpb.Direction_REVERSE, Resume: req.GetResume(),
+		Reverse: req.GetDirection() == cairnpb.Direction_DIRECTION_REVERSE, Resume: req.GetResume(),
 		Limit: int(min(req.GetBatchSize(), maxScanBatch)), MaxBytes: s.cfg.MaxResultBytes,
 	}
 	if sc.Limit > 0 {

@@ -41,10 +41,10 @@ func delOf(k *cairnpb.Key, rv cairnpb.ReturnValueVersion, abort bool) *cairnpb.O
 
 const (
 	none      = cairnpb.Condition_CONDITION_UNSPECIFIED
-	ifAbsent  = cairnpb.Condition_IF_ABSENT
-	ifPresent = cairnpb.Condition_IF_PRESENT
-	retAll    = cairnpb.ReturnValueVersion_RETURN_ALL
-	retValue  = cairnpb.ReturnValueVersion_RETURN_VALUE
+	ifAbsent  = cairnpb.Condition_CONDITION_IF_ABSENT
+	ifPresent = cairnpb.Condition_CONDITION_IF_PRESENT
+	retAll    = cairnpb.ReturnValueVersion_RETURN_VALUE_VERSION_ALL
+	retValue  = cairnpb.ReturnValueVersion_RETURN_VALUE_VERSION_VALUE
 )
 
 type kvt struct {
@@ -193,7 +193,7 @@ func TestTTLSemantics(t *testing.T) {
 	if e := rec.GetExpirationMs(); e < lo+hour || e > hi+hour {
 		t.Fatalf("expiration_ms = %d, want within [%d, %d]", e, lo+hour, hi+hour)
 	}
-	r := c.put(&cairnpb.PutOp{Key: k, Value: []byte("2"), Return: cairnpb.ReturnValueVersion_RETURN_VERSION})
+	r := c.put(&cairnpb.PutOp{Key: k, Value: []byte("2"), Return: cairnpb.ReturnValueVersion_RETURN_VALUE_VERSION_VERSION})
 	if r.GetPreviousExpirationMs() != rec.GetExpirationMs() {
 		t.Errorf("previous_expiration_ms = %d, want %d", r.GetPreviousExpirationMs(), rec.GetExpirationMs())
 	}
@@ -234,7 +234,7 @@ func TestScanBoundaries(t *testing.T) {
 		// The parent is a prefix of the major path: /s/-/b/x has full path
 		// s/b/x but major path /s, so it is not under parent /s/b.
 		{"partial major parent", &cairnpb.StoreScanRequest{Parent: pk(t, "/s/b")}, []string{"/s/b", "/s/b/-/x"}},
-		{"partial major parent, children", &cairnpb.StoreScanRequest{Parent: pk(t, "/s/b"), Depth: cairnpb.Depth_CHILDREN_ONLY}, []string{"/s/b/-/x"}},
+		{"partial major parent, children", &cairnpb.StoreScanRequest{Parent: pk(t, "/s/b"), Depth: cairnpb.Depth_DEPTH_CHILDREN_ONLY}, []string{"/s/b/-/x"}},
 		{"shorter major parent", &cairnpb.StoreScanRequest{Parent: pk(t, "/s")},
 			[]string{"/s", "/s/-/a", "/s/-/b", "/s/-/b/x", "/s/b", "/s/b/-/x", "/s/c/-/y"}},
 		// A non-full range applies to the major component after the parent,
@@ -273,7 +273,7 @@ func TestConsistencyVersionWait(t *testing.T) {
 		ctx, cancel := rpcCtx()
 		defer cancel()
 		_, err := n.kv.Get(ctx, &cairnpb.GetRequest{Key: pk(t, "/v/-/k"),
-			Consistency: &cairnpb.Consistency{Kind: cairnpb.ConsistencyKind_VERSION, Version: version, TimeoutMs: 50}})
+			Consistency: &cairnpb.Consistency{Kind: cairnpb.ConsistencyKind_CONSISTENCY_KIND_VERSION, Version: version, TimeoutMs: 50}})
 		return err
 	}
 	if err := read(v); err != nil {

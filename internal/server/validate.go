@@ -72,7 +72,7 @@ func (s *Server) checkPut(op *cairnpb.PutOp) error {
 	if err := checkEnum("put.return", op.GetReturn()); err != nil {
 		return err
 	}
-	if op.GetCondition() == cairnpb.Condition_IF_VERSION {
+	if op.GetCondition() == cairnpb.Condition_CONDITION_IF_VERSION {
 		if _, _, err := storage.ParseVersion(op.GetMatchVersion()); err != nil {
 			return err
 		}
@@ -95,7 +95,7 @@ func (s *Server) checkDelete(op *cairnpb.DeleteOp) error {
 	}
 	switch op.GetCondition() {
 	case cairnpb.Condition_CONDITION_UNSPECIFIED:
-	case cairnpb.Condition_IF_VERSION:
+	case cairnpb.Condition_CONDITION_IF_VERSION:
 		if _, _, err := storage.ParseVersion(op.GetMatchVersion()); err != nil {
 			return err
 		}
@@ -148,9 +148,9 @@ func checkDurability(d *cairnpb.Durability) (replica.WriteOptions, error) {
 	}
 	w := replica.WriteOptions{Master: syncMode(d.GetMasterSync(), storage.WriteNoSync), Replica: syncMode(d.GetReplicaSync(), storage.NoSync)}
 	switch d.GetReplicaAck() {
-	case cairnpb.ReplicaAckPolicy_ALL:
+	case cairnpb.ReplicaAckPolicy_REPLICA_ACK_POLICY_ALL:
 		w.Ack = replica.AckAll
-	case cairnpb.ReplicaAckPolicy_NONE:
+	case cairnpb.ReplicaAckPolicy_REPLICA_ACK_POLICY_NONE:
 		w.Ack = replica.AckNone
 	}
 	return w, nil
@@ -158,11 +158,11 @@ func checkDurability(d *cairnpb.Durability) (replica.WriteOptions, error) {
 
 func syncMode(p cairnpb.SyncPolicy, def storage.SyncMode) storage.SyncMode {
 	switch p {
-	case cairnpb.SyncPolicy_SYNC:
+	case cairnpb.SyncPolicy_SYNC_POLICY_SYNC:
 		return storage.Sync
-	case cairnpb.SyncPolicy_WRITE_NO_SYNC:
+	case cairnpb.SyncPolicy_SYNC_POLICY_WRITE_NO_SYNC:
 		return storage.WriteNoSync
-	case cairnpb.SyncPolicy_NO_SYNC:
+	case cairnpb.SyncPolicy_SYNC_POLICY_NO_SYNC:
 		return storage.NoSync
 	}
 	return def
@@ -177,11 +177,11 @@ func checkConsistency(c *cairnpb.Consistency) (replica.Consistency, error) {
 	}
 	out := replica.Consistency{Timeout: time.Duration(c.GetTimeoutMs()) * time.Millisecond}
 	switch c.GetKind() {
-	case cairnpb.ConsistencyKind_ABSOLUTE:
+	case cairnpb.ConsistencyKind_CONSISTENCY_KIND_ABSOLUTE:
 		out.Kind = replica.Absolute
-	case cairnpb.ConsistencyKind_TIME_LAG:
+	case cairnpb.ConsistencyKind_CONSISTENCY_KIND_TIME_LAG:
 		out.Kind, out.Lag = replica.TimeLag, time.Duration(c.GetPermissibleLagMs())*time.Millisecond
-	case cairnpb.ConsistencyKind_VERSION:
+	case cairnpb.ConsistencyKind_CONSISTENCY_KIND_VERSION:
 		if _, _, err := storage.ParseVersion(c.GetVersion()); err != nil {
 			return replica.Consistency{}, err
 		}

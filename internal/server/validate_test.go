@@ -195,7 +195,7 @@ func TestInvalidUTF8OverWire(t *testing.T) {
 			}
 			st := status.Convert(err)
 			for _, d := range st.Details() {
-				if ed, ok := d.(*cairnpb.ErrorDetail); ok && ed.GetAction() != cairnpb.ErrorDetail_FIX_INPUT {
+				if ed, ok := d.(*cairnpb.ErrorDetail); ok && ed.GetAction() != cairnpb.ErrorDetail_ACTION_FIX_INPUT {
 					t.Errorf("action %v, want FIX_INPUT", ed.GetAction())
 				}
 			}

@@ -295,11 +295,11 @@ func (b *Batch) applyPut(ov *overlay, index uint64, now int64, put *cairnpb.PutO
 	r := &cairnpb.OperationResult{}
 	fillPrevious(r, put.GetReturn(), old, exists)
 	switch put.GetCondition() {
-	case cairnpb.Condition_IF_ABSENT:
+	case cairnpb.Condition_CONDITION_IF_ABSENT:
 		r.Success = !exists
-	case cairnpb.Condition_IF_PRESENT:
+	case cairnpb.Condition_CONDITION_IF_PRESENT:
 		r.Success = exists
-	case cairnpb.Condition_IF_VERSION:
+	case cairnpb.Condition_CONDITION_IF_VERSION:
 		r.Success = exists && bytes.Equal(old.version, put.GetMatchVersion())
 	default:
 		r.Success = true
@@ -326,7 +326,7 @@ func (b *Batch) applyDelete(ov *overlay, now int64, del *cairnpb.DeleteOp) (*cai
 	r := &cairnpb.OperationResult{}
 	fillPrevious(r, del.GetReturn(), old, exists)
 	switch del.GetCondition() {
-	case cairnpb.Condition_IF_VERSION:
+	case cairnpb.Condition_CONDITION_IF_VERSION:
 		r.Success = exists && bytes.Equal(old.version, del.GetMatchVersion())
 	case cairnpb.Condition_CONDITION_UNSPECIFIED:
 		r.Success = exists
@@ -340,8 +340,8 @@ func (b *Batch) applyDelete(ov *overlay, now int64, del *cairnpb.DeleteOp) (*cai
 }
 
 func wantsPrevious(rv cairnpb.ReturnValueVersion) bool {
-	return rv == cairnpb.ReturnValueVersion_RETURN_VALUE || rv == cairnpb.ReturnValueVersion_RETURN_VERSION ||
-		rv == cairnpb.ReturnValueVersion_RETURN_ALL
+	return rv == cairnpb.ReturnValueVersion_RETURN_VALUE_VERSION_VALUE || rv == cairnpb.ReturnValueVersion_RETURN_VALUE_VERSION_VERSION ||
+		rv == cairnpb.ReturnValueVersion_RETURN_VALUE_VERSION_ALL
 }
 
 func fillPrevious(r *cairnpb.OperationResult, rv cairnpb.ReturnValueVersion, old recordView, exists bool) {
@@ -350,13 +350,13 @@ func fillPrevious(r *cairnpb.OperationResult, rv cairnpb.ReturnValueVersion, old
 	}
 	r.PreviousExists = true
 	r.PreviousExpirationMs = old.expMs
-	if rv == cairnpb.ReturnValueVersion_RETURN_VALUE || rv == cairnpb.ReturnValueVersion_RETURN_ALL {
+	if rv == cairnpb.ReturnValueVersion_RETURN_VALUE_VERSION_VALUE || rv == cairnpb.ReturnValueVersion_RETURN_VALUE_VERSION_ALL {
 		r.PreviousValue = bytes.Clone(old.value)
 		if r.PreviousValue == nil {
 			r.PreviousValue = []byte{}
 		}
 	}
-	if rv == cairnpb.ReturnValueVersion_RETURN_VERSION || rv == cairnpb.ReturnValueVersion_RETURN_ALL {
+	if rv == cairnpb.ReturnValueVersion_RETURN_VALUE_VERSION_VERSION || rv == cairnpb.ReturnValueVersion_RETURN_VALUE_VERSION_ALL {
 		r.PreviousVersion = bytes.Clone(old.version)
 	}
 }

@@ -14,24 +14,24 @@ func TestApplyConditionalPuts(t *testing.T) {
 	a := &applier{t: t, e: e}
 	ops := func(o ...*cairnpb.Operation) []*cairnpb.Operation { return o }
 
-	r := a.apply(1, ops(putOp("/a/-/x", "1", cairnpb.Condition_IF_PRESENT, nil)), Sync)
+	r := a.apply(1, ops(putOp("/a/-/x", "1", cairnpb.Condition_CONDITION_IF_PRESENT, nil)), Sync)
 	if r.Ops[0].Success {
 		t.Fatal("putIfPresent on a missing key succeeded")
 	}
-	r = a.apply(1, ops(putOp("/a/-/x", "1", cairnpb.Condition_IF_ABSENT, nil)), Sync)
+	r = a.apply(1, ops(putOp("/a/-/x", "1", cairnpb.Condition_CONDITION_IF_ABSENT, nil)), Sync)
 	if !r.Ops[0].Success || r.Ops[0].PreviousExists {
 		t.Fatalf("putIfAbsent on a missing key: %v", r.Ops[0])
 	}
 	v1 := r.Ops[0].NewVersion
-	r = a.apply(1, ops(putOp("/a/-/x", "2", cairnpb.Condition_IF_ABSENT, nil)), Sync)
+	r = a.apply(1, ops(putOp("/a/-/x", "2", cairnpb.Condition_CONDITION_IF_ABSENT, nil)), Sync)
 	if r.Ops[0].Success || string(r.Ops[0].PreviousValue) != "1" || !bytes.Equal(r.Ops[0].PreviousVersion, v1) {
 		t.Fatalf("putIfAbsent on a present key: %v", r.Ops[0])
 	}
-	r = a.apply(1, ops(putOp("/a/-/x", "3", cairnpb.Condition_IF_VERSION, v1)), Sync)
+	r = a.apply(1, ops(putOp("/a/-/x", "3", cairnpb.Condition_CONDITION_IF_VERSION, v1)), Sync)
 	if !r.Ops[0].Success || bytes.Equal(r.Ops[0].NewVersion, v1) {
 		t.Fatalf("putIfVersion with the current version: %v", r.Ops[0])
 	}
-	r = a.apply(1, ops(putOp("/a/-/x", "4", cairnpb.Condition_IF_VERSION, v1)), Sync)
+	r = a.apply(1, ops(putOp("/a/-/x", "4", cairnpb.Condition_CONDITION_IF_VERSION, v1)), Sync)
 	if r.Ops[0].Success {
 		t.Fatal("putIfVersion with a stale version succeeded")
 	}
@@ -43,7 +43,7 @@ func TestApplyConditionalPuts(t *testing.T) {
 func TestApplyExecuteAbortWritesNothing(t *testing.T) {
 	e := testEngine(t)
 	a := &applier{t: t, e: e}
-	fail := putOp("/a/-/y", "2", cairnpb.Condition_IF_PRESENT, nil)
+	fail := putOp("/a/-/y", "2", cairnpb.Condition_CONDITION_IF_PRESENT, nil)
 	fail.AbortIfUnsuccessful = true
 	r := a.apply(1, []*cairnpb.Operation{putOp("/a/-/x", "1", 0, nil), fail}, Sync)
 	if !r.Aborted || r.FailedIndex != 1 {
@@ -53,7 +53,7 @@ func TestApplyExecuteAbortWritesNothing(t *testing.T) {
 		t.Fatal("an aborted execute wrote its first operation")
 	}
 	// Later operations see earlier ones within one execute.
-	ok := putOp("/a/-/y", "2", cairnpb.Condition_IF_PRESENT, nil)
+	ok := putOp("/a/-/y", "2", cairnpb.Condition_CONDITION_IF_PRESENT, nil)
 	ok.AbortIfUnsuccessful = true
 	r = a.apply(1, []*cairnpb.Operation{putOp("/a/-/y", "1", 0, nil), ok, delOp("/a/-/y")}, Sync)
 	if r.Aborted || !r.Ops[1].Success || string(r.Ops[1].PreviousValue) != "1" || !r.Ops[2].Success {

@@ -130,9 +130,9 @@ func BenchmarkApplyPut(b *testing.B) {
 					k := benchKey(i)
 					op := &cairnpb.PutOp{Key: &cairnpb.Key{Major: k.Major}, Value: value}
 					if v, ok := versions[i]; ok {
-						op.Condition, op.MatchVersion = cairnpb.Condition_IF_VERSION, v
+						op.Condition, op.MatchVersion = cairnpb.Condition_CONDITION_IF_VERSION, v
 					} else {
-						op.Condition = cairnpb.Condition_IF_PRESENT
+						op.Condition = cairnpb.Condition_CONDITION_IF_PRESENT
 					}
 					a.next++
 					cmd := &commandpb.Command{NowMs: 2, Body: &commandpb.Command_Batch{Batch: &commandpb.Batch{

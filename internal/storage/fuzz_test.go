@@ -13,7 +13,7 @@ import (
 // and a batch that applies must return one result per operation.
 func FuzzApplyCommand(f *testing.F) {
 	for _, c := range []*commandpb.Command{
-		{NowMs: 1, Body: &commandpb.Command_Batch{Batch: &commandpb.Batch{Ops: []*cairnpb.Operation{putOp("/a/-/b", "v", cairnpb.Condition_IF_ABSENT, nil)}}}},
+		{NowMs: 1, Body: &commandpb.Command_Batch{Batch: &commandpb.Batch{Ops: []*cairnpb.Operation{putOp("/a/-/b", "v", cairnpb.Condition_CONDITION_IF_ABSENT, nil)}}}},
 		{NowMs: 1, Body: &commandpb.Command_MultiDelete{MultiDelete: &commandpb.MultiDelete{Parent: pbKey("/a")}}},
 		{NowMs: 1, Body: &commandpb.Command_Expire{Expire: &commandpb.Expire{Records: []*commandpb.ExpiredRecord{{StorageKey: []byte("r"), ExpirationMs: 1}}}}},
 	} {

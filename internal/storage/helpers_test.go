@@ -78,7 +78,7 @@ func pbKey(s string) *cairnpb.Key {
 func putOp(key, value string, cond cairnpb.Condition, match []byte) *cairnpb.Operation {
 	return &cairnpb.Operation{Op: &cairnpb.Operation_Put{Put: &cairnpb.PutOp{
 		Key: pbKey(key), Value: []byte(value), Condition: cond, MatchVersion: match,
-		Return: cairnpb.ReturnValueVersion_RETURN_ALL,
+		Return: cairnpb.ReturnValueVersion_RETURN_VALUE_VERSION_ALL,
 	}}}
 }
 

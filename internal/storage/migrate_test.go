@@ -160,7 +160,7 @@ func TestMoveCommands(t *testing.T) {
 	if err != nil || !ok {
 		t.Fatalf("source record %s: %v %v", k, ok, err)
 	}
-	if r := dst.must(opsCmd(putOp(k, "cas", cairnpb.Condition_IF_VERSION, rec.Version))); !r.Ops[0].GetSuccess() {
+	if r := dst.must(opsCmd(putOp(k, "cas", cairnpb.Condition_CONDITION_IF_VERSION, rec.Version))); !r.Ops[0].GetSuccess() {
 		t.Fatal("putIfVersion with the version read before the move failed on the target")
 	}
 	if since, ok := dst.table.VersionSince(src.origin, through); !ok || since == 0 {

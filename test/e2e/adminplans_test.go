@@ -119,7 +119,7 @@ func TestAdminStopServiceKeepsMajority(t *testing.T) {
 		if want := "replica " + stopX + " (shard rg1 on sn" + m[1] + ") is stopped by plan stop-service; another replica must serve the request, or start it with plan start-service -service " + stopX; st.Message() != want {
 			t.Errorf("KV error on the stopped replica:\n got %q\nwant %q", st.Message(), want)
 		}
-		if d.GetKind() != "wrong_shard" || d.GetAction() != cairnpb.ErrorDetail_REFRESH {
+		if d.GetKind() != "wrong_shard" || d.GetAction() != cairnpb.ErrorDetail_ACTION_REFRESH {
 			t.Errorf("KV error on the stopped replica is %s/%s, want wrong_shard/REFRESH", d.GetKind(), d.GetAction())
 		}
 		break

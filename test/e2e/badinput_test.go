@@ -68,7 +68,7 @@ func checkErr(t *testing.T, err error, w want) {
 	if d.GetKind() != w.kind {
 		t.Errorf("kind %q, want %q (message %q)", d.GetKind(), w.kind, st.Message())
 	}
-	if d.GetAction() != cairnpb.ErrorDetail_FIX_INPUT {
+	if d.GetAction() != cairnpb.ErrorDetail_ACTION_FIX_INPUT {
 		t.Errorf("action %v, want FIX_INPUT", d.GetAction())
 	}
 	if w.limit != "" && (d.GetLimit() != w.limit || d.GetMax() != w.max || d.GetSeen() != w.seen) {
@@ -109,7 +109,7 @@ func TestBadInputOverWire(t *testing.T) {
 	for i := range nGood {
 		ctx, cancel := rpcCtx()
 		k, v := good(i)
-		if err := put(ctx, c, k, v, cairnpb.SyncPolicy_SYNC); err != nil {
+		if err := put(ctx, c, k, v, cairnpb.SyncPolicy_SYNC_POLICY_SYNC); err != nil {
 			t.Fatalf("put %v: %v", k, err)
 		}
 		cancel()
@@ -219,22 +219,22 @@ func TestBadInputOverWire(t *testing.T) {
 		}, want{code: codes.InvalidArgument, kind: "multiple_major_paths", contains: []string{"/exec/a", "/exec/b"}}},
 		{"bad_version_put", func(ctx context.Context) error {
 			op := okOp()
-			op.Condition, op.MatchVersion = cairnpb.Condition_IF_VERSION, []byte{1, 2, 3}
+			op.Condition, op.MatchVersion = cairnpb.Condition_CONDITION_IF_VERSION, []byte{1, 2, 3}
 			_, err := c.Put(ctx, &cairnpb.PutRequest{Op: op})
 			return err
 		}, want{code: codes.InvalidArgument, kind: "bad_version", contains: []string{"3 bytes"}}},
 		{"bad_version_put_missing", func(ctx context.Context) error {
 			op := okOp()
-			op.Condition = cairnpb.Condition_IF_VERSION
+			op.Condition = cairnpb.Condition_CONDITION_IF_VERSION
 			_, err := c.Put(ctx, &cairnpb.PutRequest{Op: op})
 			return err
 		}, want{code: codes.InvalidArgument, kind: "bad_version", contains: []string{"0 bytes"}}},
 		{"bad_version_delete", func(ctx context.Context) error {
-			_, err := c.Delete(ctx, &cairnpb.DeleteRequest{Op: &cairnpb.DeleteOp{Key: okKey, Condition: cairnpb.Condition_IF_VERSION, MatchVersion: make([]byte, 17)}})
+			_, err := c.Delete(ctx, &cairnpb.DeleteRequest{Op: &cairnpb.DeleteOp{Key: okKey, Condition: cairnpb.Condition_CONDITION_IF_VERSION, MatchVersion: make([]byte, 17)}})
 			return err
 		}, want{code: codes.InvalidArgument, kind: "bad_version", contains: []string{"17 bytes"}}},
 		{"bad_version_consistency", func(ctx context.Context) error {
-			_, err := c.Get(ctx, &cairnpb.GetRequest{Key: okKey, Consistency: &cairnpb.Consistency{Kind: cairnpb.ConsistencyKind_VERSION, Version: []byte("v1")}})
+			_, err := c.Get(ctx, &cairnpb.GetRequest{Key: okKey, Consistency: &cairnpb.Consistency{Kind: cairnpb.ConsistencyKind_CONSISTENCY_KIND_VERSION, Version: []byte("v1")}})
 			return err
 		}, want{code: codes.InvalidArgument, kind: "bad_version"}},
 	}
@@ -293,7 +293,7 @@ func TestBadInputOverWire(t *testing.T) {
 			t.Errorf("after bad input, %v = %q (found %v), want %q", k, rec.GetValue(), ok, v)
 		}
 	}
-	if err := put(ctx, c, okKey, []byte("after"), cairnpb.SyncPolicy_SYNC); err != nil {
+	if err := put(ctx, c, okKey, []byte("after"), cairnpb.SyncPolicy_SYNC_POLICY_SYNC); err != nil {
 		t.Fatalf("put after bad input: %v", err)
 	}
 	if rec, ok := get(t, c, okKey); !ok || string(rec.GetValue()) != "after" {

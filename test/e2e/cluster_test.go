@@ -226,7 +226,7 @@ func (n *kvNodes) onLeader(what string, call func(context.Context, cairnpb.KVCli
 func (n *kvNodes) put(k *cairnpb.Key, v string) {
 	n.t.Helper()
 	n.onLeader(fmt.Sprintf("put %v", k), func(ctx context.Context, c cairnpb.KVClient) error {
-		return put(ctx, c, k, []byte(v), cairnpb.SyncPolicy_WRITE_NO_SYNC)
+		return put(ctx, c, k, []byte(v), cairnpb.SyncPolicy_SYNC_POLICY_WRITE_NO_SYNC)
 	})
 }
 
@@ -236,7 +236,7 @@ func (n *kvNodes) getAbsolute(k *cairnpb.Key) (string, bool) {
 	var resp *cairnpb.GetResponse
 	n.onLeader(fmt.Sprintf("get %v", k), func(ctx context.Context, c cairnpb.KVClient) error {
 		var err error
-		resp, err = c.Get(ctx, &cairnpb.GetRequest{Key: k, Consistency: &cairnpb.Consistency{Kind: cairnpb.ConsistencyKind_ABSOLUTE}})
+		resp, err = c.Get(ctx, &cairnpb.GetRequest{Key: k, Consistency: &cairnpb.Consistency{Kind: cairnpb.ConsistencyKind_CONSISTENCY_KIND_ABSOLUTE}})
 		return err
 	})
 	return string(resp.GetRecord().GetValue()), resp.GetFound()
@@ -422,7 +422,7 @@ func TestClusterStartStatusStop(t *testing.T) {
 	c := kv.clients[victimAddr]
 	for name, want := range records {
 		ctx, cancel := rpcCtx()
-		resp, err := c.Get(ctx, &cairnpb.GetRequest{Key: recordKey(name), Consistency: &cairnpb.Consistency{Kind: cairnpb.ConsistencyKind_NONE_REQUIRED}})
+		resp, err := c.Get(ctx, &cairnpb.GetRequest{Key: recordKey(name), Consistency: &cairnpb.Consistency{Kind: cairnpb.ConsistencyKind_CONSISTENCY_KIND_NONE_REQUIRED}})
 		cancel()
 		if err != nil || !resp.GetFound() || string(resp.GetRecord().GetValue()) != want {
 			t.Errorf("restarted node %d, %s: %q, found %v, %v; want %q", victim, name, resp.GetRecord().GetValue(), resp.GetFound(), err, want)

@@ -273,7 +273,7 @@ func TestCrashSIGKILL(t *testing.T) {
 	}
 	t.Logf("seed %d (rerun with -crash.seed=%d)", seed, seed)
 
-	for _, mode := range []cairnpb.SyncPolicy{cairnpb.SyncPolicy_SYNC, cairnpb.SyncPolicy_WRITE_NO_SYNC} {
+	for _, mode := range []cairnpb.SyncPolicy{cairnpb.SyncPolicy_SYNC_POLICY_SYNC, cairnpb.SyncPolicy_SYNC_POLICY_WRITE_NO_SYNC} {
 		t.Run(mode.String(), func(t *testing.T) {
 			t.Logf("seed %d", seed)
 			r := newCrashRun(t, mode, seed+uint64(mode))
@@ -296,7 +296,7 @@ func TestCrashSIGKILL(t *testing.T) {
 	// (SIGTERM while writers are still busy) must keep every acknowledged one.
 	t.Run("NO_SYNC_clean_shutdown", func(t *testing.T) {
 		t.Logf("seed %d", seed)
-		r := newCrashRun(t, cairnpb.SyncPolicy_NO_SYNC, seed+uint64(cairnpb.SyncPolicy_NO_SYNC))
+		r := newCrashRun(t, cairnpb.SyncPolicy_SYNC_POLICY_NO_SYNC, seed+uint64(cairnpb.SyncPolicy_SYNC_POLICY_NO_SYNC))
 		l := startLite(t, r.root)
 		for n := 1; n <= crashCycles; n++ {
 			code := -2

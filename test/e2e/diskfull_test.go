@@ -129,7 +129,7 @@ func (s *dfKeys) op() {
 // ResourceExhausted, ErrorDetail kind disk_full, action RETRY.
 func isDiskFull(err error) bool {
 	st, ed := errorDetail(err)
-	return err != nil && st.Code() == codes.ResourceExhausted && ed.GetKind() == "disk_full" && ed.GetAction() == cairnpb.ErrorDetail_RETRY
+	return err != nil && st.Code() == codes.ResourceExhausted && ed.GetKind() == "disk_full" && ed.GetAction() == cairnpb.ErrorDetail_ACTION_RETRY
 }
 
 // minFree samples the free space of dir every millisecond until stop and
@@ -204,7 +204,7 @@ func TestDiskFullLite(t *testing.T) {
 			for n := 0; inARow < dfRefusedInARow; n++ {
 				k := key([]string{"df", "w" + strconv.Itoa(w)}, fmt.Sprintf("%05d", n))
 				ctx, cancel := rpcCtx()
-				err := put(ctx, c, k, dfValue(seed, keyString(k)), cairnpb.SyncPolicy_SYNC)
+				err := put(ctx, c, k, dfValue(seed, keyString(k)), cairnpb.SyncPolicy_SYNC_POLICY_SYNC)
 				cancel()
 				switch {
 				case err == nil:
@@ -292,7 +292,7 @@ func TestDiskFullLite(t *testing.T) {
 	checkRefusal(t, c, keys, seed, "read-only", "read-only")
 	del := keys.acked[0]
 	ctx, cancel := rpcCtx()
-	_, err := c.Delete(ctx, &cairnpb.DeleteRequest{Op: &cairnpb.DeleteOp{Key: del}, Durability: &cairnpb.Durability{MasterSync: cairnpb.SyncPolicy_SYNC}})
+	_, err := c.Delete(ctx, &cairnpb.DeleteRequest{Op: &cairnpb.DeleteOp{Key: del}, Durability: &cairnpb.Durability{MasterSync: cairnpb.SyncPolicy_SYNC_POLICY_SYNC}})
 	cancel()
 	keys.op()
 	if !isDiskFull(err) || !strings.Contains(status.Convert(err).Message(), "read-only") {
@@ -350,7 +350,7 @@ func settle(t *testing.T, c cairnpb.KVClient, keys *dfKeys, seed uint64, afterAc
 		}
 		k := key([]string{"df", "settle"}, fmt.Sprintf("%05d", n))
 		ctx, cancel := rpcCtx()
-		err := put(ctx, c, k, dfValue(seed, keyString(k)), cairnpb.SyncPolicy_SYNC)
+		err := put(ctx, c, k, dfValue(seed, keyString(k)), cairnpb.SyncPolicy_SYNC_POLICY_SYNC)
 		cancel()
 		switch {
 		case err == nil:
@@ -381,7 +381,7 @@ func checkRefusal(t *testing.T, c cairnpb.KVClient, keys *dfKeys, seed uint64, w
 	for i := 0; ; i++ {
 		k = key([]string{"df", "refused"}, fmt.Sprintf("%s-%d", when, i))
 		ctx, cancel := rpcCtx()
-		err = put(ctx, c, k, dfValue(seed, keyString(k)), cairnpb.SyncPolicy_SYNC)
+		err = put(ctx, c, k, dfValue(seed, keyString(k)), cairnpb.SyncPolicy_SYNC_POLICY_SYNC)
 		cancel()
 		if err != nil || want != "" || i == 50 {
 			break
@@ -450,7 +450,7 @@ func deleteSome(t *testing.T, c cairnpb.KVClient, keys *dfKeys, n int, when stri
 	keys.mu.Unlock()
 	for _, k := range todo {
 		ctx, cancel := rpcCtx()
-		_, err := c.Delete(ctx, &cairnpb.DeleteRequest{Op: &cairnpb.DeleteOp{Key: k}, Durability: &cairnpb.Durability{MasterSync: cairnpb.SyncPolicy_SYNC}})
+		_, err := c.Delete(ctx, &cairnpb.DeleteRequest{Op: &cairnpb.DeleteOp{Key: k}, Durability: &cairnpb.Durability{MasterSync: cairnpb.SyncPolicy_SYNC_POLICY_SYNC}})
 		cancel()
 		keys.op()
 		if err != nil {
@@ -471,7 +471,7 @@ func awaitPut(t *testing.T, c cairnpb.KVClient, keys *dfKeys, seed uint64, when 
 	for i := 0; ; i++ {
 		k := key([]string{"df", "recover"}, fmt.Sprintf("%s-%04d", strings.ReplaceAll(when, " ", "_"), i))
 		ctx, cancel := rpcCtx()
-		err := put(ctx, c, k, dfValue(seed, keyString(k)), cairnpb.SyncPolicy_SYNC)
+		err := put(ctx, c, k, dfValue(seed, keyString(k)), cairnpb.SyncPolicy_SYNC_POLICY_SYNC)
 		cancel()
 		switch {
 		case err == nil:

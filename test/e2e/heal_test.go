@@ -290,7 +290,7 @@ func (h *healRun) readDamaged(t *testing.T, v *storageNode, key string) {
 		ctx, cancel := rpcCtx()
 		defer cancel()
 		resp, err := kv.Get(ctx, &cairnpb.GetRequest{Key: &cairnpb.Key{Major: k.Major, Minor: k.Minor},
-			Consistency: &cairnpb.Consistency{Kind: cairnpb.ConsistencyKind_NONE_REQUIRED}})
+			Consistency: &cairnpb.Consistency{Kind: cairnpb.ConsistencyKind_CONSISTENCY_KIND_NONE_REQUIRED}})
 		st, ed := errorDetail(err)
 		switch {
 		case err == nil && bytes.Equal(resp.GetRecord().GetValue(), h.acked[key]):
@@ -385,7 +385,7 @@ func (h *healRun) awaitServed(t *testing.T, v *storageNode) {
 		for {
 			ctx, cancel := rpcCtx()
 			resp, err := kv.Get(ctx, &cairnpb.GetRequest{Key: &cairnpb.Key{Major: k.Major, Minor: k.Minor},
-				Consistency: &cairnpb.Consistency{Kind: cairnpb.ConsistencyKind_NONE_REQUIRED}})
+				Consistency: &cairnpb.Consistency{Kind: cairnpb.ConsistencyKind_CONSISTENCY_KIND_NONE_REQUIRED}})
 			cancel()
 			if err == nil && bytes.Equal(resp.GetRecord().GetValue(), h.acked[key]) {
 				break

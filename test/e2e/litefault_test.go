@@ -44,7 +44,7 @@ func TestLiteFailedFsync(t *testing.T) {
 			for i := 0; ; i++ {
 				k := key([]string{fmt.Sprintf("w%d", w), fmt.Sprintf("k%05d", i)}, "v")
 				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-				err := put(ctx, kv, k, []byte(k.String()), cairnpb.SyncPolicy_SYNC)
+				err := put(ctx, kv, k, []byte(k.String()), cairnpb.SyncPolicy_SYNC_POLICY_SYNC)
 				cancel()
 				if err != nil {
 					return // the process died

@@ -340,7 +340,7 @@ func get(t testing.TB, c cairnpb.KVClient, k *cairnpb.Key) (*cairnpb.Record, boo
 	t.Helper()
 	ctx, cancel := rpcCtx()
 	defer cancel()
-	resp, err := c.Get(ctx, &cairnpb.GetRequest{Key: k, Consistency: &cairnpb.Consistency{Kind: cairnpb.ConsistencyKind_ABSOLUTE}})
+	resp, err := c.Get(ctx, &cairnpb.GetRequest{Key: k, Consistency: &cairnpb.Consistency{Kind: cairnpb.ConsistencyKind_CONSISTENCY_KIND_ABSOLUTE}})
 	if err != nil {
 		t.Fatalf("get %v: %v", k, err)
 	}
@@ -357,7 +357,7 @@ func multiGetAll(t testing.TB, c cairnpb.KVClient, major []string, batch int32) 
 		ctx, cancel := rpcCtx()
 		resp, err := c.MultiGet(ctx, &cairnpb.MultiGetRequest{
 			Parent: key(major), BatchSize: batch, Resume: resume,
-			Consistency: &cairnpb.Consistency{Kind: cairnpb.ConsistencyKind_ABSOLUTE},
+			Consistency: &cairnpb.Consistency{Kind: cairnpb.ConsistencyKind_CONSISTENCY_KIND_ABSOLUTE},
 		})
 		cancel()
 		if err != nil {

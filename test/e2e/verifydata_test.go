@@ -78,7 +78,7 @@ func readEverywhere(t *testing.T, nodes []*storageNode, acked map[string][]byte,
 				k := client.MustParseKey(ks)
 				ctx, cancel := rpcCtx()
 				r, err := kv.Get(ctx, &cairnpb.GetRequest{Key: key(k.Major, k.Minor...),
-					Consistency: &cairnpb.Consistency{Kind: cairnpb.ConsistencyKind_NONE_REQUIRED}})
+					Consistency: &cairnpb.Consistency{Kind: cairnpb.ConsistencyKind_CONSISTENCY_KIND_NONE_REQUIRED}})
 				cancel()
 				if err != nil || !r.GetFound() || !bytes.Equal(r.GetRecord().GetValue(), want) {
 					bad = fmt.Sprintf("%s: found=%v err=%v", ks, r.GetFound(), err)

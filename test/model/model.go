@@ -166,11 +166,11 @@ func put(recs map[string]Record, op *cairnpb.PutOp, now Clock, version func() []
 	switch op.GetCondition() {
 	case cairnpb.Condition_CONDITION_UNSPECIFIED:
 		r.Success = true
-	case cairnpb.Condition_IF_ABSENT:
+	case cairnpb.Condition_CONDITION_IF_ABSENT:
 		r.Success = !exists
-	case cairnpb.Condition_IF_PRESENT:
+	case cairnpb.Condition_CONDITION_IF_PRESENT:
 		r.Success = exists
-	case cairnpb.Condition_IF_VERSION:
+	case cairnpb.Condition_CONDITION_IF_VERSION:
 		r.Success = exists && matches(old, op.GetMatchVersion())
 	default:
 		panic("model: unknown put condition")
@@ -193,7 +193,7 @@ func del(recs map[string]Record, op *cairnpb.DeleteOp) Result {
 	switch op.GetCondition() {
 	case cairnpb.Condition_CONDITION_UNSPECIFIED:
 		r.Success = exists
-	case cairnpb.Condition_IF_VERSION:
+	case cairnpb.Condition_CONDITION_IF_VERSION:
 		r.Success = exists && matches(old, op.GetMatchVersion())
 	default:
 		panic("model: a delete takes no condition but IF_VERSION")
@@ -205,8 +205,8 @@ func del(recs map[string]Record, op *cairnpb.DeleteOp) Result {
 }
 
 func previous(rv cairnpb.ReturnValueVersion, old Record, exists bool) Result {
-	value := rv == cairnpb.ReturnValueVersion_RETURN_VALUE || rv == cairnpb.ReturnValueVersion_RETURN_ALL
-	version := rv == cairnpb.ReturnValueVersion_RETURN_VERSION || rv == cairnpb.ReturnValueVersion_RETURN_ALL
+	value := rv == cairnpb.ReturnValueVersion_RETURN_VALUE_VERSION_VALUE || rv == cairnpb.ReturnValueVersion_RETURN_VALUE_VERSION_ALL
+	version := rv == cairnpb.ReturnValueVersion_RETURN_VALUE_VERSION_VERSION || rv == cairnpb.ReturnValueVersion_RETURN_VALUE_VERSION_ALL
 	if !exists || (!value && !version) {
 		return Result{}
 	}
@@ -250,7 +250,7 @@ func (m *Model) MultiGet(req *cairnpb.MultiGetRequest) []Record {
 		}
 	}
 	slices.SortFunc(out, func(a, b Record) int { return slices.Compare(a.Key.Minor, b.Key.Minor) })
-	if req.GetDirection() == cairnpb.Direction_REVERSE {
+	if req.GetDirection() == cairnpb.Direction_DIRECTION_REVERSE {
 		slices.Reverse(out)
 	}
 	return out
@@ -290,14 +290,14 @@ func selected(parent, path []string, r *cairnpb.KeyRange, d cairnpb.Depth) bool 
 		return false
 	}
 	if d == cairnpb.Depth_DEPTH_UNSPECIFIED {
-		d = cairnpb.Depth_PARENT_AND_DESCENDANTS
+		d = cairnpb.Depth_DEPTH_PARENT_AND_DESCENDANTS
 	}
 	switch len(path) - len(parent) {
 	case 0:
-		return d == cairnpb.Depth_PARENT_AND_CHILDREN || d == cairnpb.Depth_PARENT_AND_DESCENDANTS
+		return d == cairnpb.Depth_DEPTH_PARENT_AND_CHILDREN || d == cairnpb.Depth_DEPTH_PARENT_AND_DESCENDANTS
 	case 1:
 	default:
-		if d == cairnpb.Depth_CHILDREN_ONLY || d == cairnpb.Depth_PARENT_AND_CHILDREN {
+		if d == cairnpb.Depth_DEPTH_CHILDREN_ONLY || d == cairnpb.Depth_DEPTH_PARENT_AND_CHILDREN {
 			return false
 		}
 	}

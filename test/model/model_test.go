@@ -25,7 +25,7 @@ func TestExecuteSeesEarlierOps(t *testing.T) {
 	k := pk([]string{"a"}, "x")
 	r := m.Execute([]*cairnpb.Operation{
 		putOp(k, "1", cairnpb.Condition_CONDITION_UNSPECIFIED, 0),
-		putOp(k, "2", cairnpb.Condition_IF_PRESENT, cairnpb.ReturnValueVersion_RETURN_ALL),
+		putOp(k, "2", cairnpb.Condition_CONDITION_IF_PRESENT, cairnpb.ReturnValueVersion_RETURN_VALUE_VERSION_ALL),
 	}, Clock{}, func(i int) []byte { return ver(byte(i + 1)) })
 	if !r.Committed || !r.Results[1].Success || string(r.Results[1].PreviousValue) != "1" || string(r.Results[1].PreviousVersion) != "\x01" {
 		t.Fatalf("execute = %+v", r)
@@ -34,7 +34,7 @@ func TestExecuteSeesEarlierOps(t *testing.T) {
 		t.Fatalf("record = %+v", rec)
 	}
 
-	abort := putOp(k, "4", cairnpb.Condition_IF_ABSENT, cairnpb.ReturnValueVersion_RETURN_VALUE)
+	abort := putOp(k, "4", cairnpb.Condition_CONDITION_IF_ABSENT, cairnpb.ReturnValueVersion_RETURN_VALUE_VERSION_VALUE)
 	abort.AbortIfUnsuccessful = true
 	r = m.Execute([]*cairnpb.Operation{putOp(pk([]string{"a"}, "y"), "3", 0, 0), abort}, Clock{}, func(int) []byte { return ver(9) })
 	if r.Committed || r.FailedIndex != 1 || !r.Failed.PreviousExists || string(r.Failed.PreviousValue) != "2" {
@@ -69,28 +69,28 @@ func TestSelection(t *testing.T) {
 	}{
 		{"multiGet all", m.MultiGet(&cairnpb.MultiGetRequest{Parent: pk([]string{"a"})}),
 			[]string{"/a", "/a/-/", "/a/-/ab", "/a/-/b", "/a/-/b/c"}},
-		{"multiGet reverse children", m.MultiGet(&cairnpb.MultiGetRequest{Parent: pk([]string{"a"}), Depth: cairnpb.Depth_CHILDREN_ONLY, Direction: cairnpb.Direction_REVERSE}),
+		{"multiGet reverse children", m.MultiGet(&cairnpb.MultiGetRequest{Parent: pk([]string{"a"}), Depth: cairnpb.Depth_DEPTH_CHILDREN_ONLY, Direction: cairnpb.Direction_DIRECTION_REVERSE}),
 			[]string{"/a/-/b", "/a/-/ab", "/a/-/"}},
 		{"multiGet prefix a", m.MultiGet(&cairnpb.MultiGetRequest{Parent: pk([]string{"a"}), Range: &cairnpb.KeyRange{HasPrefix: true, Prefix: "a"}}),
 			[]string{"/a", "/a/-/ab"}},
-		{"multiGet minor parent", m.MultiGet(&cairnpb.MultiGetRequest{Parent: pk([]string{"a"}, "b"), Depth: cairnpb.Depth_DESCENDANTS_ONLY}),
+		{"multiGet minor parent", m.MultiGet(&cairnpb.MultiGetRequest{Parent: pk([]string{"a"}, "b"), Depth: cairnpb.Depth_DEPTH_DESCENDANTS_ONLY}),
 			[]string{"/a/-/b/c"}},
-		{"multiGet range (, b]", m.MultiGet(&cairnpb.MultiGetRequest{Parent: pk([]string{"a"}), Depth: cairnpb.Depth_CHILDREN_ONLY, Range: &cairnpb.KeyRange{HasStart: true, Start: "", HasEnd: true, End: "b", EndInclusive: true}}),
+		{"multiGet range (, b]", m.MultiGet(&cairnpb.MultiGetRequest{Parent: pk([]string{"a"}), Depth: cairnpb.Depth_DEPTH_CHILDREN_ONLY, Range: &cairnpb.KeyRange{HasStart: true, Start: "", HasEnd: true, End: "b", EndInclusive: true}}),
 			[]string{"/a/-/ab", "/a/-/b"}},
 		{"storeScan a", m.StoreScan(&cairnpb.StoreScanRequest{Parent: pk([]string{"a"})}),
 			[]string{"/a", "/a/-/", "/a/-/ab", "/a/-/b", "/a/-/b/c", "/a/b", "/a/b/-/c"}},
-		{"storeScan a children", m.StoreScan(&cairnpb.StoreScanRequest{Parent: pk([]string{"a"}), Depth: cairnpb.Depth_CHILDREN_ONLY}),
+		{"storeScan a children", m.StoreScan(&cairnpb.StoreScanRequest{Parent: pk([]string{"a"}), Depth: cairnpb.Depth_DEPTH_CHILDREN_ONLY}),
 			[]string{"/a/-/", "/a/-/ab", "/a/-/b", "/a/b"}},
 		{"storeScan a, range b", m.StoreScan(&cairnpb.StoreScanRequest{Parent: pk([]string{"a"}), Range: &cairnpb.KeyRange{HasPrefix: true, Prefix: "b"}}),
 			[]string{"/a/b", "/a/b/-/c"}},
-		{"storeScan all, depth 1", m.StoreScan(&cairnpb.StoreScanRequest{Depth: cairnpb.Depth_CHILDREN_ONLY}),
+		{"storeScan all, depth 1", m.StoreScan(&cairnpb.StoreScanRequest{Depth: cairnpb.Depth_DEPTH_CHILDREN_ONLY}),
 			[]string{"/a"}},
 	} {
 		if g := names(tc.got); !slices.Equal(g, tc.want) {
 			t.Errorf("%s: got %q, want %q", tc.name, g, tc.want)
 		}
 	}
-	if n := m.MultiDelete(&cairnpb.MultiDeleteRequest{Parent: pk([]string{"a"}), Depth: cairnpb.Depth_PARENT_AND_CHILDREN}); n != 4 {
+	if n := m.MultiDelete(&cairnpb.MultiDeleteRequest{Parent: pk([]string{"a"}), Depth: cairnpb.Depth_DEPTH_PARENT_AND_CHILDREN}); n != 4 {
 		t.Errorf("multiDelete deleted %d, want 4", n)
 	}
 	if g := names(m.All()); !slices.Equal(g, []string{"/a/-/b/c", "/a/b", "/a/b/-/c", "/c/-/a"}) {

@@ -65,11 +65,11 @@ func TestConsistencyModes(t *testing.T) {
 		}
 	}
 	version := func(v client.Version, timeout time.Duration) *cairnpb.Consistency {
-		return &cairnpb.Consistency{Kind: cairnpb.ConsistencyKind_VERSION, Version: v, TimeoutMs: timeout.Milliseconds()}
+		return &cairnpb.Consistency{Kind: cairnpb.ConsistencyKind_CONSISTENCY_KIND_VERSION, Version: v, TimeoutMs: timeout.Milliseconds()}
 	}
-	none := &cairnpb.Consistency{Kind: cairnpb.ConsistencyKind_NONE_REQUIRED}
+	none := &cairnpb.Consistency{Kind: cairnpb.ConsistencyKind_CONSISTENCY_KIND_NONE_REQUIRED}
 	timeLagC := func(timeout time.Duration) *cairnpb.Consistency {
-		return &cairnpb.Consistency{Kind: cairnpb.ConsistencyKind_TIME_LAG, PermissibleLagMs: timeLag.Milliseconds(), TimeoutMs: timeout.Milliseconds()}
+		return &cairnpb.Consistency{Kind: cairnpb.ConsistencyKind_CONSISTENCY_KIND_TIME_LAG, PermissibleLagMs: timeLag.Milliseconds(), TimeoutMs: timeout.Milliseconds()}
 	}
 
 	lead := c.WaitLeader(shard, failoverTimeout)
@@ -116,7 +116,7 @@ func TestConsistencyModes(t *testing.T) {
 	// outcome unknown to the client, though it is applied on a majority.
 	// Sent raw to the leader with a request timeout shorter than the RPC's,
 	// so the server's answer, not the client's deadline, ends it.
-	err = rawPut(c, lead, k, "v2all", cairnpb.ReplicaAckPolicy_ALL, time.Second)
+	err = rawPut(c, lead, k, "v2all", cairnpb.ReplicaAckPolicy_REPLICA_ACK_POLICY_ALL, time.Second)
 	switch d := clustertest.Detail(err); {
 	case err == nil:
 		t.Errorf("put with replica ack ALL acknowledged while follower %d is cut off", f)

@@ -108,7 +108,7 @@ func checkReplicasAgree(t *testing.T, c *clustertest.Cluster, keys []client.Key,
 			c.WaitApplied(n, s.ID, st.GetApplied(), catchUpTimeout)
 		}
 	}
-	none := &cairnpb.Consistency{Kind: cairnpb.ConsistencyKind_NONE_REQUIRED}
+	none := &cairnpb.Consistency{Kind: cairnpb.ConsistencyKind_CONSISTENCY_KIND_NONE_REQUIRED}
 	for _, k := range keys {
 		want := finals[keyName(k)]
 		sh, _ := topo.Shard(topo.ShardForKey(k.Major))

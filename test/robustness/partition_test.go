@@ -74,7 +74,7 @@ func TestPartitionedLeader(t *testing.T) {
 	// still believes it leads (check-quorum takes an election timeout,
 	// 500ms here, to notice). It cannot have reached another replica.
 	noneKey := client.Key{Major: []string{"partition-none", fmt.Sprint(rng.IntN(1000))}}
-	noneErr := rawPut(c, old, noneKey, "none", cairnpb.ReplicaAckPolicy_NONE, rawTimeout)
+	noneErr := rawPut(c, old, noneKey, "none", cairnpb.ReplicaAckPolicy_REPLICA_ACK_POLICY_NONE, rawTimeout)
 	switch {
 	case noneErr == nil:
 		t.Logf("the cut-off leader %d acknowledged a put with replica ack NONE", old)
@@ -104,7 +104,7 @@ func TestPartitionedLeader(t *testing.T) {
 			k := keys[r.IntN(len(keys))]
 			v := fmt.Sprintf("raw-%d", i)
 			call := h.Now()
-			err := rawPut(c, old, k, v, cairnpb.ReplicaAckPolicy_SIMPLE_MAJORITY, rawTimeout)
+			err := rawPut(c, old, k, v, cairnpb.ReplicaAckPolicy_REPLICA_ACK_POLICY_SIMPLE_MAJORITY, rawTimeout)
 			o := clustertest.RawWriteOutcome(err)
 			h.Add(clustertest.Op{Client: clients, Kind: clustertest.Put, Key: keyName(k), Value: v, Call: call, Return: h.Now(),
 				Outcome: o, Err: clustertest.ErrKind(err), Note: fmt.Sprintf("raw to cut-off node %d", old)})
@@ -120,7 +120,7 @@ func TestPartitionedLeader(t *testing.T) {
 	go func() { // ABSOLUTE gets
 		defer raw.Done()
 		r := clustertest.Rand(seed, 1001)
-		abs := &cairnpb.Consistency{Kind: cairnpb.ConsistencyKind_ABSOLUTE}
+		abs := &cairnpb.Consistency{Kind: cairnpb.ConsistencyKind_CONSISTENCY_KIND_ABSOLUTE}
 		pace := time.NewTicker(rawPace)
 		defer pace.Stop()
 		for i := 0; ; i++ {

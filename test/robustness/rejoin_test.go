@@ -103,7 +103,7 @@ func TestWipedReplicaRejoins(t *testing.T) {
 		t.Errorf("wiped node %d caught up without installing a snapshot (no \"installing snapshot\" in its log); with --raft-log-keep %d it should have needed one", f, rejoinLogKeep)
 	}
 
-	none := &cairnpb.Consistency{Kind: cairnpb.ConsistencyKind_NONE_REQUIRED}
+	none := &cairnpb.Consistency{Kind: cairnpb.ConsistencyKind_CONSISTENCY_KIND_NONE_REQUIRED}
 	missing := 0
 	for _, k := range keys {
 		resp, _, err := rawGet(c, f, k, none, 5*time.Second)
@@ -128,7 +128,7 @@ func TestWipedReplicaRejoins(t *testing.T) {
 	if err != nil {
 		t.Fatalf("put with ack ALL after the rejoin: %v", err)
 	}
-	resp, _, err := rawGet(c, f, keys[0], &cairnpb.Consistency{Kind: cairnpb.ConsistencyKind_VERSION, Version: ver, TimeoutMs: 5000}, 5*time.Second)
+	resp, _, err := rawGet(c, f, keys[0], &cairnpb.Consistency{Kind: cairnpb.ConsistencyKind_CONSISTENCY_KIND_VERSION, Version: ver, TimeoutMs: 5000}, 5*time.Second)
 	if err != nil || string(resp.GetRecord().GetValue()) != "after" {
 		t.Errorf("VERSION read on rejoined node %d: (%q, %v), want \"after\"", f, resp.GetRecord().GetValue(), err)
 	}

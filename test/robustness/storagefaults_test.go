@@ -324,7 +324,7 @@ func (f *sfRun) checkUnique(acked map[string]string, node topology.NodeID) int {
 	t, c, cl := f.t, f.c, f.cl
 	deadline := time.Now().Add(healTimeout)
 	lost := 0
-	none := &cairnpb.Consistency{Kind: cairnpb.ConsistencyKind_NONE_REQUIRED}
+	none := &cairnpb.Consistency{Kind: cairnpb.ConsistencyKind_CONSISTENCY_KIND_NONE_REQUIRED}
 	for _, ks := range slices.Sorted(maps.Keys(acked)) {
 		want := acked[ks]
 		k := client.MustParseKey(ks)
@@ -366,7 +366,7 @@ func (f *sfRun) checkUnique(acked map[string]string, node topology.NodeID) int {
 // awaitServes waits until node answers a NONE_REQUIRED read of k (it may
 // answer corruption or rejoining meanwhile, for up to healTimeout).
 func (f *sfRun) awaitServes(node topology.NodeID, k client.Key) {
-	none := &cairnpb.Consistency{Kind: cairnpb.ConsistencyKind_NONE_REQUIRED}
+	none := &cairnpb.Consistency{Kind: cairnpb.ConsistencyKind_CONSISTENCY_KIND_NONE_REQUIRED}
 	var last error
 	err := clustertest.Poll(healTimeout, func() bool {
 		_, _, last = rawGet(f.c, node, k, none, opTimeout)

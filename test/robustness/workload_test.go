@@ -212,7 +212,7 @@ func rawPut(cl *clustertest.Cluster, id topology.NodeID, k client.Key, v string,
 	_, err := cl.KV(id).Put(ctx, &cairnpb.PutRequest{
 		Header:     cl.Header(timeout),
 		Op:         &cairnpb.PutOp{Key: &cairnpb.Key{Major: k.Major, Minor: k.Minor}, Value: []byte(v)},
-		Durability: &cairnpb.Durability{MasterSync: cairnpb.SyncPolicy_WRITE_NO_SYNC, ReplicaAck: ack},
+		Durability: &cairnpb.Durability{MasterSync: cairnpb.SyncPolicy_SYNC_POLICY_WRITE_NO_SYNC, ReplicaAck: ack},
 	})
 	return err
 }

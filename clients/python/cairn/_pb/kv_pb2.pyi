@@ -10,85 +10,85 @@ DESCRIPTOR: _descriptor.FileDescriptor
 class SyncPolicy(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     SYNC_POLICY_UNSPECIFIED: _ClassVar[SyncPolicy]
-    SYNC: _ClassVar[SyncPolicy]
-    WRITE_NO_SYNC: _ClassVar[SyncPolicy]
-    NO_SYNC: _ClassVar[SyncPolicy]
+    SYNC_POLICY_SYNC: _ClassVar[SyncPolicy]
+    SYNC_POLICY_WRITE_NO_SYNC: _ClassVar[SyncPolicy]
+    SYNC_POLICY_NO_SYNC: _ClassVar[SyncPolicy]
 
 class ReplicaAckPolicy(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
-    REPLICA_ACK_UNSPECIFIED: _ClassVar[ReplicaAckPolicy]
-    ALL: _ClassVar[ReplicaAckPolicy]
-    SIMPLE_MAJORITY: _ClassVar[ReplicaAckPolicy]
-    NONE: _ClassVar[ReplicaAckPolicy]
+    REPLICA_ACK_POLICY_UNSPECIFIED: _ClassVar[ReplicaAckPolicy]
+    REPLICA_ACK_POLICY_ALL: _ClassVar[ReplicaAckPolicy]
+    REPLICA_ACK_POLICY_SIMPLE_MAJORITY: _ClassVar[ReplicaAckPolicy]
+    REPLICA_ACK_POLICY_NONE: _ClassVar[ReplicaAckPolicy]
 
 class ConsistencyKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
-    CONSISTENCY_UNSPECIFIED: _ClassVar[ConsistencyKind]
-    ABSOLUTE: _ClassVar[ConsistencyKind]
-    NONE_REQUIRED: _ClassVar[ConsistencyKind]
-    TIME_LAG: _ClassVar[ConsistencyKind]
-    VERSION: _ClassVar[ConsistencyKind]
+    CONSISTENCY_KIND_UNSPECIFIED: _ClassVar[ConsistencyKind]
+    CONSISTENCY_KIND_ABSOLUTE: _ClassVar[ConsistencyKind]
+    CONSISTENCY_KIND_NONE_REQUIRED: _ClassVar[ConsistencyKind]
+    CONSISTENCY_KIND_TIME_LAG: _ClassVar[ConsistencyKind]
+    CONSISTENCY_KIND_VERSION: _ClassVar[ConsistencyKind]
 
 class ReturnValueVersion(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
-    RETURN_UNSPECIFIED: _ClassVar[ReturnValueVersion]
-    RETURN_NONE: _ClassVar[ReturnValueVersion]
-    RETURN_VALUE: _ClassVar[ReturnValueVersion]
-    RETURN_VERSION: _ClassVar[ReturnValueVersion]
-    RETURN_ALL: _ClassVar[ReturnValueVersion]
+    RETURN_VALUE_VERSION_UNSPECIFIED: _ClassVar[ReturnValueVersion]
+    RETURN_VALUE_VERSION_NONE: _ClassVar[ReturnValueVersion]
+    RETURN_VALUE_VERSION_VALUE: _ClassVar[ReturnValueVersion]
+    RETURN_VALUE_VERSION_VERSION: _ClassVar[ReturnValueVersion]
+    RETURN_VALUE_VERSION_ALL: _ClassVar[ReturnValueVersion]
 
 class Depth(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     DEPTH_UNSPECIFIED: _ClassVar[Depth]
-    CHILDREN_ONLY: _ClassVar[Depth]
-    PARENT_AND_CHILDREN: _ClassVar[Depth]
-    DESCENDANTS_ONLY: _ClassVar[Depth]
-    PARENT_AND_DESCENDANTS: _ClassVar[Depth]
+    DEPTH_CHILDREN_ONLY: _ClassVar[Depth]
+    DEPTH_PARENT_AND_CHILDREN: _ClassVar[Depth]
+    DEPTH_DESCENDANTS_ONLY: _ClassVar[Depth]
+    DEPTH_PARENT_AND_DESCENDANTS: _ClassVar[Depth]
 
 class Direction(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     DIRECTION_UNSPECIFIED: _ClassVar[Direction]
-    FORWARD: _ClassVar[Direction]
-    REVERSE: _ClassVar[Direction]
-    UNORDERED: _ClassVar[Direction]
+    DIRECTION_FORWARD: _ClassVar[Direction]
+    DIRECTION_REVERSE: _ClassVar[Direction]
+    DIRECTION_UNORDERED: _ClassVar[Direction]
 
 class Condition(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     CONDITION_UNSPECIFIED: _ClassVar[Condition]
-    IF_ABSENT: _ClassVar[Condition]
-    IF_PRESENT: _ClassVar[Condition]
-    IF_VERSION: _ClassVar[Condition]
+    CONDITION_IF_ABSENT: _ClassVar[Condition]
+    CONDITION_IF_PRESENT: _ClassVar[Condition]
+    CONDITION_IF_VERSION: _ClassVar[Condition]
 SYNC_POLICY_UNSPECIFIED: SyncPolicy
-SYNC: SyncPolicy
-WRITE_NO_SYNC: SyncPolicy
-NO_SYNC: SyncPolicy
-REPLICA_ACK_UNSPECIFIED: ReplicaAckPolicy
-ALL: ReplicaAckPolicy
-SIMPLE_MAJORITY: ReplicaAckPolicy
-NONE: ReplicaAckPolicy
-CONSISTENCY_UNSPECIFIED: ConsistencyKind
-ABSOLUTE: ConsistencyKind
-NONE_REQUIRED: ConsistencyKind
-TIME_LAG: ConsistencyKind
-VERSION: ConsistencyKind
-RETURN_UNSPECIFIED: ReturnValueVersion
-RETURN_NONE: ReturnValueVersion
-RETURN_VALUE: ReturnValueVersion
-RETURN_VERSION: ReturnValueVersion
-RETURN_ALL: ReturnValueVersion
+SYNC_POLICY_SYNC: SyncPolicy
+SYNC_POLICY_WRITE_NO_SYNC: SyncPolicy
+SYNC_POLICY_NO_SYNC: SyncPolicy
+REPLICA_ACK_POLICY_UNSPECIFIED: ReplicaAckPolicy
+REPLICA_ACK_POLICY_ALL: ReplicaAckPolicy
+REPLICA_ACK_POLICY_SIMPLE_MAJORITY: ReplicaAckPolicy
+REPLICA_ACK_POLICY_NONE: ReplicaAckPolicy
+CONSISTENCY_KIND_UNSPECIFIED: ConsistencyKind
+CONSISTENCY_KIND_ABSOLUTE: ConsistencyKind
+CONSISTENCY_KIND_NONE_REQUIRED: ConsistencyKind
+CONSISTENCY_KIND_TIME_LAG: ConsistencyKind
+CONSISTENCY_KIND_VERSION: ConsistencyKind
+RETURN_VALUE_VERSION_UNSPECIFIED: ReturnValueVersion
+RETURN_VALUE_VERSION_NONE: ReturnValueVersion
+RETURN_VALUE_VERSION_VALUE: ReturnValueVersion
+RETURN_VALUE_VERSION_VERSION: ReturnValueVersion
+RETURN_VALUE_VERSION_ALL: ReturnValueVersion
 DEPTH_UNSPECIFIED: Depth
-CHILDREN_ONLY: Depth
-PARENT_AND_CHILDREN: Depth
-DESCENDANTS_ONLY: Depth
-PARENT_AND_DESCENDANTS: Depth
+DEPTH_CHILDREN_ONLY: Depth
+DEPTH_PARENT_AND_CHILDREN: Depth
+DEPTH_DESCENDANTS_ONLY: Depth
+DEPTH_PARENT_AND_DESCENDANTS: Depth
 DIRECTION_UNSPECIFIED: Direction
-FORWARD: Direction
-REVERSE: Direction
-UNORDERED: Direction
+DIRECTION_FORWARD: Direction
+DIRECTION_REVERSE: Direction
+DIRECTION_UNORDERED: Direction
 CONDITION_UNSPECIFIED: Condition
-IF_ABSENT: Condition
-IF_PRESENT: Condition
-IF_VERSION: Condition
+CONDITION_IF_ABSENT: Condition
+CONDITION_IF_PRESENT: Condition
+CONDITION_IF_VERSION: Condition
 
 class Key(_message.Message):
     __slots__ = ("major", "minor")
@@ -453,15 +453,15 @@ class ErrorDetail(_message.Message):
     class Action(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
         __slots__ = ()
         ACTION_UNSPECIFIED: _ClassVar[ErrorDetail.Action]
-        RETRY: _ClassVar[ErrorDetail.Action]
-        REFRESH: _ClassVar[ErrorDetail.Action]
-        FIX_INPUT: _ClassVar[ErrorDetail.Action]
-        NONE: _ClassVar[ErrorDetail.Action]
+        ACTION_RETRY: _ClassVar[ErrorDetail.Action]
+        ACTION_REFRESH: _ClassVar[ErrorDetail.Action]
+        ACTION_FIX_INPUT: _ClassVar[ErrorDetail.Action]
+        ACTION_NONE: _ClassVar[ErrorDetail.Action]
     ACTION_UNSPECIFIED: ErrorDetail.Action
-    RETRY: ErrorDetail.Action
-    REFRESH: ErrorDetail.Action
-    FIX_INPUT: ErrorDetail.Action
-    NONE: ErrorDetail.Action
+    ACTION_RETRY: ErrorDetail.Action
+    ACTION_REFRESH: ErrorDetail.Action
+    ACTION_FIX_INPUT: ErrorDetail.Action
+    ACTION_NONE: ErrorDetail.Action
     KIND_FIELD_NUMBER: _ClassVar[int]
     ACTION_FIELD_NUMBER: _ClassVar[int]
     LIMIT_FIELD_NUMBER: _ClassVar[int]
