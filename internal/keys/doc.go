@@ -19,7 +19,11 @@
 //
 // # Validity
 //
-// Every component is valid UTF-8 (Key.CheckUTF8, part of Limits.CheckKey),
+// Every component is non-empty: Parse refuses "/a//b" and a trailing '/',
+// and Limits.CheckKey and CheckParent refuse an empty component given as a
+// list, so the string form never hides one. "/" is therefore never a record:
+// it is the root, which ParsePrefix (scan and count) reads as the whole
+// store. Every component is valid UTF-8 (Key.CheckUTF8, part of Limits.CheckKey),
 // and so are a Range's start, end and prefix (Range.Validate). The server
 // checks both before a key is used, so every stored key is valid UTF-8.
 //

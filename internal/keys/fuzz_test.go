@@ -81,13 +81,14 @@ func FuzzDecode(f *testing.F) {
 		}
 		// Decoded components may hold any bytes; the printed key is still
 		// valid UTF-8 (it goes into error messages), and Parse reads it
-		// back exactly when every component is valid UTF-8.
 		s := k.String()
 		if !utf8.ValidString(s) {
 			t.Fatalf("%#v.String() = %q, which is not valid UTF-8", k, s)
 		}
-		if k3, err := Parse(s); (err == nil) != (k.CheckUTF8() == nil) || (err == nil && !k3.Equal(k)) {
-			t.Fatalf("Parse(%q) = %#v, %v; CheckUTF8: %v", s, k3, err, k.CheckUTF8())
+		// back exactly when every component is valid UTF-8 and non-empty.
+		parseable := k.CheckUTF8() == nil && checkNonEmpty(k) == nil
+		if k3, err := Parse(s); (err == nil) != parseable || (err == nil && !k3.Equal(k)) {
+			t.Fatalf("Parse(%q) = %#v, %v; CheckUTF8: %v, checkNonEmpty: %v", s, k3, err, k.CheckUTF8(), checkNonEmpty(k))
 		}
 	})
 }

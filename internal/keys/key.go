@@ -108,9 +108,15 @@ func Parse(s string) (Key, error) {
 	if s[0] != '/' {
 		return Key{}, fmt.Errorf("%w: %q does not start with '/'", ErrMalformed, s)
 	}
+	if s == "/" {
+		return Key{}, fmt.Errorf("%w: \"/\" is the root of the store and names no record (scan and count take it to mean the whole store)", ErrMalformed)
+	}
 	var k Key
 	inMinor := false
-	for _, raw := range strings.Split(s[1:], "/") {
+	for i, raw := range strings.Split(s[1:], "/") {
+		if raw == "" {
+			return Key{}, fmt.Errorf("%w: %q: component %d is empty (a doubled or trailing '/'); components are never empty", ErrMalformed, s, i+1)
+		}
 		if raw == "-" {
 			if inMinor {
 				return Key{}, fmt.Errorf("%w: %q has more than one '-' separator (write a \"-\" component as %%2D)", ErrMalformed, s)

@@ -115,7 +115,26 @@ func (l Limits) checkPath(k Key) error {
 	if size > l.MaxKeyBytes {
 		return &LimitError{Limit: "max_key_bytes", Max: l.MaxKeyBytes, Seen: size}
 	}
+	if err := checkNonEmpty(k); err != nil {
+		return err
+	}
 	return k.CheckUTF8()
+}
+
+// checkNonEmpty refuses empty components: the string form cannot tell
+// "/a//b" from a typo, and "/" would be both a record and the whole store.
+func checkNonEmpty(k Key) error {
+	for i, c := range k.Major {
+		if c == "" {
+			return fmt.Errorf("%w: major component %d is empty (components are never empty)", ErrInvalid, i+1)
+		}
+	}
+	for i, c := range k.Minor {
+		if c == "" {
+			return fmt.Errorf("%w: minor component %d is empty (components are never empty)", ErrInvalid, i+1)
+		}
+	}
+	return nil
 }
 
 // CheckValue validates a value's size.

@@ -62,7 +62,7 @@ func TestCheckKeyLimits(t *testing.T) {
 	}{
 		{New([]string{"a"}, "b", "c", "d"), "max_components", 3, 4, "four components"},
 		{New([]string{"a", "b", "c", "d"}), "max_components", 3, 4, "four major components"},
-		{New([]string{"", ""}, "", ""), "max_components", 3, 4, "four empty components"},
+		{New([]string{"x", "y"}, "z", "w"), "max_components", 3, 4, "four one-byte components"},
 		{New([]string{"01234567890"}), "max_key_bytes", 10, 11, "11 bytes in one component"},
 		{New([]string{"0123"}, "4567", "890"), "max_key_bytes", 10, 11, "11 bytes over three components"},
 		{New([]string{"é"}, "日本", "abc"), "max_key_bytes", 10, 11, "multi-byte runes count as bytes"},
@@ -72,10 +72,25 @@ func TestCheckKeyLimits(t *testing.T) {
 	}
 }
 
+func TestCheckKeyEmptyComponent(t *testing.T) {
+	for _, k := range []Key{
+		New([]string{""}),
+		New([]string{"a", ""}),
+		New([]string{"a"}, ""),
+		New([]string{"a"}, "b", ""),
+	} {
+		if err := small.CheckKey(k); !errors.Is(err, ErrInvalid) {
+			t.Errorf("CheckKey(%#v) = %v, want ErrInvalid", k, err)
+		}
+		if err := small.CheckParent(k); !errors.Is(err, ErrInvalid) {
+			t.Errorf("CheckParent(%#v) = %v, want ErrInvalid", k, err)
+		}
+	}
+}
+
 func TestCheckKeyAtLimit(t *testing.T) {
 	for _, k := range []Key{
 		New([]string{"a"}),
-		New([]string{""}),
 		New([]string{"a"}, "b", "c"),
 		New([]string{"0123456789"}),
 		New([]string{"0123"}, "4567", "89"),

@@ -145,7 +145,9 @@ type universe struct {
 
 // minorAlphabet holds the minor components; "ab" makes prefix ranges and
 // component-wise ordering matter, "\x00" exercises the key escaping.
-var minorAlphabet = []string{"", "a", "ab", "b", "a", "b", "", "\x00"}
+// Components are never empty (an empty one is refused: case 16 of
+// invalidOp).
+var minorAlphabet = []string{"a", "ab", "b", "a", "b", "\x00", "\x00a"}
 
 // boundAlphabet holds range bounds and prefixes.
 var boundAlphabet = []string{"", "\x00", "a", "ab", "b", "c"}
@@ -154,8 +156,8 @@ var boundAlphabet = []string{"", "\x00", "a", "ab", "b", "c"}
 // path /b and major path /a/b spell the same full path.
 func wholeUniverse() universe {
 	return universe{
-		majors:      [][]string{{"a"}, {"a", "b"}, {"c", ""}},
-		scanParents: [][]string{nil, {}, {"a"}, {"a", "b"}, {"c"}, {"c", ""}, {"b"}, {"a", "b", "c"}},
+		majors:      [][]string{{"a"}, {"a", "b"}, {"c", "\x00"}},
+		scanParents: [][]string{nil, {}, {"a"}, {"a", "b"}, {"c"}, {"c", "\x00"}, {"b"}, {"a", "b", "c"}},
 		wholeStore:  true,
 	}
 }
@@ -164,8 +166,8 @@ func wholeUniverse() universe {
 // others'.
 func workerUniverse(tag string) universe {
 	return universe{
-		majors:      [][]string{{tag}, {tag, "b"}, {tag, ""}},
-		scanParents: [][]string{{tag}, {tag, "b"}, {tag, ""}, {tag, "c"}},
+		majors:      [][]string{{tag}, {tag, "b"}, {tag, "\x00"}},
+		scanParents: [][]string{{tag}, {tag, "b"}, {tag, "\x00"}, {tag, "c"}},
 	}
 }
 
@@ -781,7 +783,7 @@ func (d *differ) invalid() {
 		kind string
 	}
 	k := d.key()
-	bad := d.rng.IntN(16)
+	bad := d.rng.IntN(17)
 	var cs call
 	put := func(op *cairnpb.PutOp, kind string) call {
 		req := &cairnpb.PutRequest{Op: op}
@@ -858,7 +860,17 @@ func (d *differ) invalid() {
 			codes.InvalidArgument, "foreign_version")
 	case 15:
 		long := make([]string, 65)
+		for i := range long {
+			long[i] = "x"
+		}
 		cs = put(&cairnpb.PutOp{Key: &cairnpb.Key{Major: []string{"a"}, Minor: long}}, "limit_exceeded")
+	case 16:
+		empty := d.keyIn(append(slices.Clone(d.major()), ""))
+		if d.rng.IntN(2) == 0 {
+			cs = put(&cairnpb.PutOp{Key: empty}, "invalid_key")
+		} else {
+			cs = mget(&cairnpb.MultiGetRequest{Parent: &cairnpb.Key{Major: d.major(), Minor: []string{""}}}, codes.InvalidArgument, "invalid_key")
+		}
 	}
 	d.begin("invalid "+cs.name, cs.req)
 	c, cancel := rpcCtx()

@@ -106,10 +106,14 @@ class Key:
             raise _malformed("empty string (a key looks like /major/-/minor)")
         if text[0] != "/":
             raise _malformed(f"{text!r} does not start with '/'")
+        if text == "/":
+            raise _malformed('"/" is the root of the store and names no record (a scan takes it to mean the whole store)')
         major: list = []
         minor: list = []
         in_minor = False
-        for raw in text[1:].split("/"):
+        for i, raw in enumerate(text[1:].split("/")):
+            if raw == "":
+                raise _malformed(f"{text!r}: component {i + 1} is empty (a doubled or trailing '/'); components are never empty")
             if raw == "-":
                 if in_minor:
                     raise _malformed(f'{text!r} has more than one \'-\' separator (write a "-" component as %2D)')
