@@ -4,7 +4,10 @@ import (
 	"context"
 	_ "embed"
 	"io"
+	"maps"
 	"net/http"
+	"slices"
+	"strings"
 
 	"github.com/cairndb/cairn/client"
 	"github.com/cairndb/cairn/internal/cli"
@@ -15,6 +18,12 @@ type Handler struct {
 	c        *client.Client
 	mux      *http.ServeMux
 	maxValue int64 // the most body bytes a put reads
+	// keyRoutes serves the paths that carry a key, by prefix and method.
+	// They bypass the ServeMux, which "cleans" a path by redirecting
+	// /v1/kv/users//alice to /v1/kv/users/alice: a key with an empty
+	// component must be refused as malformed, not quietly turned into
+	// another key.
+	keyRoutes map[string]map[string]http.HandlerFunc
 }
 
 // New returns the handler for c. maxValue bounds the body a put reads (the
@@ -22,11 +31,10 @@ type Handler struct {
 // limit error, not cut short).
 func New(c *client.Client, maxValue int64) *Handler {
 	h := &Handler{c: c, mux: http.NewServeMux(), maxValue: maxValue}
-	h.mux.HandleFunc("GET /v1/kv/", h.get)
-	h.mux.HandleFunc("PUT /v1/kv/", h.put)
-	h.mux.HandleFunc("DELETE /v1/kv/", h.delete)
-	h.mux.HandleFunc("GET /v1/multi/", h.multiGet)
-	h.mux.HandleFunc("DELETE /v1/multi/", h.multiDelete)
+	h.keyRoutes = map[string]map[string]http.HandlerFunc{
+		"/v1/kv/":    {"GET": h.get, "PUT": h.put, "DELETE": h.delete},
+		"/v1/multi/": {"GET": h.multiGet, "DELETE": h.multiDelete},
+	}
 	h.mux.HandleFunc("POST /v1/execute", h.execute)
 	h.mux.HandleFunc("GET /v1/store", h.store)
 	h.mux.HandleFunc("GET /v1/scan", h.scan)
@@ -45,7 +53,23 @@ func serveOpenAPI(w http.ResponseWriter, _ *http.Request) {
 	_, _ = w.Write(openAPI)
 }
 
-func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	for prefix, methods := range h.keyRoutes {
+		if !strings.HasPrefix(r.URL.Path, prefix) {
+			continue
+		}
+		if f, ok := methods[r.Method]; ok {
+			f(w, r)
+			return
+		}
+		allowed := slices.Sorted(maps.Keys(methods))
+		w.Header().Set("Allow", strings.Join(allowed, ", "))
+		writeJSON(w, http.StatusMethodNotAllowed, map[string]errorJSON{"error": {Code: "MethodNotAllowed", Kind: "method_not_allowed",
+			Action: client.ActionFixInput.String(), Message: r.Method + " is not allowed on " + prefix + "{key}: use " + strings.Join(allowed, ", ")}})
+		return
+	}
+	h.mux.ServeHTTP(w, r)
+}
 
 func (h *Handler) notFound(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusNotFound, map[string]errorJSON{"error": {Code: "NotFound", Kind: "no_such_endpoint", Action: client.ActionFixInput.String(),

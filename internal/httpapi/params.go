@@ -2,11 +2,14 @@ package httpapi
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 	"time"
+
+	"google.golang.org/grpc/codes"
 
 	"github.com/cairndb/cairn/client"
 	"github.com/cairndb/cairn/internal/cli"
@@ -127,7 +130,8 @@ func (p params) flag(name string) (bool, error) {
 func keyOf(r *http.Request, prefix string) (client.Key, error) {
 	s := strings.TrimPrefix(r.URL.EscapedPath(), prefix)
 	if s == "" || s == "/" {
-		return client.Key{}, badRequestf("the path names no key: give one after %s/, like %s/users/alice/-/email", prefix, prefix)
+		return client.Key{}, &client.Error{Code: codes.InvalidArgument, Kind: client.KindMalformedKey, Action: client.ActionFixInput,
+			Msg: fmt.Sprintf("the path names no key: give one after %s/, like %s/users/alice/-/email", prefix, prefix)}
 	}
 	return client.ParseKey(s)
 }
