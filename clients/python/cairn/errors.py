@@ -123,7 +123,7 @@ class ExecutionAborted(CairnError):
 
     def __init__(self, index: int, result: Any) -> None:
         super().__init__(f"execute: operation {index} was not done and aborted the batch; nothing was written",
-                         code=grpc.StatusCode.OK, kind="execution_aborted", action="NONE")
+                         code=grpc.StatusCode.OK, kind="execute_aborted", action="NONE")
         self.index = index
         self.result = result
 
