@@ -79,24 +79,8 @@ func (c *Client) storeScanPages(ctx context.Context, batchSize int, parent *Key,
 		return
 	}
 	o := c.cfg.resolve(opts)
-	req := &cairnpb.StoreScanRequest{
-		Range: r.toPB(), Depth: cairnpb.Depth(d), KeysOnly: keysOnly,
-		BatchSize: pageSize(batchSize), Consistency: o.consistency.toPB(),
-	}
-	if parent != nil {
-		req.Parent = parent.toPB()
-	}
-	// cairn lite scans its one shard (0); a replicated store is scanned
-	// shard by shard, each with its own resume token and replica.
-	shards := []topology.ShardID{0}
-	if c.cl != nil {
-		shards = shards[:0]
-		for _, s := range c.cl.topology().Shards {
-			shards = append(shards, s.ID)
-		}
-		slices.Sort(shards)
-	}
-	for _, s := range shards {
+	req := storeScanRequest(o, batchSize, parent, r, d, keysOnly)
+	for _, s := range c.scanShards() {
 		req.Shard = uint64(s)
 		var stick topology.NodeID
 		more := pages(yield, func(resume []byte) ([]*cairnpb.Record, []byte, error) {
@@ -108,6 +92,34 @@ func (c *Client) storeScanPages(ctx context.Context, batchSize int, parent *Key,
 			return
 		}
 	}
+}
+
+// storeScanRequest is a store scan's request, less its shard and resume
+// token.
+func storeScanRequest(o options, batchSize int, parent *Key, r *KeyRange, d Depth, keysOnly bool) *cairnpb.StoreScanRequest {
+	req := &cairnpb.StoreScanRequest{
+		Range: r.toPB(), Depth: cairnpb.Depth(d), KeysOnly: keysOnly,
+		BatchSize: pageSize(batchSize), Consistency: o.consistency.toPB(),
+	}
+	if parent != nil {
+		req.Parent = parent.toPB()
+	}
+	return req
+}
+
+// scanShards lists the shards a store scan reads, in order: cairn lite's
+// one shard (0), or each shard of a replicated store's topology, each
+// scanned with its own resume token and replica.
+func (c *Client) scanShards() []topology.ShardID {
+	if c.cl == nil {
+		return []topology.ShardID{0}
+	}
+	var shards []topology.ShardID
+	for _, s := range c.cl.topology().Shards {
+		shards = append(shards, s.ID)
+	}
+	slices.Sort(shards)
+	return shards
 }
 
 // pages yields the records of successive pages until a page has no resume
@@ -166,14 +178,7 @@ func (c *Client) StoreScanPage(ctx context.Context, cursor []byte, batchSize int
 	if err := checkScan(parent, r); err != nil {
 		return nil, nil, err
 	}
-	shards := []topology.ShardID{0}
-	if c.cl != nil {
-		shards = shards[:0]
-		for _, s := range c.cl.topology().Shards {
-			shards = append(shards, s.ID)
-		}
-		slices.Sort(shards)
-	}
+	shards := c.scanShards()
 	shard, resume := shards[0], []byte(nil)
 	if cursor != nil {
 		if len(cursor) < 8 {
@@ -183,13 +188,7 @@ func (c *Client) StoreScanPage(ctx context.Context, cursor []byte, batchSize int
 		shard, resume = topology.ShardID(binary.BigEndian.Uint64(cursor)), cursor[8:]
 	}
 	o := c.cfg.resolve(opts)
-	req := &cairnpb.StoreScanRequest{
-		Range: r.toPB(), Depth: cairnpb.Depth(d), KeysOnly: keysOnly,
-		BatchSize: pageSize(batchSize), Consistency: o.consistency.toPB(),
-	}
-	if parent != nil {
-		req.Parent = parent.toPB()
-	}
+	req := storeScanRequest(o, batchSize, parent, r, d, keysOnly)
 	for {
 		req.Shard, req.Resume = uint64(shard), resume
 		var stick topology.NodeID
