@@ -82,7 +82,7 @@ Start a one-process store and use it:
 		SilenceErrors: true,
 		Version:       version,
 	}
-	root.AddCommand(newLiteCmd(), newKVCmd(), newSNCmd(), newBenchCmd(), newClusterCmd(), newAdminCmd(), newVersionCmd())
+	root.AddCommand(newLiteCmd(), newKVCmd(), newSNCmd(), newBenchCmd(), newClusterCmd(), newAdminCmd(), newSecurityCmd(), newVersionCmd())
 	codeRunErrors(root)
 	return root
 }

@@ -1,0 +1,109 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/cairndb/cairn/internal/auth"
+	"github.com/spf13/cobra"
+)
+
+func newSecurityCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "security",
+		Short: "Make a store's certificates and keys (secure mode)",
+		Long: `Secure mode (docs/design/20261127_security.md): nodes speak TLS 1.3 on their
+one port, and verify each other with certificates from the store's own CA.
+
+  cairn security init      makes the store CA, this host's node certificate,
+                           the token-signing key and a login file
+  cairn security add-node  issues a certificate for another host from the CA`,
+		Args: noSubcommand,
+	}
+	cmd.AddCommand(newSecurityInitCmd(), newSecurityAddNodeCmd())
+	return cmd
+}
+
+func newSecurityInitCmd() *cobra.Command {
+	var root, store, hosts string
+	cmd := &cobra.Command{
+		Use:   "init",
+		Short: "Make the store CA, a node certificate, the token key and a login file in ROOT/security",
+		Long: `Write ROOT/security: ca.pem and ca-key.pem (the store CA; keep the key offline
+once every node has its certificate), node.pem and node-key.pem (this host's
+certificate, for the names and addresses in --hosts), token.key (the key that
+signs login tokens; every node of the store needs the same one) and
+client.security (a login file for cairn kv/admin/bench --security). Keys are
+written 0600. An existing security directory is never overwritten.`,
+		Example: `  cairn security init --root /var/cairn/sn1 --store kvstore --hosts node1.example,10.0.0.1`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			hs := splitHosts(hosts)
+			if len(hs) == 0 {
+				return usageErr("--hosts: give at least one host name or IP address that clients reach this node at")
+			}
+			dir := filepath.Join(root, "security")
+			files, err := auth.InitDir(dir, store, hs, time.Now())
+			if err != nil {
+				return usageErr("%v", err)
+			}
+			out := cmd.OutOrStdout()
+			fmt.Fprintf(out, "wrote %s: %s\n", dir, strings.Join(files, ", "))
+			fmt.Fprintf(out, "the node certificate names %s; for another host: cairn security add-node --ca %s --out DIR --hosts HOST\n",
+				strings.Join(hs, ", "), dir)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&root, "root", "", "the node's directory; the files go to ROOT/security (required)")
+	f.StringVar(&store, "store", "kvstore", "the store's name (it is written into every certificate)")
+	f.StringVar(&hosts, "hosts", "127.0.0.1", "comma-separated host names and IP addresses of this node")
+	_ = cmd.MarkFlagRequired("root")
+	return cmd
+}
+
+func newSecurityAddNodeCmd() *cobra.Command {
+	var caDir, outDir, store, hosts string
+	cmd := &cobra.Command{
+		Use:   "add-node",
+		Short: "Issue a node certificate for another host, signed by the store CA",
+		Long: `Write node.pem and node-key.pem for another host into --out, signed by the CA
+in --ca (a security directory made by 'cairn security init'). Copy --out with
+the CA's ca.pem and token.key to that host as its ROOT/security.`,
+		Example: `  cairn security add-node --ca /var/cairn/sn1/security --out /tmp/sn2-security --hosts node2.example`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			hs := splitHosts(hosts)
+			if len(hs) == 0 {
+				return usageErr("--hosts: give at least one host name or IP address of the new node")
+			}
+			if err := auth.IssueNode(caDir, outDir, store, hs, time.Now()); err != nil {
+				return usageErr("%v", err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s and %s in %s for %s; copy %s and %s beside them\n",
+				auth.NodeCertFile, auth.NodeKeyFile, outDir, strings.Join(hs, ", "), auth.CAFile, auth.TokenKeyFile)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&caDir, "ca", "", "the security directory that holds ca.pem and ca-key.pem (required)")
+	f.StringVar(&outDir, "out", "", "where to write the new node's certificate and key (required)")
+	f.StringVar(&store, "store", "kvstore", "the store's name")
+	f.StringVar(&hosts, "hosts", "", "comma-separated host names and IP addresses of the new node (required)")
+	_ = cmd.MarkFlagRequired("ca")
+	_ = cmd.MarkFlagRequired("out")
+	_ = cmd.MarkFlagRequired("hosts")
+	return cmd
+}
+
+func splitHosts(s string) []string {
+	var out []string
+	for _, h := range strings.Split(s, ",") {
+		if h = strings.TrimSpace(h); h != "" {
+			out = append(out, h)
+		}
+	}
+	return out
+}

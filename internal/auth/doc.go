@@ -1,0 +1,32 @@
+// Package auth is Cairn's secure mode (docs/design/20261127_security.md):
+// the store's certificate authority and node certificates, the TLS
+// configurations of the port and of its callers, and (to come) users,
+// roles, tokens and the audit log.
+//
+// # Files
+//
+// A secure node reads its security directory (ROOT/security unless told
+// otherwise), written by InitDir (`cairn security init`):
+//
+//	ca.pem           the store CA's certificate (ECDSA P-256)
+//	ca-key.pem       the CA's key (0600): needed only to issue certificates
+//	node.pem         this host's certificate, signed by the CA: the hosts as
+//	node-key.pem     SANs, the URI cairn-node://STORE, server and client use
+//	token.key        32 random bytes (0600): the store's token-signing key
+//	client.security  a login file naming ca.pem, for cairn kv/admin/bench
+//
+// # Invariants
+//
+//   - Every TLS connection is TLS 1.3, verified against the store CA alone
+//     (never the system roots).
+//   - A peer is a node (NodePeer) only if it presented a certificate that
+//     chains to the store CA and carries the node URI of this store; a
+//     user never has one, and a node certificate is never a user.
+//   - Keys are written 0600 and never logged; InitDir refuses to overwrite
+//     an existing directory's files.
+//
+// # Concurrency
+//
+// Functions are safe for concurrent use; the *tls.Config values they
+// return must not be modified after use begins (crypto/tls's rule).
+package auth
