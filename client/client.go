@@ -63,7 +63,7 @@ func Open(ctx context.Context, cfg Config) (*Client, error) {
 	cfg.Hosts = append([]string(nil), cfg.Hosts...)
 	c := &Client{cfg: cfg, pools: make(map[string]*pool)}
 	for _, h := range cfg.Hosts {
-		p, err := dialPool(h, cfg.Conns)
+		p, err := dialPool(h, cfg.Conns, cfg.TLS)
 		if err != nil {
 			c.Close()
 			return nil, invalidConfig(err)

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -47,6 +48,10 @@ type Config struct {
 	// before it tries another replica: a host that is down may leave a
 	// connection attempt unanswered. Unused for cairn lite. Default 2s.
 	ConnectTimeout time.Duration
+	// TLS, when set, makes every connection TLS with this configuration (a
+	// secure store: its RootCAs hold the store CA, auth.ClientTLS builds
+	// one). Nil: plaintext.
+	TLS *tls.Config
 }
 
 // Default values of Config fields.

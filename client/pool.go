@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"sync/atomic"
@@ -10,6 +11,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/connectivity"
+	"google.golang.org/grpc/credentials"
 
 	"github.com/cairndb/cairn/api/cairnpb"
 	"github.com/cairndb/cairn/internal/grpcconn"
@@ -34,14 +36,18 @@ type pool struct {
 	attempts  atomic.Int64 // requests sent through the pool (for tests)
 }
 
-// dialPool creates n connections to addr.
-func dialPool(addr string, n int) (*pool, error) {
+// dialPool creates n connections to addr, with TLS when tc is set.
+func dialPool(addr string, n int, tc *tls.Config) (*pool, error) {
 	p := &pool{addr: addr}
+	opts := []grpc.DialOption{
+		grpc.WithDefaultCallOptions(grpc.MaxCallSendMsgSize(maxMsgBytes), grpc.MaxCallRecvMsgSize(maxMsgBytes)),
+		grpc.WithStatsHandler(sentTracker{}),
+	}
+	if tc != nil {
+		opts = append(opts, grpc.WithTransportCredentials(credentials.NewTLS(tc)))
+	}
 	for range n {
-		cc, err := grpcconn.New(addr,
-			grpc.WithDefaultCallOptions(grpc.MaxCallSendMsgSize(maxMsgBytes), grpc.MaxCallRecvMsgSize(maxMsgBytes)),
-			grpc.WithStatsHandler(sentTracker{}),
-		)
+		cc, err := grpcconn.New(addr, opts...)
 		if err != nil {
 			p.close()
 			return nil, fmt.Errorf("host %q: %w", addr, err)

@@ -54,6 +54,7 @@ retryable. See 'cairn --help'.`,
 	pf.BoolVar(&g.JSON, "json", false, "print JSON")
 	pf.StringVar(&g.Durability, "durability", "", "write durability MASTER[,REPLICA]: the leader's and the replicas' sync policy, each sync, write_no_sync or no_sync (default write_no_sync,no_sync); how many replicas must acknowledge is --ack")
 	pf.StringVar(&g.Ack, "ack", "", "replica acks: all, simple_majority or none (default simple_majority)")
+	pf.StringVar(&g.Security, "security", "", "login file of a secure store (cairn.ssl.ca=..., as 'cairn security init' or 'cairn lite --secure' write it)")
 	pf.StringVar(&g.Consistency, "consistency", "", "read consistency: absolute, none_required, time_lag=LAG or version=HEX (default none_required)")
 
 	kv.AddCommand(kvPutCmd(&g), kvGetCmd(&g), kvDeleteCmd(&g), kvMultiGetCmd(&g), kvScanCmd(&g, false), kvScanCmd(&g, true))

@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 
+	"github.com/cairndb/cairn/internal/auth"
 	"github.com/cairndb/cairn/internal/node"
 	"github.com/spf13/cobra"
 )
@@ -46,6 +48,7 @@ starting on an existing root with different values is refused.`,
 	f.IntVar(&cfg.Limits.MaxKeyBytes, "max-key-bytes", cfg.Limits.MaxKeyBytes, "largest key, in bytes")
 	f.IntVar(&cfg.Limits.MaxValueBytes, "max-value-bytes", cfg.Limits.MaxValueBytes, "largest value, in bytes")
 	f.IntVar(&cfg.Limits.MaxComponents, "max-components", cfg.Limits.MaxComponents, "most components in a key")
+	f.BoolVar(&cfg.Secure, "secure", false, "secure mode: TLS 1.3 only, with ROOT/security (made on first start: a store CA, this node's certificate and the login file ROOT/security/client.security)")
 	addNodeTuningFlags(f, nodeTuning{
 		cacheBytes: &cfg.CacheBytes, minFreeBytes: &cfg.MinFreeBytes, shutdownGrace: &cfg.ShutdownGrace,
 		streamWorkers: &cfg.StreamWorkers, gcPercent: &cfg.GCPercent, noHTTP: &cfg.NoHTTP, pprofAddr: &cfg.PprofAddr, logLevel: &logLevel, scrub: &cfg.Scrub,
@@ -65,6 +68,9 @@ func runLite(ctx context.Context, cfg node.LiteConfig) error {
 		return startError(err, false)
 	}
 	m := n.Store()
+	if cfg.Secure { // before the ready line, which scripts wait for
+		fmt.Printf("secure mode (TLS 1.3): clients need the login file %s\n", filepath.Join(node.SecurityDir(cfg.Root), auth.LoginFile))
+	}
 	fmt.Printf("cairn lite: store %q (%d partitions) ready at %s\n", m.Name, m.Partitions, n.Addr())
 	if a := n.PprofAddr(); a != "" {
 		cfg.Logger.Info("profiling endpoint", "addr", "http://"+a+"/debug/pprof/")

@@ -173,3 +173,39 @@ func mustRead(t *testing.T, p string) []byte {
 	}
 	return b
 }
+
+func TestReadLogin(t *testing.T) {
+	dir := initDir(t, "kvstore", "127.0.0.1")
+	l, err := ReadLogin(filepath.Join(dir, LoginFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.CAFile != filepath.Join(dir, CAFile) {
+		t.Errorf("CA %q", l.CAFile)
+	}
+	if _, err := l.TLS(); err != nil {
+		t.Errorf("TLS: %v", err)
+	}
+	p := filepath.Join(dir, "rel.security")
+	if err := os.WriteFile(p, []byte("oracle.kv.transport=ssl\ncairn.ssl.ca=ca.pem\ncairn.auth.username=alice\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if l, err = ReadLogin(p); err != nil || l.CAFile != filepath.Join(dir, CAFile) || l.User != "alice" {
+		t.Errorf("relative: %+v, %v", l, err)
+	}
+	for body, want := range map[string]string{
+		"cairn.auth.username=bob\n":          "cairn.ssl.ca",
+		"cairn.ssl.ca\n":                     "key=value",
+		"cairn.ssl.cert=x\ncairn.ssl.ca=y\n": "unknown key",
+	} {
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ReadLogin(p); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want an error naming %q", body, err, want)
+		}
+	}
+	if _, err := ReadLogin(filepath.Join(dir, "missing")); err == nil {
+		t.Error("a missing login file was read")
+	}
+}

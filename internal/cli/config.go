@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/cairndb/cairn/client"
+	"github.com/cairndb/cairn/internal/auth"
 )
 
 // Globals are the flags every kv command takes.
@@ -17,6 +18,7 @@ type Globals struct {
 	Durability  string        // --durability: MASTER[,REPLICA] sync policy; "" = default
 	Ack         string        // --ack: replica ack policy; "" = default
 	Consistency string        // --consistency: read consistency; "" = default
+	Security    string        // --security: a login file (secure mode); "" = plaintext
 }
 
 // DefaultGlobals returns the flag defaults.
@@ -50,7 +52,17 @@ func (g Globals) Config() (client.Config, error) {
 	if err != nil {
 		return client.Config{}, err
 	}
-	return client.Config{Hosts: hosts, Store: g.Store, Timeout: g.Timeout, Durability: d, Consistency: c, Conns: 1}, nil
+	cfg := client.Config{Hosts: hosts, Store: g.Store, Timeout: g.Timeout, Durability: d, Consistency: c, Conns: 1}
+	if g.Security != "" {
+		l, err := auth.ReadLogin(g.Security)
+		if err != nil {
+			return client.Config{}, Usagef("--security: %v", err)
+		}
+		if cfg.TLS, err = l.TLS(); err != nil {
+			return client.Config{}, Usagef("--security: %v", err)
+		}
+	}
+	return cfg, nil
 }
 
 // Open parses the flags and connects.

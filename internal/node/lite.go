@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -61,6 +62,10 @@ type LiteConfig struct {
 	StreamWorkers int
 	// NoHTTP serves gRPC alone on the port, without the HTTP/JSON API.
 	NoHTTP bool
+	// Secure serves TLS 1.3 only, with the certificates in ROOT/security,
+	// made on first start if missing (docs/design/20261127_security.md); a
+	// plaintext caller is refused with SecureModeMessage.
+	Secure bool
 	// GCPercent is set as the process's GC percent (runtime/debug.SetGCPercent)
 	// when the node starts, unless the GOGC environment variable is set; 0
 	// leaves the runtime's setting. The node's Go heap is small (Pebble's
@@ -215,8 +220,16 @@ func (n *Lite) start() error {
 	if err != nil {
 		return err
 	}
-	n.grpc = grpc.NewServer(grpc.MaxRecvMsgSize(64<<20), grpc.MaxSendMsgSize(64<<20),
-		grpc.NumStreamWorkers(uint32(n.cfg.StreamWorkers)))
+	gopts := []grpc.ServerOption{grpc.MaxRecvMsgSize(64 << 20), grpc.MaxSendMsgSize(64 << 20),
+		grpc.NumStreamWorkers(uint32(n.cfg.StreamWorkers))}
+	var tlsCfg *tls.Config
+	if n.cfg.Secure {
+		if tlsCfg, err = liteTLS(n.cfg, n.log); err != nil {
+			return err
+		}
+		gopts = append(gopts, grpc.Creds(handshaken{}))
+	}
+	n.grpc = grpc.NewServer(gopts...)
 	cairnpb.RegisterKVServer(n.grpc, srv)
 	if n.cfg.PprofAddr != "" {
 		if n.debug, err = startDebug(n.cfg.PprofAddr); err != nil {
@@ -225,10 +238,14 @@ func (n *Lite) start() error {
 	}
 	if !n.cfg.NoHTTP {
 		n.httpAPI = httpapi.NewLazy(func(ctx context.Context) (*client.Client, error) {
-			return client.Open(ctx, client.Config{Hosts: []string{n.Addr()}, Store: meta.Name})
+			return client.Open(ctx, client.Config{Hosts: []string{n.Addr()}, Store: meta.Name, TLS: selfTLS(n.cfg.Root, tlsCfg)})
 		}, int64(n.cfg.Limits.MaxValueBytes))
 	}
-	n.port = servePort(n.lis, n.grpc, n.httpAPI.Handler(), n.served)
+	if tlsCfg != nil {
+		n.port = servePortTLS(n.lis, tlsCfg, n.grpc, n.httpAPI.Handler(), n.served)
+	} else {
+		n.port = servePort(n.lis, n.grpc, n.httpAPI.Handler(), n.served)
+	}
 	n.scrub = startScrub(n.engine, n.cfg.Scrub, n.log)
 	return nil
 }

@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"time"
@@ -23,6 +24,11 @@ type port struct {
 	mux  cmux.CMux
 	grpc *grpc.Server
 	http *http.Server
+	// A secure port's refusals of plaintext callers, and its inner
+	// listeners (port_tls.go); nil otherwise.
+	refuse     *grpc.Server
+	refuseHTTP *http.Server
+	extra      []io.Closer
 }
 
 // sniffTimeout bounds how long a new connection may take to send the bytes
@@ -63,6 +69,13 @@ func (p *port) stop(grace time.Duration) {
 	case <-stopped:
 	case <-ctx.Done():
 		p.grpc.Stop()
+	}
+	if p.refuse != nil {
+		p.refuse.Stop()
+		_ = p.refuseHTTP.Close()
+	}
+	for _, c := range p.extra {
+		_ = c.Close()
 	}
 	if p.mux != nil {
 		p.mux.Close()
