@@ -1,7 +1,11 @@
 // Package auth is Cairn's secure mode (docs/design/20261127_security.md):
 // the store's certificate authority and node certificates, the TLS
-// configurations of the port and of its callers, and (to come) users,
-// roles, tokens and the audit log.
+// configurations of the port and of its callers, login files, password
+// hashes (argon2id, password.go), the built-in roles (roles.go), session
+// tokens signed with the store's token key (token.go, its format drawn
+// there) and the throttling of failed logins (throttle.go). The user
+// table, the Login RPC, the interceptors and the audit log come next
+// (the design's order of work).
 //
 // # Files
 //
