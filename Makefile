@@ -122,3 +122,18 @@ bench-replication: build
 
 clean:
 	rm -rf bin
+
+# The real YCSB 0.17.0 (site.ycsb.Client) with Cairn's binding
+# (clients/java/ycsb) against a fresh cairn lite: Maven builds the Java client
+# and the binding, then YCSB loads RECORDS records (default 100,000 x 1 KB)
+# and runs workload A (OPS operations, THREADS threads, LAYOUT value|minor),
+# printing YCSB's own report. Lite on core 0, the JVM on core 1 (taskset).
+.PHONY: ycsb ycsb-bench
+ycsb: build
+	BIN=$(BIN) ./scripts/ycsb.sh
+
+# YCSB with the binding against cairn bench on one store, workload A, 8
+# threads, runs alternating (bench, ycsb, ...): throughput ratio and CPU per
+# operation of each client and of the server (docs/benchmarks.md, "YCSB binding").
+ycsb-bench: build
+	BIN=$(BIN) ./scripts/ycsb-vs-bench.sh
