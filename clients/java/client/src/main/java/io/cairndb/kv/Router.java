@@ -194,8 +194,13 @@ final class Router {
     return Errors.fromStatus(err, write);
   }
 
+  /** The stub with the attempt's deadline; the deadline passed before sending is a RequestTimeoutException. */
   private static KVGrpc.KVBlockingStub withDeadline(Conn c, long nanos) {
-    return c.stub.withDeadlineAfter(Math.max(nanos, 1_000_000), TimeUnit.NANOSECONDS);
+    if (nanos <= 0) {
+      throw ErrorInfo.of("the deadline passed before the request was sent", Status.Code.DEADLINE_EXCEEDED, "",
+          FaultException.Action.NONE).toException();
+    }
+    return c.stub.withDeadlineAfter(nanos, TimeUnit.NANOSECONDS);
   }
 
   private long[] replicasOf(Route rt, Topology t) {
