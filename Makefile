@@ -7,7 +7,7 @@ FUZZTIME ?= 100000x
 CHAOS_TIME ?= 10m
 CHAOS_STORAGE_TIME ?= 60s
 
-.PHONY: build test test-go test-python fuzz-short fuzz proto demo vet lint-proto clean
+.PHONY: build test test-go test-python test-java fuzz-short fuzz proto demo vet lint-proto clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/cairn
@@ -21,7 +21,7 @@ lint-proto:
 
 # The whole suite CI runs: vet, unit and end-to-end tests (real processes on
 # 127.0.0.1), and each fuzz target briefly.
-test: vet lint-proto test-go test-python fuzz-short
+test: vet lint-proto test-go test-python test-java fuzz-short
 
 test-go: build
 	@command -v chromium >/dev/null 2>&1 || echo "note: chromium is not installed, so the HTML report test is skipped (apt-get install chromium; .ci/run does)"
@@ -39,6 +39,20 @@ test-python: build
 	$(CAIRN_PY_VENV)/bin/python -m pip install --quiet --disable-pip-version-check './clients/python[test]'
 	cd clients/python && $(CAIRN_PY_VENV)/bin/python -m mypy --no-error-summary cairn
 	CAIRN_BIN=$(abspath $(BIN)) $(CAIRN_PY_VENV)/bin/python -m pytest -q -p no:cacheprovider clients/python/tests
+
+# The Java client (clients/java/client): its JUnit suite against a real cairn
+# lite and a 3-node cluster started from $(BIN), offline (.ci/run primes the
+# local Maven repository with `make java-deps`). About 15 s.
+MVN ?= mvn
+test-java: build
+	CAIRN_BIN=$(abspath $(BIN)) $(MVN) -B -ntp -o -f clients/java -pl client verify -Dcairn.bin=$(abspath $(BIN))
+
+# Downloads what the Java build needs into the local Maven repository
+# (online): a verify that runs only the key vectors (no cairn process) pulls
+# the compiler, surefire and its JUnit provider, and every dependency.
+.PHONY: java-deps
+java-deps:
+	$(MVN) -q -f clients/java -pl client verify -Dtest=KeyTest -Dsurefire.failIfNoSpecifiedTests=false
 
 fuzz-short:
 	FUZZTIME=$(FUZZTIME) ./scripts/fuzz.sh
