@@ -3,7 +3,8 @@
 # built-in `cairn bench` on one store, in one session. It builds the binding,
 # starts one `cairn lite`, loads it once with cairn bench, then runs workload A
 # for DURATION seconds at a time, alternating bench, ycsb, bench, ycsb, ...
-# (REPS pairs), each with THREADS threads and operationcount=0 (time-bound).
+# (REPS pairs), each with THREADS threads (operationcount=10^9 and
+# maxexecutiontime=DURATION: YCSB 0.17 starts no thread with operationcount=0).
 # For each run it records throughput, the client process's CPU (user+system
 # over the whole process, from /usr/bin/time, and over the steady part after
 # the first 10 s status line, from /proc), the server's CPU (/proc of lite)
@@ -41,7 +42,7 @@ run_one() {
       -p cairn.hosts="$lite_addr" -p cairn.layout="$LAYOUT" -p recordcount="$RECORDS" -p fieldcount=10
       -p fieldlength=100 -threads "$THREADS" -s)
   fi
-  cmd+=(-p operationcount=0 -p maxexecutiontime="$DURATION")
+  cmd+=(-p operationcount=1000000000 -p maxexecutiontime="$DURATION")
   local s0 b0 s1 b1 tpid cpid c10="" o10="" deadline
   s0=$(cpu_ticks "$lite_pid")
   b0=$(busy_ticks)
@@ -51,10 +52,10 @@ run_one() {
   # client's CPU and operation count there.
   deadline=$((SECONDS + DURATION + 60))
   while kill -0 "$tpid" 2>/dev/null && [ $SECONDS -lt $deadline ]; do
-    if [ -z "$c10" ] && grep -q '^ *1[0-9] sec: [0-9]* operations' "$f.status" 2>/dev/null; then
+    if [ -z "$c10" ] && grep -qE ' 1[0-9] sec: [0-9]+ operations' "$f.status" 2>/dev/null; then
       cpid=$(pgrep -P "$tpid" | head -1 || true)
       if [ -n "$cpid" ]; then c10=$(cpu_ticks "$cpid"); fi
-      o10=$(grep -m1 -o '^ *1[0-9] sec: [0-9]*' "$f.status" | awk '{print $3}')
+      o10=$(grep -m1 -oE ' 1[0-9] sec: [0-9]+' "$f.status" | awk '{print $3}')
     fi
     sleep 0.1
   done

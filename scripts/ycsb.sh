@@ -10,7 +10,8 @@
 # (value or minor: cairn.layout), WORKLOAD (workloads/workloada), BIN
 # (bin/cairn), PIN (1: with taskset and 2+ cores, lite on core 0 and the YCSB
 # JVM on core 1; 0: no pinning), JAVA_OPTS, YCSB_ARGS (extra arguments for
-# both phases, e.g. "-p cairn.durability=sync"), MVN (mvn), MVN_FLAGS.
+# both phases, e.g. "-p cairn.durability=sync"), MVN (mvn), MVN_FLAGS,
+# YCSB_CP (run with this classpath instead of building), LITE_FLAGS.
 #
 # The functions are also used by scripts/ycsb-vs-bench.sh, which sources
 # this file.
@@ -72,9 +73,14 @@ ycsb_pin() {
 
 # ycsb_build: cairn-client and cairn-ycsb jars, and the runtime classpath.
 ycsb_build() {
+  if [ -n "${YCSB_CP:-}" ]; then
+    echo "== not building: YCSB_CP is set"
+    ycsb_cp=$YCSB_CP
+    return
+  fi
   echo "== building the Java client and the YCSB binding (mvn -f clients/java -pl ycsb -am package)"
   # shellcheck disable=SC2086
-  "$MVN" -q $MVN_FLAGS -f clients/java -pl ycsb -am package -DskipTests
+  "$MVN" -q $MVN_FLAGS -f clients/java -pl ycsb -am package -Dmaven.test.skip=true
   local jar
   jar=$(ls clients/java/ycsb/target/cairn-ycsb-*.jar 2>/dev/null | grep -v -e '-sources' -e '-tests' | head -1)
   [ -n "$jar" ] || ycsb_die "the build wrote no clients/java/ycsb/target/cairn-ycsb-*.jar"
@@ -89,7 +95,7 @@ ycsb_start_lite() {
   "${server_pin[@]}" "$BIN" lite --root "$ycsb_root/store" --port 0 ${LITE_FLAGS:-} >"$ycsb_root/lite.log" 2>&1 &
   lite_pid=$!
   local deadline=$((SECONDS + 30))
-  until lite_addr=$(sed -n 's/.* ready at \([^ ]*\)$/\1/p' "$ycsb_root/lite.log") && [ -n "$lite_addr" ]; do
+  until lite_addr=$(sed -n 's/.* ready at \([^ ]*\)$/\1/p' "$ycsb_root/lite.log" 2>/dev/null) && [ -n "$lite_addr" ]; do
     kill -0 "$lite_pid" 2>/dev/null || { cat "$ycsb_root/lite.log" >&2; ycsb_die "cairn lite exited before it was ready"; }
     [ $SECONDS -lt $deadline ] || { cat "$ycsb_root/lite.log" >&2; ycsb_die "cairn lite not ready within 30 s"; }
     sleep 0.05
