@@ -80,7 +80,7 @@ ycsb_build() {
   fi
   echo "== building the Java client and the YCSB binding (mvn -f clients/java -pl ycsb -am package)"
   # shellcheck disable=SC2086
-  "$MVN" -q $MVN_FLAGS -f clients/java -pl ycsb -am package -Dmaven.test.skip=true
+  "$MVN" -q -B -ntp $MVN_FLAGS -f clients/java -pl ycsb -am package -Dmaven.test.skip=true
   local jar
   jar=$(ls clients/java/ycsb/target/cairn-ycsb-*.jar 2>/dev/null | grep -v -e '-sources' -e '-tests' | head -1)
   [ -n "$jar" ] || ycsb_die "the build wrote no clients/java/ycsb/target/cairn-ycsb-*.jar"
