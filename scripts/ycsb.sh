@@ -80,7 +80,9 @@ ycsb_build() {
   fi
   echo "== building the Java client and the YCSB binding (mvn -f clients/java -pl ycsb -am package)"
   # shellcheck disable=SC2086
-  "$MVN" -q -B -ntp $MVN_FLAGS -f clients/java -pl ycsb -am package -Dmaven.test.skip=true
+  # Debian's Maven prints colour resets even with -B; strip them, keep errors.
+  "$MVN" -q -B -ntp -Dstyle.color=never $MVN_FLAGS -f clients/java -pl ycsb -am package -Dmaven.test.skip=true 2>&1 |
+    sed 's/\x1b\[[0-9;]*m//g'
   local jar
   jar=$(ls clients/java/ycsb/target/cairn-ycsb-*.jar 2>/dev/null | grep -v -e '-sources' -e '-tests' | head -1)
   [ -n "$jar" ] || ycsb_die "the build wrote no clients/java/ycsb/target/cairn-ycsb-*.jar"
