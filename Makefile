@@ -7,7 +7,7 @@ FUZZTIME ?= 100000x
 CHAOS_TIME ?= 10m
 CHAOS_STORAGE_TIME ?= 60s
 
-.PHONY: build test test-go test-python fuzz-short fuzz proto demo vet lint-proto clean
+.PHONY: build test test-go test-python test-java fuzz-short fuzz proto demo vet lint-proto clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/cairn
@@ -21,7 +21,7 @@ lint-proto:
 
 # The whole suite CI runs: vet, unit and end-to-end tests (real processes on
 # 127.0.0.1), and each fuzz target briefly.
-test: vet lint-proto test-go test-python fuzz-short
+test: vet lint-proto test-go test-python test-java fuzz-short
 
 test-go: build
 	@command -v chromium >/dev/null 2>&1 || echo "note: chromium is not installed, so the HTML report test is skipped (apt-get install chromium; .ci/run does)"
@@ -39,6 +39,20 @@ test-python: build
 	$(CAIRN_PY_VENV)/bin/python -m pip install --quiet --disable-pip-version-check './clients/python[test]'
 	cd clients/python && $(CAIRN_PY_VENV)/bin/python -m mypy --no-error-summary cairn
 	CAIRN_BIN=$(abspath $(BIN)) $(CAIRN_PY_VENV)/bin/python -m pytest -q -p no:cacheprovider clients/python/tests
+
+# The Java client (clients/java/client): its JUnit suite against a real cairn
+# lite and a 3-node cluster started from $(BIN), offline (.ci/run primes the
+# local Maven repository with `make java-deps`). About 15 s.
+MVN ?= mvn
+test-java: build
+	CAIRN_BIN=$(abspath $(BIN)) $(MVN) -B -ntp -o -f clients/java -pl client verify -Dcairn.bin=$(abspath $(BIN))
+
+# Downloads what the Java build needs into the local Maven repository
+# (online): a verify that runs only the key vectors (no cairn process) pulls
+# the compiler, surefire and its JUnit provider, and every dependency.
+.PHONY: java-deps
+java-deps:
+	$(MVN) -q -f clients/java -pl client verify -Dtest=KeyTest -Dsurefire.failIfNoSpecifiedTests=false
 
 fuzz-short:
 	FUZZTIME=$(FUZZTIME) ./scripts/fuzz.sh
@@ -122,3 +136,18 @@ bench-replication: build
 
 clean:
 	rm -rf bin
+
+# The real YCSB 0.17.0 (site.ycsb.Client) with Cairn's binding
+# (clients/java/ycsb) against a fresh cairn lite: Maven builds the Java client
+# and the binding, then YCSB loads RECORDS records (default 100,000 x 1 KB)
+# and runs workload A (OPS operations, THREADS threads, LAYOUT value|minor),
+# printing YCSB's own report. Lite on core 0, the JVM on core 1 (taskset).
+.PHONY: ycsb ycsb-bench
+ycsb: build
+	BIN=$(BIN) ./scripts/ycsb.sh
+
+# YCSB with the binding against cairn bench on one store, workload A, 8
+# threads, runs alternating (bench, ycsb, ...): throughput ratio and CPU per
+# operation of each client and of the server (docs/benchmarks.md, "YCSB binding").
+ycsb-bench: build
+	BIN=$(BIN) ./scripts/ycsb-vs-bench.sh

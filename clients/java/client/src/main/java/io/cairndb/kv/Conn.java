@@ -1,0 +1,93 @@
+package io.cairndb.kv;
+
+import io.cairndb.kv.proto.KVGrpc;
+import io.grpc.ConnectivityState;
+import io.grpc.ManagedChannel;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * One channel to one node address, shared by every thread, with its
+ * blocking stub and a failure mark (client/pool.go). The channel runs
+ * callbacks on the calling thread (directExecutor: a blocking call then
+ * costs no thread hand-off) and makes no retries of its own: the router
+ * decides what may be retried.
+ */
+final class Conn {
+  private static final long FAILING_NANOS = TimeUnit.SECONDS.toNanos(1);
+
+  final String addr;
+  final ManagedChannel channel;
+  final KVGrpc.KVBlockingStub stub;
+  private volatile long failingUntil;
+
+  Conn(String addr) {
+    this.addr = addr;
+    this.channel = NettyChannelBuilder.forTarget(addr)
+        .usePlaintext()
+        .directExecutor()
+        .disableRetry()
+        .maxInboundMessageSize(64 << 20)
+        .build();
+    this.stub = KVGrpc.newBlockingStub(channel);
+    channel.getState(true); // connect now
+  }
+
+  boolean failing(long now) {
+    long until = failingUntil;
+    return until != 0 && now - until < 0;
+  }
+
+  void markFailing() {
+    failingUntil = System.nanoTime() + FAILING_NANOS;
+  }
+
+  /** The channel has given up connecting for now (its reconnect backoff runs). */
+  boolean transientFailure() {
+    return channel.getState(false) == ConnectivityState.TRANSIENT_FAILURE;
+  }
+
+  /** Before a retry: reconnect at once instead of after gRPC's backoff (up to 2 minutes). */
+  void reconnectNow() {
+    if (transientFailure()) {
+      channel.resetConnectBackoff();
+    }
+  }
+
+  /**
+   * Waits up to timeoutNanos while the channel is connecting, so that a node
+   * whose host does not answer is left for another replica. False if it is
+   * still connecting then (the request was not sent). A ready, idle or failed
+   * channel returns at once: an RPC on it connects, or fails fast.
+   */
+  boolean waitConnecting(long timeoutNanos) {
+    long deadline = System.nanoTime() + timeoutNanos;
+    while (true) {
+      ConnectivityState s = channel.getState(false);
+      if (s != ConnectivityState.CONNECTING) {
+        return true;
+      }
+      long left = deadline - System.nanoTime();
+      if (left <= 0) {
+        return false;
+      }
+      CountDownLatch changed = new CountDownLatch(1);
+      channel.notifyWhenStateChanged(s, changed::countDown);
+      try {
+        changed.await(left, TimeUnit.NANOSECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return true;
+      }
+    }
+  }
+
+  void close() {
+    channel.shutdownNow();
+  }
+
+  void awaitClosed(long timeoutNanos) throws InterruptedException {
+    channel.awaitTermination(timeoutNanos, TimeUnit.NANOSECONDS);
+  }
+}

@@ -1,0 +1,100 @@
+package io.cairndb.kv;
+
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * How to reach a store, and the defaults of its operations, as
+ * {@code oracle.kv.KVStoreConfig}. Not thread-safe; the store handle takes a
+ * copy of the settings when it opens.
+ */
+public class KVStoreConfig {
+  private final String storeName;
+  private final List<String> helperHosts;
+  private long requestTimeoutMs = 5_000;
+  private long connectTimeoutMs = 2_000;
+  private Consistency consistency = Consistency.NONE_REQUIRED;
+  private Durability durability = Durability.COMMIT_WRITE_NO_SYNC;
+
+  /**
+   * @param storeName the store's name (a node serving another store is refused)
+   * @param helperHostPort "host:port" of any nodes of the store, or of a cairn lite
+   */
+  public KVStoreConfig(String storeName, String... helperHostPort) {
+    if (storeName == null || storeName.isEmpty()) {
+      throw new IllegalArgumentException("KVStoreConfig: no store name");
+    }
+    if (helperHostPort == null || helperHostPort.length == 0) {
+      throw new IllegalArgumentException("KVStoreConfig: no helper hosts (host:port of any node)");
+    }
+    for (String h : helperHostPort) {
+      if (h == null || h.lastIndexOf(':') <= 0 || h.endsWith(":")) {
+        throw new IllegalArgumentException("KVStoreConfig: helper host \"" + h + "\" is not host:port");
+      }
+    }
+    this.storeName = storeName;
+    this.helperHosts = List.copyOf(Arrays.asList(helperHostPort));
+  }
+
+  public String getStoreName() {
+    return storeName;
+  }
+
+  public String[] getHelperHosts() {
+    return helperHosts.toArray(new String[0]);
+  }
+
+  /** Each operation's default timeout (default 5 s). */
+  public KVStoreConfig setRequestTimeout(long timeout, TimeUnit unit) {
+    this.requestTimeoutMs = positive(timeout, unit, "request timeout");
+    return this;
+  }
+
+  public long getRequestTimeout(TimeUnit unit) {
+    return unit.convert(requestTimeoutMs, TimeUnit.MILLISECONDS);
+  }
+
+  /** How long an attempt waits for a connection to a node before trying another (default 2 s). */
+  public KVStoreConfig setSocketOpenTimeout(long timeout, TimeUnit unit) {
+    this.connectTimeoutMs = positive(timeout, unit, "socket open timeout");
+    return this;
+  }
+
+  public long getSocketOpenTimeout(TimeUnit unit) {
+    return unit.convert(connectTimeoutMs, TimeUnit.MILLISECONDS);
+  }
+
+  /** The default consistency of reads (default NONE_REQUIRED). */
+  public KVStoreConfig setConsistency(Consistency consistency) {
+    if (consistency == null) {
+      throw new IllegalArgumentException("KVStoreConfig: consistency is null");
+    }
+    this.consistency = consistency;
+    return this;
+  }
+
+  public Consistency getConsistency() {
+    return consistency;
+  }
+
+  /** The default durability of writes (default COMMIT_WRITE_NO_SYNC, the server's). */
+  public KVStoreConfig setDurability(Durability durability) {
+    if (durability == null) {
+      throw new IllegalArgumentException("KVStoreConfig: durability is null");
+    }
+    this.durability = durability;
+    return this;
+  }
+
+  public Durability getDurability() {
+    return durability;
+  }
+
+  private static long positive(long n, TimeUnit unit, String what) {
+    if (n <= 0 || unit == null) {
+      throw new IllegalArgumentException("KVStoreConfig: " + what + " must be positive with a unit");
+    }
+    return Math.max(unit.toMillis(n), 1);
+  }
+}

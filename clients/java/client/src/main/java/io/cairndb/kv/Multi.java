@@ -1,0 +1,209 @@
+package io.cairndb.kv;
+
+import com.google.protobuf.ByteString;
+import io.cairndb.kv.proto.MultiGetRequest;
+import io.cairndb.kv.proto.MultiGetResponse;
+import io.cairndb.kv.proto.Record;
+import io.cairndb.kv.proto.StoreScanRequest;
+import io.cairndb.kv.proto.StoreScanResponse;
+import io.grpc.Status;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Iterator;
+import java.util.List;
+import java.util.NoSuchElementException;
+import java.util.SortedMap;
+import java.util.SortedSet;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Multi-key reads: multiGet and the iterators. Iteration is stateless
+ * paging: each page's response carries a resume token the next request
+ * passes back, so a page may go to any replica. An iterator is not
+ * thread-safe; the store handle is.
+ */
+final class Multi {
+  static final int DEFAULT_BATCH = 100;
+
+  private final StoreImpl s;
+
+  Multi(StoreImpl s) {
+    this.s = s;
+  }
+
+  /** One page: its records and the token for the next one (empty: done). */
+  interface Pager {
+    Page fetch(ByteString resume);
+  }
+
+  static final class Page {
+    final List<Record> records;
+    final ByteString resume;
+
+    Page(List<Record> records, ByteString resume) {
+      this.records = records;
+      this.resume = resume;
+    }
+  }
+
+  SortedMap<Key, ValueVersion> multiGet(Key parent, KeyRange range, Depth depth, Consistency c, long timeout,
+      TimeUnit unit) {
+    SortedMap<Key, ValueVersion> out = new TreeMap<>();
+    Iterator<KeyValueVersion> it = multiGetIterator(Direction.FORWARD, 0, parent, range, depth, c, timeout, unit,
+        false, 0);
+    while (it.hasNext()) {
+      KeyValueVersion r = it.next();
+      out.put(r.getKey(), new ValueVersion(r.getValue(), r.getVersion(), r.getExpirationTime()));
+    }
+    return out;
+  }
+
+  SortedSet<Key> multiGetKeys(Key parent, KeyRange range, Depth depth, Consistency c, long timeout, TimeUnit unit) {
+    SortedSet<Key> out = new TreeSet<>();
+    Iterator<KeyValueVersion> it = multiGetIterator(Direction.FORWARD, 0, parent, range, depth, c, timeout, unit,
+        true, 0);
+    while (it.hasNext()) {
+      out.add(it.next().getKey());
+    }
+    return out;
+  }
+
+  Iterator<KeyValueVersion> multiGetIterator(Direction dir, int batchSize, Key parent, KeyRange range, Depth depth,
+      Consistency c, long timeout, TimeUnit unit, boolean keysOnly) {
+    return multiGetIterator(dir, batchSize, parent, range, depth, c, timeout, unit, keysOnly, batch(batchSize));
+  }
+
+  /** pageSize 0 asks for every record in one response (multiGet). */
+  private Iterator<KeyValueVersion> multiGetIterator(Direction dir, int batchSize, Key parent, KeyRange range,
+      Depth depth, Consistency c, long timeout, TimeUnit unit, boolean keysOnly, int pageSize) {
+    if (dir != Direction.FORWARD && dir != Direction.REVERSE) {
+      throw new IllegalArgumentException("multiGetIterator: direction must be FORWARD or REVERSE, not " + dir);
+    }
+    Consistency cons = s.consistency(c);
+    long nanos = s.timeout(timeout, unit);
+    MultiGetRequest.Builder req = MultiGetRequest.newBuilder().setParent(StoreImpl.need(parent).pb())
+        .setDepth(Depth.pb(depth)).setDirection(dir.pb).setKeysOnly(keysOnly).setBatchSize(pageSize)
+        .setConsistency(cons.pb);
+    if (range != null) {
+      req.setRange(range.pb);
+    }
+    Route rt = Route.read(parent, cons);
+    return new Records(resume -> {
+      MultiGetResponse r = s.router.call(rt, (stub, h) -> stub.multiGet(req.setHeader(h).setResume(resume).build()),
+          nanos);
+      return new Page(r.getRecordsList(), r.getResume());
+    }, List.of(0L).iterator(), keysOnly, null);
+  }
+
+  Iterator<KeyValueVersion> storeIterator(Direction dir, int batchSize, Key parent, KeyRange range, Depth depth,
+      Consistency c, long timeout, TimeUnit unit, boolean keysOnly) {
+    if (dir != Direction.UNORDERED) {
+      throw new IllegalArgumentException("storeIterator: direction must be UNORDERED (records come shard by shard,"
+          + " not in key order), not " + dir);
+    }
+    Consistency cons = s.consistency(c);
+    long nanos = s.timeout(timeout, unit);
+    StoreScanRequest.Builder req = StoreScanRequest.newBuilder().setDepth(Depth.pb(depth)).setKeysOnly(keysOnly)
+        .setBatchSize(batch(batchSize)).setConsistency(cons.pb);
+    if (parent != null) {
+      req.setParent(parent.pb());
+    }
+    if (range != null) {
+      req.setRange(range.pb);
+    }
+    Cluster cl = s.router.cluster;
+    List<Long> shards = new ArrayList<>(cl == null ? List.of(0L) : cl.topology().shards.keySet());
+    Collections.sort(shards);
+    Route[] rt = new Route[1];
+    return new Records(resume -> {
+      StoreScanResponse r = s.router.call(rt[0], (stub, h) ->
+          stub.storeScan(req.setHeader(h).setResume(resume).build()), nanos);
+      return new Page(r.getRecordsList(), r.getResume());
+    }, shards.iterator(), keysOnly, shard -> {
+      req.setShard(shard);
+      rt[0] = Route.shard(shard, cons);
+    });
+  }
+
+  private static int batch(int batchSize) {
+    if (batchSize < 0) {
+      throw new IllegalArgumentException("batchSize must not be negative");
+    }
+    return batchSize == 0 ? DEFAULT_BATCH : batchSize;
+  }
+
+  static Iterator<Key> keys(Iterator<KeyValueVersion> it) {
+    return new Iterator<>() {
+      @Override
+      public boolean hasNext() {
+        return it.hasNext();
+      }
+
+      @Override
+      public Key next() {
+        return it.next().getKey();
+      }
+    };
+  }
+
+  /** Pages through each part (a shard, or the one major path) in turn. */
+  private static final class Records implements Iterator<KeyValueVersion> {
+    interface PartStart {
+      void start(long part);
+    }
+
+    private final Pager pager;
+    private final Iterator<Long> parts;
+    private final boolean keysOnly;
+    private final PartStart partStart;
+    private List<Record> page = List.of();
+    private int i;
+    private ByteString resume = ByteString.EMPTY;
+    private boolean partDone = true;
+
+    Records(Pager pager, Iterator<Long> parts, boolean keysOnly, PartStart partStart) {
+      this.pager = pager;
+      this.parts = parts;
+      this.keysOnly = keysOnly;
+      this.partStart = partStart;
+    }
+
+    @Override
+    public boolean hasNext() {
+      while (i == page.size()) {
+        if (partDone) {
+          if (!parts.hasNext()) {
+            return false;
+          }
+          long part = parts.next();
+          if (partStart != null) {
+            partStart.start(part);
+          }
+          resume = ByteString.EMPTY;
+        }
+        Page p = pager.fetch(resume);
+        if (!p.resume.isEmpty() && p.records.isEmpty() && p.resume.equals(resume)) {
+          throw new FaultException(ErrorInfo.of("server returned an empty page with an unchanged resume token",
+              Status.Code.INTERNAL, "", FaultException.Action.NONE));
+        }
+        page = p.records;
+        i = 0;
+        resume = p.resume;
+        partDone = resume.isEmpty();
+      }
+      return true;
+    }
+
+    @Override
+    public KeyValueVersion next() {
+      if (!hasNext()) {
+        throw new NoSuchElementException();
+      }
+      Record r = page.get(i++);
+      Value v = keysOnly ? null : Value.createValue(r.getValue().toByteArray());
+      return new KeyValueVersion(Key.fromPb(r.getKey()), v, Version.of(r.getVersion()), r.getExpirationMs());
+    }
+  }
+}

@@ -1,0 +1,80 @@
+package io.cairndb.kv;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.google.gson.JsonArray;
+import com.google.gson.JsonElement;
+import com.google.gson.JsonObject;
+import com.google.gson.JsonParser;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/** The shared vectors of api/testdata/keys.json, as the Go and Python clients check them. */
+class KeyTest {
+  private static JsonObject vectors() throws IOException {
+    Path p = Path.of(System.getProperty("user.dir")).resolve("../../../api/testdata/keys.json").normalize();
+    return JsonParser.parseString(Files.readString(p)).getAsJsonObject();
+  }
+
+  private static List<String> strings(JsonArray a) {
+    List<String> out = new ArrayList<>();
+    a.forEach(e -> out.add(e.getAsString()));
+    return out;
+  }
+
+  @Test
+  void stringFormHashAndPartitions() throws IOException {
+    JsonArray keys = vectors().getAsJsonArray("keys");
+    assertTrue(keys.size() > 20, "too few vectors");
+    for (JsonElement e : keys) {
+      JsonObject v = e.getAsJsonObject();
+      String text = v.get("text").getAsString();
+      Key k = Key.createKey(strings(v.getAsJsonArray("major")), strings(v.getAsJsonArray("minor")));
+      assertEquals(text, k.toString(), "print");
+      assertEquals(k, Key.fromString(text), "parse " + text);
+      long want = Long.parseUnsignedLong(v.get("hash").getAsString());
+      assertEquals(want, k.majorHash(), "hash of " + text);
+      for (Map.Entry<String, JsonElement> p : v.getAsJsonObject("partitions").entrySet()) {
+        assertEquals(p.getValue().getAsInt(), Partitions.partitionOf(want, Integer.parseInt(p.getKey())),
+            text + " among " + p.getKey());
+      }
+    }
+  }
+
+  @Test
+  void parseVectors() throws IOException {
+    for (JsonElement e : vectors().getAsJsonArray("parse")) {
+      JsonObject v = e.getAsJsonObject();
+      String in = v.get("input").getAsString();
+      if (v.has("text")) {
+        assertEquals(v.get("text").getAsString(), Key.fromString(in).toString(), "parse " + in);
+      } else {
+        InvalidArgumentException err = assertThrows(InvalidArgumentException.class, () -> Key.fromString(in), in);
+        assertEquals("malformed_key", err.getKind());
+        assertEquals(FaultException.Action.FIX_INPUT, err.getAction());
+      }
+    }
+  }
+
+  @Test
+  void orderAndBadInput() {
+    Key a = Key.fromString("/a/-/b");
+    assertTrue(a.compareTo(Key.fromString("/a/-/b/c")) < 0, "a parent sorts before its children");
+    assertTrue(Key.fromString("/a/-/\uFFFF").compareTo(Key.fromString("/a/-/\uD83D\uDE42")) < 0,
+        "components order by UTF-8 bytes, not UTF-16 units");
+    assertThrows(IllegalArgumentException.class, () -> Key.createKey(List.of(), List.of()));
+    InvalidArgumentException e = assertThrows(InvalidArgumentException.class,
+        () -> Key.createKey("x\uD800"));
+    assertEquals("invalid_key", e.getKind());
+    assertThrows(IllegalArgumentException.class, () -> new KeyRange("z", true, "a", true));
+    assertEquals("01ff", Version.fromString("01ff").toString());
+    assertThrows(InvalidArgumentException.class, () -> Version.fromString("xyz"));
+  }
+}
