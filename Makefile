@@ -40,19 +40,21 @@ test-python: build
 	cd clients/python && $(CAIRN_PY_VENV)/bin/python -m mypy --no-error-summary cairn
 	CAIRN_BIN=$(abspath $(BIN)) $(CAIRN_PY_VENV)/bin/python -m pytest -q -p no:cacheprovider clients/python/tests
 
-# The Java client (clients/java/client): its JUnit suite against a real cairn
-# lite and a 3-node cluster started from $(BIN), offline (.ci/run primes the
-# local Maven repository with `make java-deps`). About 15 s.
+# The Java client (clients/java/client) and the YCSB binding
+# (clients/java/ycsb): their JUnit suites against a real cairn lite and a
+# 3-node cluster started from $(BIN), offline (.ci/run primes the local
+# Maven repository with `make java-deps`). About 30 s.
 MVN ?= mvn
 test-java: build
-	CAIRN_BIN=$(abspath $(BIN)) $(MVN) -B -ntp -o -f clients/java -pl client verify -Dcairn.bin=$(abspath $(BIN))
+	CAIRN_BIN=$(abspath $(BIN)) $(MVN) -B -ntp -o -f clients/java -pl client,ycsb verify -Dcairn.bin=$(abspath $(BIN))
 
 # Downloads what the Java build needs into the local Maven repository
-# (online): a verify that runs only the key vectors (no cairn process) pulls
-# the compiler, surefire and its JUnit provider, and every dependency.
+# (online): a verify that runs only the tests that need no cairn process
+# pulls the compiler, surefire and its JUnit provider, site.ycsb:core and
+# every other dependency, and the plugins the ycsb module runs at package.
 .PHONY: java-deps
 java-deps:
-	$(MVN) -q -f clients/java -pl client verify -Dtest=KeyTest -Dsurefire.failIfNoSpecifiedTests=false
+	$(MVN) -q -f clients/java -pl client,ycsb verify -Dtest='KeyTest,RecordCodecTest' -Dsurefire.failIfNoSpecifiedTests=false
 
 fuzz-short:
 	FUZZTIME=$(FUZZTIME) ./scripts/fuzz.sh

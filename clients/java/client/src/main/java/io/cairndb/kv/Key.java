@@ -166,13 +166,20 @@ public final class Key implements Comparable<Key> {
     if (text.charAt(0) != '/') {
       throw malformed("\"" + text + "\" does not start with '/'");
     }
+    if (text.equals("/")) {
+      throw malformed("\"/\" is the root of the store and names no record (a scan takes it to mean the whole store)");
+    }
     List<String> maj = new ArrayList<>();
     List<String> min = new ArrayList<>();
     boolean inMinor = false;
     int start = 1;
-    while (true) {
+    for (int n = 1; ; n++) {
       int end = text.indexOf('/', start);
       String raw = text.substring(start, end < 0 ? text.length() : end);
+      if (raw.isEmpty()) {
+        throw malformed("\"" + text + "\": component " + n
+            + " is empty (a doubled or trailing '/'); components are never empty");
+      }
       if (raw.equals("-")) {
         if (inMinor) {
           throw malformed("\"" + text + "\" has more than one '-' separator (write a \"-\" component as %2D)");
