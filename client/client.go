@@ -40,6 +40,8 @@ type Client struct {
 	next    atomic.Uint64      // lite: round-robin cursor into conns
 	cl      *cluster           // nil for cairn lite
 	rr      atomic.Uint64      // cluster: round-robin cursor over replicas
+	// maxPutManyRecords is the store's max_put_many_records (StoreInfo).
+	maxPutManyRecords atomic.Int32
 
 	mu     sync.RWMutex
 	pools  map[string]*pool // by address: the helpers and every node used
@@ -80,6 +82,7 @@ func Open(ctx context.Context, cfg Config) (*Client, error) {
 		}
 	}
 	resp, err := c.checkStore(ctx)
+	c.maxPutManyRecords.Store(max(1, resp.GetLimits().GetMaxPutManyRecords()))
 	if err == nil && resp.GetTopology() != nil {
 		c.cl, err = newCluster(resp)
 	}

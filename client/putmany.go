@@ -3,8 +3,14 @@ package client
 import (
 	"context"
 	"errors"
-	"slices"
+	"fmt"
 	"sync"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/cairndb/cairn/api/cairnpb"
+	"github.com/cairndb/cairn/internal/topology"
 )
 
 // Entry is one record of a bulk put.
@@ -20,32 +26,65 @@ type PutManyResult struct {
 	Err     error
 }
 
-// Bulk puts group the entries of one major path into batches of at most
-// these many records and bytes (one Execute each).
-const (
-	putManyBatchRecords = 100
-	putManyBatchBytes   = 4 << 20
-)
+// putManyBatchBytes bounds the value bytes of one PutMany request; the
+// server bounds its records (StoreInfo's max_put_many_records).
+const putManyBatchBytes = 4 << 20
+
+// putManyRounds bounds how often a record refused with a routing error
+// (not_leader, wrong_shard: the shard moved or changed leader) is sent
+// again after a topology refresh.
+const putManyRounds = 4
 
 // DefaultPutManyInFlight is how many requests PutMany keeps in flight when
 // given inFlight <= 0.
 const DefaultPutManyInFlight = 8
 
 // PutMany writes entries, as Oracle NoSQL's put(List<EntryStream>) does for
-// bulk loads. It groups them by major path into batches (each one Execute,
-// so one batch is atomic; batches are not atomic with each other), sorts
-// the batches by the shard that owns them, keeps at most inFlight requests
-// in flight, and returns one result per entry, in the order of entries.
-// A batch the server refuses as bad input is retried record by record, so
-// each record gets its own error; an error with the outcome unknown is not
-// retried. opts apply to every request (durability, TTL, timeout).
+// bulk loads: it groups them by the shard that owns them into PutMany
+// requests (of any major paths; each record is written on its own, not
+// atomically with the others), keeps at most inFlight requests in flight,
+// and returns one result per entry, in the order of entries. A record the
+// server refuses with a routing error is sent again to its new owner after
+// a topology refresh; an error with the outcome unknown (MaybeApplied) is
+// never retried. opts apply to every request (durability, TTL, timeout).
 func (c *Client) PutMany(ctx context.Context, entries []Entry, inFlight int, opts ...Option) []PutManyResult {
 	if inFlight <= 0 {
 		inFlight = DefaultPutManyInFlight
 	}
 	results := make([]PutManyResult, len(entries))
-	batches := c.putManyBatches(entries)
-	work := make(chan []int)
+	todo := make([]int, len(entries))
+	for i := range todo {
+		todo[i] = i
+	}
+	for round := 0; len(todo) > 0; round++ {
+		seen := uint64(0)
+		if c.cl != nil {
+			seen = c.cl.topology().Seq
+		}
+		c.putManyRound(ctx, entries, todo, inFlight, results, opts)
+		todo = todo[:0:0]
+		for i, r := range results {
+			if round+1 < putManyRounds && reroutable(r.Err) {
+				todo = append(todo, i)
+			}
+		}
+		if len(todo) > 0 && c.cl != nil {
+			c.refreshTopology(ctx, seen)
+		}
+	}
+	return results
+}
+
+// reroutable reports whether a record's error means "send it elsewhere":
+// a routing error, certainly not applied.
+func reroutable(err error) bool {
+	var ce *Error
+	return errors.As(err, &ce) && !ce.MaybeApplied && ce.Action == ActionRefresh
+}
+
+func (c *Client) putManyRound(ctx context.Context, entries []Entry, todo []int, inFlight int, results []PutManyResult, opts []Option) {
+	batches := c.putManyBatches(entries, todo)
+	work := make(chan putManyBatch)
 	var wg sync.WaitGroup
 	for range min(inFlight, len(batches)) {
 		wg.Go(func() {
@@ -59,70 +98,106 @@ func (c *Client) PutMany(ctx context.Context, entries []Entry, inFlight int, opt
 	}
 	close(work)
 	wg.Wait()
-	return results
 }
 
-// putManyBatches returns the entries' indexes in batches: one major path
-// each, at most putManyBatchRecords records and putManyBatchBytes bytes,
-// ordered by owning shard so that requests in flight spread over shards.
-func (c *Client) putManyBatches(entries []Entry) [][]int {
-	byMajor := map[string][]int{}
-	var order []string
-	for i, e := range entries {
-		m := Key{Major: e.Key.Major}.String() // the string form escapes '/' in components
-		if _, ok := byMajor[m]; !ok {
-			order = append(order, m)
+type putManyBatch struct {
+	shard topology.ShardID
+	idx   []int
+}
+
+// putManyBatches groups the entries at todo by owning shard into batches
+// of at most the server's max_put_many_records records and
+// putManyBatchBytes bytes, interleaving the shards so that the requests in
+// flight spread over them.
+func (c *Client) putManyBatches(entries []Entry, todo []int) []putManyBatch {
+	maxRecords := int(c.maxPutManyRecords.Load())
+	byShard := map[topology.ShardID][]int{}
+	var shards []topology.ShardID
+	for _, i := range todo {
+		s := topology.ShardID(0)
+		if c.cl != nil {
+			s = c.cl.topology().ShardForKey(entries[i].Key.Major)
 		}
-		byMajor[m] = append(byMajor[m], i)
+		if _, ok := byShard[s]; !ok {
+			shards = append(shards, s)
+		}
+		byShard[s] = append(byShard[s], i)
 	}
-	var batches [][]int
-	for _, m := range order {
+	per := map[topology.ShardID][]putManyBatch{}
+	for _, s := range shards {
 		var cur []int
 		size := 0
-		for _, i := range byMajor[m] {
+		for _, i := range byShard[s] {
 			n := len(entries[i].Value)
-			if len(cur) == putManyBatchRecords || (len(cur) > 0 && size+n > putManyBatchBytes) {
-				batches = append(batches, cur)
+			if len(cur) == maxRecords || (len(cur) > 0 && size+n > putManyBatchBytes) {
+				per[s] = append(per[s], putManyBatch{s, cur})
 				cur, size = nil, 0
 			}
 			cur, size = append(cur, i), size+n
 		}
-		batches = append(batches, cur)
+		per[s] = append(per[s], putManyBatch{s, cur})
 	}
-	if c.cl != nil {
-		t := c.cl.topology()
-		slices.SortStableFunc(batches, func(a, b []int) int {
-			return int(t.ShardForKey(entries[a[0]].Key.Major)) - int(t.ShardForKey(entries[b[0]].Key.Major))
-		})
+	var out []putManyBatch
+	for k := 0; len(out) < countBatches(per); k++ {
+		for _, s := range shards {
+			if k < len(per[s]) {
+				out = append(out, per[s][k])
+			}
+		}
 	}
-	return batches
+	return out
 }
 
-// putBatch writes one batch and records each entry's result.
-func (c *Client) putBatch(ctx context.Context, entries []Entry, batch []int, results []PutManyResult, opts []Option) {
-	if len(batch) == 1 {
-		i := batch[0]
-		v, err := c.Put(ctx, entries[i].Key, entries[i].Value, opts...)
-		results[i] = PutManyResult{Version: v, Err: err}
-		return
+func countBatches(per map[topology.ShardID][]putManyBatch) int {
+	n := 0
+	for _, b := range per {
+		n += len(b)
 	}
-	ops := make([]Op, len(batch))
-	for j, i := range batch {
-		ops[j] = OpPut(entries[i].Key, entries[i].Value)
+	return n
+}
+
+// putBatch sends one PutMany request to its shard's leader and records
+// each entry's result.
+func (c *Client) putBatch(ctx context.Context, entries []Entry, b putManyBatch, results []PutManyResult, opts []Option) {
+	o := c.cfg.resolve(opts)
+	req := &cairnpb.PutManyRequest{Durability: o.durability.toPB(), Ops: make([]*cairnpb.PutOp, len(b.idx))}
+	for j, i := range b.idx {
+		req.Ops[j] = OpPut(entries[i].Key, entries[i].Value).toPB(o).GetPut()
 	}
-	res, err := c.Execute(ctx, ops, opts...)
-	var ce *Error
-	if errors.As(err, &ce) && ce.Action == ActionFixInput && !ce.MaybeApplied {
-		for _, i := range batch { // one record is bad: find it, write the others
-			c.putBatch(ctx, entries, []int{i}, results, opts)
-		}
-		return
+	var resp *cairnpb.PutManyResponse
+	rt := route{kind: routeShard, shard: b.shard, write: true, leader: true}
+	err := c.call(ctx, o, rt, func(ctx context.Context, kv cairnpb.KVClient, h *cairnpb.RequestHeader) error {
+		req.Header = h
+		var err error
+		resp, err = kv.PutMany(ctx, req)
+		return err
+	})
+	if err == nil && len(resp.GetResults()) != len(b.idx) {
+		err = &Error{Code: codes.Internal, Action: ActionNone, MaybeApplied: true,
+			Msg: fmt.Sprintf("put_many: the server returned %d results for %d records", len(resp.GetResults()), len(b.idx))}
 	}
-	for j, i := range batch {
+	for j, i := range b.idx {
 		if err != nil {
 			results[i] = PutManyResult{Err: err}
-		} else {
-			results[i] = PutManyResult{Version: res[j].Version}
+			continue
+		}
+		r := resp.GetResults()[j]
+		if r.GetErrorCode() != 0 {
+			results[i] = PutManyResult{Err: recordError(r)}
+			continue
+		}
+		results[i] = PutManyResult{Version: r.GetResult().GetNewVersion()}
+	}
+}
+
+// recordError is the *Error of one PutMany record, as a single Put of it
+// would have returned.
+func recordError(r *cairnpb.PutManyResult) *Error {
+	st := status.New(codes.Code(r.GetErrorCode()), r.GetErrorMessage())
+	if d := r.GetDetail(); d != nil {
+		if withD, err := st.WithDetails(d); err == nil {
+			st = withD
 		}
 	}
+	return convertError(st.Err(), true, true)
 }

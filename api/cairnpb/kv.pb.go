@@ -483,7 +483,7 @@ func (x ErrorDetail_Action) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ErrorDetail_Action.Descriptor instead.
 func (ErrorDetail_Action) EnumDescriptor() ([]byte, []int) {
-	return file_api_cairnpb_kv_proto_rawDescGZIP(), []int{30, 0}
+	return file_api_cairnpb_kv_proto_rawDescGZIP(), []int{33, 0}
 }
 
 // Key is a major path (one or more components) and a minor path (zero or
@@ -1634,6 +1634,190 @@ func (x *ExecuteResponse) GetFailedResult() *OperationResult {
 	return nil
 }
 
+// PutManyRequest is a bulk load (Oracle's KVStore.put(List<EntryStream>)):
+// many puts, of any major paths in the shards this node leads, each done
+// on its own. It is not atomic: a record that fails does not stop the
+// others, and records of one major path are applied in order. A client
+// groups records by shard and sends each group to its leader; a record
+// this node cannot write here comes back with its own error (not_leader,
+// wrong_shard...) for the client to send elsewhere. At most
+// max_put_many_records (StoreInfo) records per request.
+type PutManyRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Header        *RequestHeader         `protobuf:"bytes,1,opt,name=header" json:"header,omitempty"`
+	Ops           []*PutOp               `protobuf:"bytes,2,rep,name=ops" json:"ops,omitempty"`
+	Durability    *Durability            `protobuf:"bytes,3,opt,name=durability" json:"durability,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PutManyRequest) Reset() {
+	*x = PutManyRequest{}
+	mi := &file_api_cairnpb_kv_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PutManyRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PutManyRequest) ProtoMessage() {}
+
+func (x *PutManyRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_api_cairnpb_kv_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PutManyRequest.ProtoReflect.Descriptor instead.
+func (*PutManyRequest) Descriptor() ([]byte, []int) {
+	return file_api_cairnpb_kv_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *PutManyRequest) GetHeader() *RequestHeader {
+	if x != nil {
+		return x.Header
+	}
+	return nil
+}
+
+func (x *PutManyRequest) GetOps() []*PutOp {
+	if x != nil {
+		return x.Ops
+	}
+	return nil
+}
+
+func (x *PutManyRequest) GetDurability() *Durability {
+	if x != nil {
+		return x.Durability
+	}
+	return nil
+}
+
+// PutManyResponse has one result per op, in order.
+type PutManyResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Results       []*PutManyResult       `protobuf:"bytes,1,rep,name=results" json:"results,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PutManyResponse) Reset() {
+	*x = PutManyResponse{}
+	mi := &file_api_cairnpb_kv_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PutManyResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PutManyResponse) ProtoMessage() {}
+
+func (x *PutManyResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_api_cairnpb_kv_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PutManyResponse.ProtoReflect.Descriptor instead.
+func (*PutManyResponse) Descriptor() ([]byte, []int) {
+	return file_api_cairnpb_kv_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *PutManyResponse) GetResults() []*PutManyResult {
+	if x != nil {
+		return x.Results
+	}
+	return nil
+}
+
+// PutManyResult is one record's outcome: its OperationResult, or the error
+// a single Put of it would have got (error_code is the gRPC status code,
+// detail the ErrorDetail; code 0 means no error).
+type PutManyResult struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Result        *OperationResult       `protobuf:"bytes,1,opt,name=result" json:"result,omitempty"`
+	ErrorCode     uint32                 `protobuf:"varint,2,opt,name=error_code,json=errorCode" json:"error_code,omitempty"`
+	ErrorMessage  string                 `protobuf:"bytes,3,opt,name=error_message,json=errorMessage" json:"error_message,omitempty"`
+	Detail        *ErrorDetail           `protobuf:"bytes,4,opt,name=detail" json:"detail,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PutManyResult) Reset() {
+	*x = PutManyResult{}
+	mi := &file_api_cairnpb_kv_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PutManyResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PutManyResult) ProtoMessage() {}
+
+func (x *PutManyResult) ProtoReflect() protoreflect.Message {
+	mi := &file_api_cairnpb_kv_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PutManyResult.ProtoReflect.Descriptor instead.
+func (*PutManyResult) Descriptor() ([]byte, []int) {
+	return file_api_cairnpb_kv_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *PutManyResult) GetResult() *OperationResult {
+	if x != nil {
+		return x.Result
+	}
+	return nil
+}
+
+func (x *PutManyResult) GetErrorCode() uint32 {
+	if x != nil {
+		return x.ErrorCode
+	}
+	return 0
+}
+
+func (x *PutManyResult) GetErrorMessage() string {
+	if x != nil {
+		return x.ErrorMessage
+	}
+	return ""
+}
+
+func (x *PutManyResult) GetDetail() *ErrorDetail {
+	if x != nil {
+		return x.Detail
+	}
+	return nil
+}
+
 type MultiDeleteRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Header        *RequestHeader         `protobuf:"bytes,1,opt,name=header" json:"header,omitempty"`
@@ -1647,7 +1831,7 @@ type MultiDeleteRequest struct {
 
 func (x *MultiDeleteRequest) Reset() {
 	*x = MultiDeleteRequest{}
-	mi := &file_api_cairnpb_kv_proto_msgTypes[17]
+	mi := &file_api_cairnpb_kv_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1659,7 +1843,7 @@ func (x *MultiDeleteRequest) String() string {
 func (*MultiDeleteRequest) ProtoMessage() {}
 
 func (x *MultiDeleteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_cairnpb_kv_proto_msgTypes[17]
+	mi := &file_api_cairnpb_kv_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1672,7 +1856,7 @@ func (x *MultiDeleteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MultiDeleteRequest.ProtoReflect.Descriptor instead.
 func (*MultiDeleteRequest) Descriptor() ([]byte, []int) {
-	return file_api_cairnpb_kv_proto_rawDescGZIP(), []int{17}
+	return file_api_cairnpb_kv_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *MultiDeleteRequest) GetHeader() *RequestHeader {
@@ -1719,7 +1903,7 @@ type MultiDeleteResponse struct {
 
 func (x *MultiDeleteResponse) Reset() {
 	*x = MultiDeleteResponse{}
-	mi := &file_api_cairnpb_kv_proto_msgTypes[18]
+	mi := &file_api_cairnpb_kv_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1731,7 +1915,7 @@ func (x *MultiDeleteResponse) String() string {
 func (*MultiDeleteResponse) ProtoMessage() {}
 
 func (x *MultiDeleteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_cairnpb_kv_proto_msgTypes[18]
+	mi := &file_api_cairnpb_kv_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1744,7 +1928,7 @@ func (x *MultiDeleteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MultiDeleteResponse.ProtoReflect.Descriptor instead.
 func (*MultiDeleteResponse) Descriptor() ([]byte, []int) {
-	return file_api_cairnpb_kv_proto_rawDescGZIP(), []int{18}
+	return file_api_cairnpb_kv_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *MultiDeleteResponse) GetDeleted() int64 {
@@ -1773,7 +1957,7 @@ type MultiGetRequest struct {
 
 func (x *MultiGetRequest) Reset() {
 	*x = MultiGetRequest{}
-	mi := &file_api_cairnpb_kv_proto_msgTypes[19]
+	mi := &file_api_cairnpb_kv_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1785,7 +1969,7 @@ func (x *MultiGetRequest) String() string {
 func (*MultiGetRequest) ProtoMessage() {}
 
 func (x *MultiGetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_cairnpb_kv_proto_msgTypes[19]
+	mi := &file_api_cairnpb_kv_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1798,7 +1982,7 @@ func (x *MultiGetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MultiGetRequest.ProtoReflect.Descriptor instead.
 func (*MultiGetRequest) Descriptor() ([]byte, []int) {
-	return file_api_cairnpb_kv_proto_rawDescGZIP(), []int{19}
+	return file_api_cairnpb_kv_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *MultiGetRequest) GetHeader() *RequestHeader {
@@ -1874,7 +2058,7 @@ type MultiGetResponse struct {
 
 func (x *MultiGetResponse) Reset() {
 	*x = MultiGetResponse{}
-	mi := &file_api_cairnpb_kv_proto_msgTypes[20]
+	mi := &file_api_cairnpb_kv_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1886,7 +2070,7 @@ func (x *MultiGetResponse) String() string {
 func (*MultiGetResponse) ProtoMessage() {}
 
 func (x *MultiGetResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_cairnpb_kv_proto_msgTypes[20]
+	mi := &file_api_cairnpb_kv_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1899,7 +2083,7 @@ func (x *MultiGetResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MultiGetResponse.ProtoReflect.Descriptor instead.
 func (*MultiGetResponse) Descriptor() ([]byte, []int) {
-	return file_api_cairnpb_kv_proto_rawDescGZIP(), []int{20}
+	return file_api_cairnpb_kv_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *MultiGetResponse) GetRecords() []*Record {
@@ -1938,7 +2122,7 @@ type StoreScanRequest struct {
 
 func (x *StoreScanRequest) Reset() {
 	*x = StoreScanRequest{}
-	mi := &file_api_cairnpb_kv_proto_msgTypes[21]
+	mi := &file_api_cairnpb_kv_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1950,7 +2134,7 @@ func (x *StoreScanRequest) String() string {
 func (*StoreScanRequest) ProtoMessage() {}
 
 func (x *StoreScanRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_cairnpb_kv_proto_msgTypes[21]
+	mi := &file_api_cairnpb_kv_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1963,7 +2147,7 @@ func (x *StoreScanRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StoreScanRequest.ProtoReflect.Descriptor instead.
 func (*StoreScanRequest) Descriptor() ([]byte, []int) {
-	return file_api_cairnpb_kv_proto_rawDescGZIP(), []int{21}
+	return file_api_cairnpb_kv_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *StoreScanRequest) GetHeader() *RequestHeader {
@@ -2039,7 +2223,7 @@ type StoreScanResponse struct {
 
 func (x *StoreScanResponse) Reset() {
 	*x = StoreScanResponse{}
-	mi := &file_api_cairnpb_kv_proto_msgTypes[22]
+	mi := &file_api_cairnpb_kv_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2051,7 +2235,7 @@ func (x *StoreScanResponse) String() string {
 func (*StoreScanResponse) ProtoMessage() {}
 
 func (x *StoreScanResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_cairnpb_kv_proto_msgTypes[22]
+	mi := &file_api_cairnpb_kv_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2064,7 +2248,7 @@ func (x *StoreScanResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StoreScanResponse.ProtoReflect.Descriptor instead.
 func (*StoreScanResponse) Descriptor() ([]byte, []int) {
-	return file_api_cairnpb_kv_proto_rawDescGZIP(), []int{22}
+	return file_api_cairnpb_kv_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *StoreScanResponse) GetRecords() []*Record {
@@ -2089,7 +2273,7 @@ type StoreInfoRequest struct {
 
 func (x *StoreInfoRequest) Reset() {
 	*x = StoreInfoRequest{}
-	mi := &file_api_cairnpb_kv_proto_msgTypes[23]
+	mi := &file_api_cairnpb_kv_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2101,7 +2285,7 @@ func (x *StoreInfoRequest) String() string {
 func (*StoreInfoRequest) ProtoMessage() {}
 
 func (x *StoreInfoRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_cairnpb_kv_proto_msgTypes[23]
+	mi := &file_api_cairnpb_kv_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2114,7 +2298,7 @@ func (x *StoreInfoRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StoreInfoRequest.ProtoReflect.Descriptor instead.
 func (*StoreInfoRequest) Descriptor() ([]byte, []int) {
-	return file_api_cairnpb_kv_proto_rawDescGZIP(), []int{23}
+	return file_api_cairnpb_kv_proto_rawDescGZIP(), []int{26}
 }
 
 type StoreInfoResponse struct {
@@ -2133,7 +2317,7 @@ type StoreInfoResponse struct {
 
 func (x *StoreInfoResponse) Reset() {
 	*x = StoreInfoResponse{}
-	mi := &file_api_cairnpb_kv_proto_msgTypes[24]
+	mi := &file_api_cairnpb_kv_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2145,7 +2329,7 @@ func (x *StoreInfoResponse) String() string {
 func (*StoreInfoResponse) ProtoMessage() {}
 
 func (x *StoreInfoResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_cairnpb_kv_proto_msgTypes[24]
+	mi := &file_api_cairnpb_kv_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2158,7 +2342,7 @@ func (x *StoreInfoResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StoreInfoResponse.ProtoReflect.Descriptor instead.
 func (*StoreInfoResponse) Descriptor() ([]byte, []int) {
-	return file_api_cairnpb_kv_proto_rawDescGZIP(), []int{24}
+	return file_api_cairnpb_kv_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *StoreInfoResponse) GetStore() string {
@@ -2232,7 +2416,7 @@ type Topology struct {
 
 func (x *Topology) Reset() {
 	*x = Topology{}
-	mi := &file_api_cairnpb_kv_proto_msgTypes[25]
+	mi := &file_api_cairnpb_kv_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2244,7 +2428,7 @@ func (x *Topology) String() string {
 func (*Topology) ProtoMessage() {}
 
 func (x *Topology) ProtoReflect() protoreflect.Message {
-	mi := &file_api_cairnpb_kv_proto_msgTypes[25]
+	mi := &file_api_cairnpb_kv_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2257,7 +2441,7 @@ func (x *Topology) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Topology.ProtoReflect.Descriptor instead.
 func (*Topology) Descriptor() ([]byte, []int) {
-	return file_api_cairnpb_kv_proto_rawDescGZIP(), []int{25}
+	return file_api_cairnpb_kv_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *Topology) GetStore() string {
@@ -2312,7 +2496,7 @@ type TopologyNode struct {
 
 func (x *TopologyNode) Reset() {
 	*x = TopologyNode{}
-	mi := &file_api_cairnpb_kv_proto_msgTypes[26]
+	mi := &file_api_cairnpb_kv_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2324,7 +2508,7 @@ func (x *TopologyNode) String() string {
 func (*TopologyNode) ProtoMessage() {}
 
 func (x *TopologyNode) ProtoReflect() protoreflect.Message {
-	mi := &file_api_cairnpb_kv_proto_msgTypes[26]
+	mi := &file_api_cairnpb_kv_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2337,7 +2521,7 @@ func (x *TopologyNode) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TopologyNode.ProtoReflect.Descriptor instead.
 func (*TopologyNode) Descriptor() ([]byte, []int) {
-	return file_api_cairnpb_kv_proto_rawDescGZIP(), []int{26}
+	return file_api_cairnpb_kv_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *TopologyNode) GetId() uint64 {
@@ -2366,7 +2550,7 @@ type TopologyShard struct {
 
 func (x *TopologyShard) Reset() {
 	*x = TopologyShard{}
-	mi := &file_api_cairnpb_kv_proto_msgTypes[27]
+	mi := &file_api_cairnpb_kv_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2378,7 +2562,7 @@ func (x *TopologyShard) String() string {
 func (*TopologyShard) ProtoMessage() {}
 
 func (x *TopologyShard) ProtoReflect() protoreflect.Message {
-	mi := &file_api_cairnpb_kv_proto_msgTypes[27]
+	mi := &file_api_cairnpb_kv_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2391,7 +2575,7 @@ func (x *TopologyShard) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TopologyShard.ProtoReflect.Descriptor instead.
 func (*TopologyShard) Descriptor() ([]byte, []int) {
-	return file_api_cairnpb_kv_proto_rawDescGZIP(), []int{27}
+	return file_api_cairnpb_kv_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *TopologyShard) GetId() uint64 {
@@ -2436,7 +2620,7 @@ type ShardStatus struct {
 
 func (x *ShardStatus) Reset() {
 	*x = ShardStatus{}
-	mi := &file_api_cairnpb_kv_proto_msgTypes[28]
+	mi := &file_api_cairnpb_kv_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2448,7 +2632,7 @@ func (x *ShardStatus) String() string {
 func (*ShardStatus) ProtoMessage() {}
 
 func (x *ShardStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_api_cairnpb_kv_proto_msgTypes[28]
+	mi := &file_api_cairnpb_kv_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2461,7 +2645,7 @@ func (x *ShardStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShardStatus.ProtoReflect.Descriptor instead.
 func (*ShardStatus) Descriptor() ([]byte, []int) {
-	return file_api_cairnpb_kv_proto_rawDescGZIP(), []int{28}
+	return file_api_cairnpb_kv_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ShardStatus) GetShard() uint64 {
@@ -2501,19 +2685,20 @@ func (x *ShardStatus) GetIsLeader() bool {
 
 // Limits are the server's size limits, so clients can check early.
 type Limits struct {
-	state          protoimpl.MessageState `protogen:"open.v1"`
-	MaxKeyBytes    int64                  `protobuf:"varint,1,opt,name=max_key_bytes,json=maxKeyBytes" json:"max_key_bytes,omitempty"`
-	MaxValueBytes  int64                  `protobuf:"varint,2,opt,name=max_value_bytes,json=maxValueBytes" json:"max_value_bytes,omitempty"`
-	MaxComponents  int32                  `protobuf:"varint,3,opt,name=max_components,json=maxComponents" json:"max_components,omitempty"`
-	MaxTimeoutMs   int64                  `protobuf:"varint,4,opt,name=max_timeout_ms,json=maxTimeoutMs" json:"max_timeout_ms,omitempty"`       // a request's timeout is capped at this
-	MaxResultBytes int64                  `protobuf:"varint,5,opt,name=max_result_bytes,json=maxResultBytes" json:"max_result_bytes,omitempty"` // a MultiGet or StoreScan page returns at most this many bytes
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	state             protoimpl.MessageState `protogen:"open.v1"`
+	MaxKeyBytes       int64                  `protobuf:"varint,1,opt,name=max_key_bytes,json=maxKeyBytes" json:"max_key_bytes,omitempty"`
+	MaxValueBytes     int64                  `protobuf:"varint,2,opt,name=max_value_bytes,json=maxValueBytes" json:"max_value_bytes,omitempty"`
+	MaxComponents     int32                  `protobuf:"varint,3,opt,name=max_components,json=maxComponents" json:"max_components,omitempty"`
+	MaxTimeoutMs      int64                  `protobuf:"varint,4,opt,name=max_timeout_ms,json=maxTimeoutMs" json:"max_timeout_ms,omitempty"`                  // a request's timeout is capped at this
+	MaxResultBytes    int64                  `protobuf:"varint,5,opt,name=max_result_bytes,json=maxResultBytes" json:"max_result_bytes,omitempty"`            // a MultiGet or StoreScan page returns at most this many bytes
+	MaxPutManyRecords int32                  `protobuf:"varint,6,opt,name=max_put_many_records,json=maxPutManyRecords" json:"max_put_many_records,omitempty"` // records in one PutMany request
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *Limits) Reset() {
 	*x = Limits{}
-	mi := &file_api_cairnpb_kv_proto_msgTypes[29]
+	mi := &file_api_cairnpb_kv_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2525,7 +2710,7 @@ func (x *Limits) String() string {
 func (*Limits) ProtoMessage() {}
 
 func (x *Limits) ProtoReflect() protoreflect.Message {
-	mi := &file_api_cairnpb_kv_proto_msgTypes[29]
+	mi := &file_api_cairnpb_kv_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2538,7 +2723,7 @@ func (x *Limits) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Limits.ProtoReflect.Descriptor instead.
 func (*Limits) Descriptor() ([]byte, []int) {
-	return file_api_cairnpb_kv_proto_rawDescGZIP(), []int{29}
+	return file_api_cairnpb_kv_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *Limits) GetMaxKeyBytes() int64 {
@@ -2576,6 +2761,13 @@ func (x *Limits) GetMaxResultBytes() int64 {
 	return 0
 }
 
+func (x *Limits) GetMaxPutManyRecords() int32 {
+	if x != nil {
+		return x.MaxPutManyRecords
+	}
+	return 0
+}
+
 // ErrorDetail is attached to every non-OK status Cairn's handlers return. A
 // request that is not valid protobuf never reaches a handler: gRPC itself
 // answers INTERNAL "failed to unmarshal", without an ErrorDetail. (Invalid
@@ -2605,7 +2797,7 @@ type ErrorDetail struct {
 
 func (x *ErrorDetail) Reset() {
 	*x = ErrorDetail{}
-	mi := &file_api_cairnpb_kv_proto_msgTypes[30]
+	mi := &file_api_cairnpb_kv_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2617,7 +2809,7 @@ func (x *ErrorDetail) String() string {
 func (*ErrorDetail) ProtoMessage() {}
 
 func (x *ErrorDetail) ProtoReflect() protoreflect.Message {
-	mi := &file_api_cairnpb_kv_proto_msgTypes[30]
+	mi := &file_api_cairnpb_kv_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2630,7 +2822,7 @@ func (x *ErrorDetail) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ErrorDetail.ProtoReflect.Descriptor instead.
 func (*ErrorDetail) Descriptor() ([]byte, []int) {
-	return file_api_cairnpb_kv_proto_rawDescGZIP(), []int{30}
+	return file_api_cairnpb_kv_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *ErrorDetail) GetKind() string {
@@ -2809,7 +3001,21 @@ const file_api_cairnpb_kv_proto_rawDesc = "" +
 	"\tcommitted\x18\x01 \x01(\bR\tcommitted\x123\n" +
 	"\aresults\x18\x02 \x03(\v2\x19.cairn.v1.OperationResultR\aresults\x12!\n" +
 	"\ffailed_index\x18\x03 \x01(\x05R\vfailedIndex\x12>\n" +
-	"\rfailed_result\x18\x04 \x01(\v2\x19.cairn.v1.OperationResultR\ffailedResult\"\xf3\x01\n" +
+	"\rfailed_result\x18\x04 \x01(\v2\x19.cairn.v1.OperationResultR\ffailedResult\"\x9a\x01\n" +
+	"\x0ePutManyRequest\x12/\n" +
+	"\x06header\x18\x01 \x01(\v2\x17.cairn.v1.RequestHeaderR\x06header\x12!\n" +
+	"\x03ops\x18\x02 \x03(\v2\x0f.cairn.v1.PutOpR\x03ops\x124\n" +
+	"\n" +
+	"durability\x18\x03 \x01(\v2\x14.cairn.v1.DurabilityR\n" +
+	"durability\"D\n" +
+	"\x0fPutManyResponse\x121\n" +
+	"\aresults\x18\x01 \x03(\v2\x17.cairn.v1.PutManyResultR\aresults\"\xb5\x01\n" +
+	"\rPutManyResult\x121\n" +
+	"\x06result\x18\x01 \x01(\v2\x19.cairn.v1.OperationResultR\x06result\x12\x1d\n" +
+	"\n" +
+	"error_code\x18\x02 \x01(\rR\terrorCode\x12#\n" +
+	"\rerror_message\x18\x03 \x01(\tR\ferrorMessage\x12-\n" +
+	"\x06detail\x18\x04 \x01(\v2\x15.cairn.v1.ErrorDetailR\x06detail\"\xf3\x01\n" +
 	"\x12MultiDeleteRequest\x12/\n" +
 	"\x06header\x18\x01 \x01(\v2\x17.cairn.v1.RequestHeaderR\x06header\x12%\n" +
 	"\x06parent\x18\x02 \x01(\v2\r.cairn.v1.KeyR\x06parent\x12(\n" +
@@ -2882,13 +3088,14 @@ const file_api_cairnpb_kv_proto_rawDesc = "" +
 	"\x06leader\x18\x02 \x01(\x04R\x06leader\x12\x12\n" +
 	"\x04term\x18\x03 \x01(\x04R\x04term\x12\x18\n" +
 	"\aapplied\x18\x04 \x01(\x04R\aapplied\x12\x1b\n" +
-	"\tis_leader\x18\x05 \x01(\bR\bisLeader\"\xcb\x01\n" +
+	"\tis_leader\x18\x05 \x01(\bR\bisLeader\"\xfc\x01\n" +
 	"\x06Limits\x12\"\n" +
 	"\rmax_key_bytes\x18\x01 \x01(\x03R\vmaxKeyBytes\x12&\n" +
 	"\x0fmax_value_bytes\x18\x02 \x01(\x03R\rmaxValueBytes\x12%\n" +
 	"\x0emax_components\x18\x03 \x01(\x05R\rmaxComponents\x12$\n" +
 	"\x0emax_timeout_ms\x18\x04 \x01(\x03R\fmaxTimeoutMs\x12(\n" +
-	"\x10max_result_bytes\x18\x05 \x01(\x03R\x0emaxResultBytes\"\xd2\x03\n" +
+	"\x10max_result_bytes\x18\x05 \x01(\x03R\x0emaxResultBytes\x12/\n" +
+	"\x14max_put_many_records\x18\x06 \x01(\x05R\x11maxPutManyRecords\"\xd2\x03\n" +
 	"\vErrorDetail\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x124\n" +
 	"\x06action\x18\x02 \x01(\x0e2\x1c.cairn.v1.ErrorDetail.ActionR\x06action\x12\x14\n" +
@@ -2950,12 +3157,13 @@ const file_api_cairnpb_kv_proto_rawDesc = "" +
 	"\x15CONDITION_UNSPECIFIED\x10\x00\x12\x17\n" +
 	"\x13CONDITION_IF_ABSENT\x10\x01\x12\x18\n" +
 	"\x14CONDITION_IF_PRESENT\x10\x02\x12\x18\n" +
-	"\x14CONDITION_IF_VERSION\x10\x032\x85\x04\n" +
+	"\x14CONDITION_IF_VERSION\x10\x032\xc5\x04\n" +
 	"\x02KV\x122\n" +
 	"\x03Get\x12\x14.cairn.v1.GetRequest\x1a\x15.cairn.v1.GetResponse\x124\n" +
 	"\x03Put\x12\x14.cairn.v1.PutRequest\x1a\x17.cairn.v1.WriteResponse\x12:\n" +
 	"\x06Delete\x12\x17.cairn.v1.DeleteRequest\x1a\x17.cairn.v1.WriteResponse\x12>\n" +
-	"\aExecute\x12\x18.cairn.v1.ExecuteRequest\x1a\x19.cairn.v1.ExecuteResponse\x12A\n" +
+	"\aExecute\x12\x18.cairn.v1.ExecuteRequest\x1a\x19.cairn.v1.ExecuteResponse\x12>\n" +
+	"\aPutMany\x12\x18.cairn.v1.PutManyRequest\x1a\x19.cairn.v1.PutManyResponse\x12A\n" +
 	"\bMultiGet\x12\x19.cairn.v1.MultiGetRequest\x1a\x1a.cairn.v1.MultiGetResponse\x12J\n" +
 	"\vMultiDelete\x12\x1c.cairn.v1.MultiDeleteRequest\x1a\x1d.cairn.v1.MultiDeleteResponse\x12D\n" +
 	"\tStoreScan\x12\x1a.cairn.v1.StoreScanRequest\x1a\x1b.cairn.v1.StoreScanResponse\x12D\n" +
@@ -2975,7 +3183,7 @@ func file_api_cairnpb_kv_proto_rawDescGZIP() []byte {
 }
 
 var file_api_cairnpb_kv_proto_enumTypes = make([]protoimpl.EnumInfo, 8)
-var file_api_cairnpb_kv_proto_msgTypes = make([]protoimpl.MessageInfo, 31)
+var file_api_cairnpb_kv_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
 var file_api_cairnpb_kv_proto_goTypes = []any{
 	(SyncPolicy)(0),             // 0: cairn.v1.SyncPolicy
 	(ReplicaAckPolicy)(0),       // 1: cairn.v1.ReplicaAckPolicy
@@ -3002,20 +3210,23 @@ var file_api_cairnpb_kv_proto_goTypes = []any{
 	(*DeleteRequest)(nil),       // 22: cairn.v1.DeleteRequest
 	(*ExecuteRequest)(nil),      // 23: cairn.v1.ExecuteRequest
 	(*ExecuteResponse)(nil),     // 24: cairn.v1.ExecuteResponse
-	(*MultiDeleteRequest)(nil),  // 25: cairn.v1.MultiDeleteRequest
-	(*MultiDeleteResponse)(nil), // 26: cairn.v1.MultiDeleteResponse
-	(*MultiGetRequest)(nil),     // 27: cairn.v1.MultiGetRequest
-	(*MultiGetResponse)(nil),    // 28: cairn.v1.MultiGetResponse
-	(*StoreScanRequest)(nil),    // 29: cairn.v1.StoreScanRequest
-	(*StoreScanResponse)(nil),   // 30: cairn.v1.StoreScanResponse
-	(*StoreInfoRequest)(nil),    // 31: cairn.v1.StoreInfoRequest
-	(*StoreInfoResponse)(nil),   // 32: cairn.v1.StoreInfoResponse
-	(*Topology)(nil),            // 33: cairn.v1.Topology
-	(*TopologyNode)(nil),        // 34: cairn.v1.TopologyNode
-	(*TopologyShard)(nil),       // 35: cairn.v1.TopologyShard
-	(*ShardStatus)(nil),         // 36: cairn.v1.ShardStatus
-	(*Limits)(nil),              // 37: cairn.v1.Limits
-	(*ErrorDetail)(nil),         // 38: cairn.v1.ErrorDetail
+	(*PutManyRequest)(nil),      // 25: cairn.v1.PutManyRequest
+	(*PutManyResponse)(nil),     // 26: cairn.v1.PutManyResponse
+	(*PutManyResult)(nil),       // 27: cairn.v1.PutManyResult
+	(*MultiDeleteRequest)(nil),  // 28: cairn.v1.MultiDeleteRequest
+	(*MultiDeleteResponse)(nil), // 29: cairn.v1.MultiDeleteResponse
+	(*MultiGetRequest)(nil),     // 30: cairn.v1.MultiGetRequest
+	(*MultiGetResponse)(nil),    // 31: cairn.v1.MultiGetResponse
+	(*StoreScanRequest)(nil),    // 32: cairn.v1.StoreScanRequest
+	(*StoreScanResponse)(nil),   // 33: cairn.v1.StoreScanResponse
+	(*StoreInfoRequest)(nil),    // 34: cairn.v1.StoreInfoRequest
+	(*StoreInfoResponse)(nil),   // 35: cairn.v1.StoreInfoResponse
+	(*Topology)(nil),            // 36: cairn.v1.Topology
+	(*TopologyNode)(nil),        // 37: cairn.v1.TopologyNode
+	(*TopologyShard)(nil),       // 38: cairn.v1.TopologyShard
+	(*ShardStatus)(nil),         // 39: cairn.v1.ShardStatus
+	(*Limits)(nil),              // 40: cairn.v1.Limits
+	(*ErrorDetail)(nil),         // 41: cairn.v1.ErrorDetail
 }
 var file_api_cairnpb_kv_proto_depIdxs = []int32{
 	0,  // 0: cairn.v1.Durability.master_sync:type_name -> cairn.v1.SyncPolicy
@@ -3047,51 +3258,59 @@ var file_api_cairnpb_kv_proto_depIdxs = []int32{
 	9,  // 26: cairn.v1.ExecuteRequest.durability:type_name -> cairn.v1.Durability
 	16, // 27: cairn.v1.ExecuteResponse.results:type_name -> cairn.v1.OperationResult
 	16, // 28: cairn.v1.ExecuteResponse.failed_result:type_name -> cairn.v1.OperationResult
-	17, // 29: cairn.v1.MultiDeleteRequest.header:type_name -> cairn.v1.RequestHeader
-	8,  // 30: cairn.v1.MultiDeleteRequest.parent:type_name -> cairn.v1.Key
-	11, // 31: cairn.v1.MultiDeleteRequest.range:type_name -> cairn.v1.KeyRange
-	4,  // 32: cairn.v1.MultiDeleteRequest.depth:type_name -> cairn.v1.Depth
-	9,  // 33: cairn.v1.MultiDeleteRequest.durability:type_name -> cairn.v1.Durability
-	17, // 34: cairn.v1.MultiGetRequest.header:type_name -> cairn.v1.RequestHeader
-	8,  // 35: cairn.v1.MultiGetRequest.parent:type_name -> cairn.v1.Key
-	11, // 36: cairn.v1.MultiGetRequest.range:type_name -> cairn.v1.KeyRange
-	4,  // 37: cairn.v1.MultiGetRequest.depth:type_name -> cairn.v1.Depth
-	5,  // 38: cairn.v1.MultiGetRequest.direction:type_name -> cairn.v1.Direction
-	10, // 39: cairn.v1.MultiGetRequest.consistency:type_name -> cairn.v1.Consistency
-	12, // 40: cairn.v1.MultiGetResponse.records:type_name -> cairn.v1.Record
-	17, // 41: cairn.v1.StoreScanRequest.header:type_name -> cairn.v1.RequestHeader
-	8,  // 42: cairn.v1.StoreScanRequest.parent:type_name -> cairn.v1.Key
-	11, // 43: cairn.v1.StoreScanRequest.range:type_name -> cairn.v1.KeyRange
-	4,  // 44: cairn.v1.StoreScanRequest.depth:type_name -> cairn.v1.Depth
-	10, // 45: cairn.v1.StoreScanRequest.consistency:type_name -> cairn.v1.Consistency
-	12, // 46: cairn.v1.StoreScanResponse.records:type_name -> cairn.v1.Record
-	37, // 47: cairn.v1.StoreInfoResponse.limits:type_name -> cairn.v1.Limits
-	33, // 48: cairn.v1.StoreInfoResponse.topology:type_name -> cairn.v1.Topology
-	36, // 49: cairn.v1.StoreInfoResponse.local_shards:type_name -> cairn.v1.ShardStatus
-	34, // 50: cairn.v1.Topology.nodes:type_name -> cairn.v1.TopologyNode
-	35, // 51: cairn.v1.Topology.shards:type_name -> cairn.v1.TopologyShard
-	7,  // 52: cairn.v1.ErrorDetail.action:type_name -> cairn.v1.ErrorDetail.Action
-	18, // 53: cairn.v1.KV.Get:input_type -> cairn.v1.GetRequest
-	20, // 54: cairn.v1.KV.Put:input_type -> cairn.v1.PutRequest
-	22, // 55: cairn.v1.KV.Delete:input_type -> cairn.v1.DeleteRequest
-	23, // 56: cairn.v1.KV.Execute:input_type -> cairn.v1.ExecuteRequest
-	27, // 57: cairn.v1.KV.MultiGet:input_type -> cairn.v1.MultiGetRequest
-	25, // 58: cairn.v1.KV.MultiDelete:input_type -> cairn.v1.MultiDeleteRequest
-	29, // 59: cairn.v1.KV.StoreScan:input_type -> cairn.v1.StoreScanRequest
-	31, // 60: cairn.v1.KV.StoreInfo:input_type -> cairn.v1.StoreInfoRequest
-	19, // 61: cairn.v1.KV.Get:output_type -> cairn.v1.GetResponse
-	21, // 62: cairn.v1.KV.Put:output_type -> cairn.v1.WriteResponse
-	21, // 63: cairn.v1.KV.Delete:output_type -> cairn.v1.WriteResponse
-	24, // 64: cairn.v1.KV.Execute:output_type -> cairn.v1.ExecuteResponse
-	28, // 65: cairn.v1.KV.MultiGet:output_type -> cairn.v1.MultiGetResponse
-	26, // 66: cairn.v1.KV.MultiDelete:output_type -> cairn.v1.MultiDeleteResponse
-	30, // 67: cairn.v1.KV.StoreScan:output_type -> cairn.v1.StoreScanResponse
-	32, // 68: cairn.v1.KV.StoreInfo:output_type -> cairn.v1.StoreInfoResponse
-	61, // [61:69] is the sub-list for method output_type
-	53, // [53:61] is the sub-list for method input_type
-	53, // [53:53] is the sub-list for extension type_name
-	53, // [53:53] is the sub-list for extension extendee
-	0,  // [0:53] is the sub-list for field type_name
+	17, // 29: cairn.v1.PutManyRequest.header:type_name -> cairn.v1.RequestHeader
+	13, // 30: cairn.v1.PutManyRequest.ops:type_name -> cairn.v1.PutOp
+	9,  // 31: cairn.v1.PutManyRequest.durability:type_name -> cairn.v1.Durability
+	27, // 32: cairn.v1.PutManyResponse.results:type_name -> cairn.v1.PutManyResult
+	16, // 33: cairn.v1.PutManyResult.result:type_name -> cairn.v1.OperationResult
+	41, // 34: cairn.v1.PutManyResult.detail:type_name -> cairn.v1.ErrorDetail
+	17, // 35: cairn.v1.MultiDeleteRequest.header:type_name -> cairn.v1.RequestHeader
+	8,  // 36: cairn.v1.MultiDeleteRequest.parent:type_name -> cairn.v1.Key
+	11, // 37: cairn.v1.MultiDeleteRequest.range:type_name -> cairn.v1.KeyRange
+	4,  // 38: cairn.v1.MultiDeleteRequest.depth:type_name -> cairn.v1.Depth
+	9,  // 39: cairn.v1.MultiDeleteRequest.durability:type_name -> cairn.v1.Durability
+	17, // 40: cairn.v1.MultiGetRequest.header:type_name -> cairn.v1.RequestHeader
+	8,  // 41: cairn.v1.MultiGetRequest.parent:type_name -> cairn.v1.Key
+	11, // 42: cairn.v1.MultiGetRequest.range:type_name -> cairn.v1.KeyRange
+	4,  // 43: cairn.v1.MultiGetRequest.depth:type_name -> cairn.v1.Depth
+	5,  // 44: cairn.v1.MultiGetRequest.direction:type_name -> cairn.v1.Direction
+	10, // 45: cairn.v1.MultiGetRequest.consistency:type_name -> cairn.v1.Consistency
+	12, // 46: cairn.v1.MultiGetResponse.records:type_name -> cairn.v1.Record
+	17, // 47: cairn.v1.StoreScanRequest.header:type_name -> cairn.v1.RequestHeader
+	8,  // 48: cairn.v1.StoreScanRequest.parent:type_name -> cairn.v1.Key
+	11, // 49: cairn.v1.StoreScanRequest.range:type_name -> cairn.v1.KeyRange
+	4,  // 50: cairn.v1.StoreScanRequest.depth:type_name -> cairn.v1.Depth
+	10, // 51: cairn.v1.StoreScanRequest.consistency:type_name -> cairn.v1.Consistency
+	12, // 52: cairn.v1.StoreScanResponse.records:type_name -> cairn.v1.Record
+	40, // 53: cairn.v1.StoreInfoResponse.limits:type_name -> cairn.v1.Limits
+	36, // 54: cairn.v1.StoreInfoResponse.topology:type_name -> cairn.v1.Topology
+	39, // 55: cairn.v1.StoreInfoResponse.local_shards:type_name -> cairn.v1.ShardStatus
+	37, // 56: cairn.v1.Topology.nodes:type_name -> cairn.v1.TopologyNode
+	38, // 57: cairn.v1.Topology.shards:type_name -> cairn.v1.TopologyShard
+	7,  // 58: cairn.v1.ErrorDetail.action:type_name -> cairn.v1.ErrorDetail.Action
+	18, // 59: cairn.v1.KV.Get:input_type -> cairn.v1.GetRequest
+	20, // 60: cairn.v1.KV.Put:input_type -> cairn.v1.PutRequest
+	22, // 61: cairn.v1.KV.Delete:input_type -> cairn.v1.DeleteRequest
+	23, // 62: cairn.v1.KV.Execute:input_type -> cairn.v1.ExecuteRequest
+	25, // 63: cairn.v1.KV.PutMany:input_type -> cairn.v1.PutManyRequest
+	30, // 64: cairn.v1.KV.MultiGet:input_type -> cairn.v1.MultiGetRequest
+	28, // 65: cairn.v1.KV.MultiDelete:input_type -> cairn.v1.MultiDeleteRequest
+	32, // 66: cairn.v1.KV.StoreScan:input_type -> cairn.v1.StoreScanRequest
+	34, // 67: cairn.v1.KV.StoreInfo:input_type -> cairn.v1.StoreInfoRequest
+	19, // 68: cairn.v1.KV.Get:output_type -> cairn.v1.GetResponse
+	21, // 69: cairn.v1.KV.Put:output_type -> cairn.v1.WriteResponse
+	21, // 70: cairn.v1.KV.Delete:output_type -> cairn.v1.WriteResponse
+	24, // 71: cairn.v1.KV.Execute:output_type -> cairn.v1.ExecuteResponse
+	26, // 72: cairn.v1.KV.PutMany:output_type -> cairn.v1.PutManyResponse
+	31, // 73: cairn.v1.KV.MultiGet:output_type -> cairn.v1.MultiGetResponse
+	29, // 74: cairn.v1.KV.MultiDelete:output_type -> cairn.v1.MultiDeleteResponse
+	33, // 75: cairn.v1.KV.StoreScan:output_type -> cairn.v1.StoreScanResponse
+	35, // 76: cairn.v1.KV.StoreInfo:output_type -> cairn.v1.StoreInfoResponse
+	68, // [68:77] is the sub-list for method output_type
+	59, // [59:68] is the sub-list for method input_type
+	59, // [59:59] is the sub-list for extension type_name
+	59, // [59:59] is the sub-list for extension extendee
+	0,  // [0:59] is the sub-list for field type_name
 }
 
 func init() { file_api_cairnpb_kv_proto_init() }
@@ -3109,7 +3328,7 @@ func file_api_cairnpb_kv_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_api_cairnpb_kv_proto_rawDesc), len(file_api_cairnpb_kv_proto_rawDesc)),
 			NumEnums:      8,
-			NumMessages:   31,
+			NumMessages:   34,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

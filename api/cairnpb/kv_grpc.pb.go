@@ -54,6 +54,7 @@ const (
 	KV_Put_FullMethodName         = "/cairn.v1.KV/Put"
 	KV_Delete_FullMethodName      = "/cairn.v1.KV/Delete"
 	KV_Execute_FullMethodName     = "/cairn.v1.KV/Execute"
+	KV_PutMany_FullMethodName     = "/cairn.v1.KV/PutMany"
 	KV_MultiGet_FullMethodName    = "/cairn.v1.KV/MultiGet"
 	KV_MultiDelete_FullMethodName = "/cairn.v1.KV/MultiDelete"
 	KV_StoreScan_FullMethodName   = "/cairn.v1.KV/StoreScan"
@@ -68,6 +69,7 @@ type KVClient interface {
 	Put(ctx context.Context, in *PutRequest, opts ...grpc.CallOption) (*WriteResponse, error)
 	Delete(ctx context.Context, in *DeleteRequest, opts ...grpc.CallOption) (*WriteResponse, error)
 	Execute(ctx context.Context, in *ExecuteRequest, opts ...grpc.CallOption) (*ExecuteResponse, error)
+	PutMany(ctx context.Context, in *PutManyRequest, opts ...grpc.CallOption) (*PutManyResponse, error)
 	MultiGet(ctx context.Context, in *MultiGetRequest, opts ...grpc.CallOption) (*MultiGetResponse, error)
 	MultiDelete(ctx context.Context, in *MultiDeleteRequest, opts ...grpc.CallOption) (*MultiDeleteResponse, error)
 	StoreScan(ctx context.Context, in *StoreScanRequest, opts ...grpc.CallOption) (*StoreScanResponse, error)
@@ -122,6 +124,16 @@ func (c *kVClient) Execute(ctx context.Context, in *ExecuteRequest, opts ...grpc
 	return out, nil
 }
 
+func (c *kVClient) PutMany(ctx context.Context, in *PutManyRequest, opts ...grpc.CallOption) (*PutManyResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(PutManyResponse)
+	err := c.cc.Invoke(ctx, KV_PutMany_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *kVClient) MultiGet(ctx context.Context, in *MultiGetRequest, opts ...grpc.CallOption) (*MultiGetResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(MultiGetResponse)
@@ -170,6 +182,7 @@ type KVServer interface {
 	Put(context.Context, *PutRequest) (*WriteResponse, error)
 	Delete(context.Context, *DeleteRequest) (*WriteResponse, error)
 	Execute(context.Context, *ExecuteRequest) (*ExecuteResponse, error)
+	PutMany(context.Context, *PutManyRequest) (*PutManyResponse, error)
 	MultiGet(context.Context, *MultiGetRequest) (*MultiGetResponse, error)
 	MultiDelete(context.Context, *MultiDeleteRequest) (*MultiDeleteResponse, error)
 	StoreScan(context.Context, *StoreScanRequest) (*StoreScanResponse, error)
@@ -195,6 +208,9 @@ func (UnimplementedKVServer) Delete(context.Context, *DeleteRequest) (*WriteResp
 }
 func (UnimplementedKVServer) Execute(context.Context, *ExecuteRequest) (*ExecuteResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method Execute not implemented")
+}
+func (UnimplementedKVServer) PutMany(context.Context, *PutManyRequest) (*PutManyResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method PutMany not implemented")
 }
 func (UnimplementedKVServer) MultiGet(context.Context, *MultiGetRequest) (*MultiGetResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method MultiGet not implemented")
@@ -301,6 +317,24 @@ func _KV_Execute_Handler(srv interface{}, ctx context.Context, dec func(interfac
 	return interceptor(ctx, in, info, handler)
 }
 
+func _KV_PutMany_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(PutManyRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(KVServer).PutMany(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: KV_PutMany_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(KVServer).PutMany(ctx, req.(*PutManyRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _KV_MultiGet_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(MultiGetRequest)
 	if err := dec(in); err != nil {
@@ -395,6 +429,10 @@ var KV_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Execute",
 			Handler:    _KV_Execute_Handler,
+		},
+		{
+			MethodName: "PutMany",
+			Handler:    _KV_PutMany_Handler,
 		},
 		{
 			MethodName: "MultiGet",

@@ -64,6 +64,10 @@ func (g kvGate) Execute(ctx context.Context, r *cairnpb.ExecuteRequest) (*cairnp
 	return pass(g, ctx, r, (*server.Server).Execute)
 }
 
+func (g kvGate) PutMany(ctx context.Context, r *cairnpb.PutManyRequest) (*cairnpb.PutManyResponse, error) {
+	return pass(g, ctx, r, (*server.Server).PutMany)
+}
+
 func (g kvGate) MultiGet(ctx context.Context, r *cairnpb.MultiGetRequest) (*cairnpb.MultiGetResponse, error) {
 	return pass(g, ctx, r, (*server.Server).MultiGet)
 }

@@ -157,6 +157,7 @@ func (s *Server) StoreInfo(ctx context.Context, _ *cairnpb.StoreInfoRequest) (*c
 			MaxKeyBytes: int64(s.limits.MaxKeyBytes), MaxValueBytes: int64(s.limits.MaxValueBytes),
 			MaxComponents: int32(s.limits.MaxComponents),
 			MaxTimeoutMs:  s.cfg.MaxTimeout.Milliseconds(), MaxResultBytes: int64(s.cfg.MaxResultBytes),
+			MaxPutManyRecords: MaxPutManyRecords,
 		},
 	}
 	if t := s.router.Topology(); t != nil {

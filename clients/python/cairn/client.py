@@ -15,7 +15,7 @@ import grpc
 from ._pb import kv_pb2 as pb
 from ._pb import kv_pb2_grpc as pbgrpc
 from ._routing import Cluster, Topology, choose
-from .errors import (CairnError, ExecutionAborted, InvalidArgument, StoreMismatch, Unavailable,
+from .errors import (_ACTIONS, CairnError, ExecutionAborted, InvalidArgument, StoreMismatch, Unavailable,
                      from_rpc_error, make_error)
 from .keys import Depth, Direction, Key, KeyRange, Version
 from .types import (_ABSOLUTE, _IF_ABSENT, _IF_PRESENT, _IF_VERSION, _NONE_REQUIRED, Consistency, Durability, Limits,
@@ -31,8 +31,30 @@ _ATTEMPT_SHARE = 3
 _REFRESH_ATTEMPT = 1.0
 _MIN_REFRESH_INTERVAL = 0.050
 DEFAULT_BATCH_SIZE = 100
-_PUT_MANY_BATCH_RECORDS = 100
 _PUT_MANY_BATCH_BYTES = 4 << 20
+_PUT_MANY_ROUNDS = 4  # a record refused with a routing error is re-sent at most this often
+
+
+def _reroutable(e: object) -> bool:
+    """A routing error, certainly not applied: send the record elsewhere."""
+    return isinstance(e, CairnError) and e.action == "REFRESH" and not e.maybe_applied
+
+
+_STATUS_CODES = {c.value[0]: c for c in grpc.StatusCode}
+
+
+def _record_error(r: Any) -> CairnError:
+    """The CairnError of one PutMany record, as a single put of it would raise."""
+    code = _STATUS_CODES.get(r.error_code, grpc.StatusCode.UNKNOWN)
+    if r.HasField("detail"):
+        d = r.detail
+        e = make_error(r.error_message, code, kind=d.kind, action=_ACTIONS.get(d.action, "NONE"),
+                       maybe_applied=d.maybe_applied, limit=d.limit, max=d.max, seen=d.seen)
+        e.leader_node = d.leader_node
+        e.moved_to_shard = d.moved_to_shard
+        e.partitions = d.partitions
+        return e
+    return make_error(r.error_message, code)
 
 _GIVE_UP, _FOLLOW_LEADER, _TRY_ELSEWHERE, _OTHER_REPLICA, _REFRESH, _RETRY_LATER = range(6)
 _READY = grpc.ChannelConnectivity.READY
@@ -232,6 +254,7 @@ class Client:
         self._rr = itertools.count()
         self._helpers = [self._conn(h) for h in self._hosts]
         self._cluster: Optional[Cluster] = None
+        self._put_many_limit = 0  # max_put_many_records, read once from StoreInfo
         try:
             resp = self._check_store()
             if resp.HasField("topology"):
@@ -501,7 +524,8 @@ class Client:
         lim = resp.limits
         return StoreInfo(resp.store, resp.partitions, resp.version, resp.topology_seq,
                          Limits(lim.max_key_bytes, lim.max_value_bytes, lim.max_components,
-                                datetime.timedelta(milliseconds=lim.max_timeout_ms), lim.max_result_bytes),
+                                datetime.timedelta(milliseconds=lim.max_timeout_ms), lim.max_result_bytes,
+                                lim.max_put_many_records),
                          resp.node, resp.HasField("topology"))
 
     def get(self, key: Key, *, consistency: Optional[Consistency] = None, timeout: Timeout = None) -> Optional[Record]:
@@ -699,69 +723,88 @@ class Client:
                  ttl: Optional[datetime.timedelta] = None, durability: Optional[Durability] = None,
                  timeout: Timeout = None) -> List[Union[Version, CairnError]]:
         """Writes (key, value) pairs in bulk, as Oracle NoSQL's
-        put(List<EntryStream>) does: grouped by major path into execute
-        batches (at most 100 records and 4 MiB each; one batch is atomic,
-        batches are not atomic with each other), ordered by shard, with at
-        most max_in_flight requests in flight. Returns one result per record,
-        in order: its new Version, or the CairnError why it was not written
-        (``maybe_applied`` for an unknown outcome, never retried). A batch
-        the server refuses as bad input is retried record by record, so
-        each record gets its own error."""
+        put(List<EntryStream>) does: grouped by the shard that owns them
+        into PutMany requests (of any major paths, at most the store's
+        max_put_many_records records and 4 MiB each; each record is written
+        on its own, not atomically with the others), with at most
+        max_in_flight requests in flight. Returns one result per record, in
+        order: its new Version, or the CairnError why it was not written
+        (``maybe_applied`` for an unknown outcome, never retried). A record
+        refused with a routing error (its shard moved or changed leader) is
+        sent again after a topology refresh."""
         entries = list(records)
+        for k, v in entries:
+            if not isinstance(k, Key):
+                raise TypeError(f"put_many takes (Key, bytes) pairs, got a {type(k).__name__} key")
         results: List[Union[Version, CairnError, None]] = [None] * len(entries)
-        batches = self._put_many_batches(entries)
-        kw = dict(ttl=ttl, durability=durability, timeout=timeout)
-
-        def put_batch(batch: List[int]) -> None:
-            if len(batch) == 1:
-                i = batch[0]
-                try:
-                    results[i] = self.put(entries[i][0], entries[i][1], **kw)  # type: ignore[arg-type]
-                except CairnError as e:
-                    results[i] = e
-                return
-            try:
-                res = self.execute([Op.put(entries[i][0], entries[i][1]) for i in batch], **kw)  # type: ignore[arg-type]
-            except CairnError as e:
-                if e.action == "FIX_INPUT" and not e.maybe_applied:
-                    for i in batch:  # one record is bad: find it, write the others
-                        put_batch([i])
-                    return
-                for i in batch:
-                    results[i] = e
-                return
-            for i, r in zip(batch, res):
-                results[i] = r.version
-
-        if max_in_flight <= 1 or len(batches) <= 1:
-            for b in batches:
-                put_batch(b)
-        else:
-            with ThreadPoolExecutor(max_workers=min(max_in_flight, len(batches))) as ex:
-                for f in [ex.submit(put_batch, b) for b in batches]:
-                    f.result()
+        todo = list(range(len(entries)))
+        for rnd in range(_PUT_MANY_ROUNDS):
+            seen = self._cluster.topo.seq if self._cluster else 0
+            batches = self._put_many_batches(entries, todo)
+            work = lambda b: self._put_batch(entries, b, results, ttl, durability, timeout)  # noqa: E731
+            if max_in_flight <= 1 or len(batches) <= 1:
+                for b in batches:
+                    work(b)
+            else:
+                with ThreadPoolExecutor(max_workers=min(max_in_flight, len(batches))) as ex:
+                    for f in [ex.submit(work, b) for b in batches]:
+                        f.result()
+            todo = [i for i in todo if _reroutable(results[i])]
+            if not todo or rnd + 1 == _PUT_MANY_ROUNDS:
+                break
+            if self._cluster is not None:
+                self._refresh(seen, time.monotonic() + _seconds(timeout, self.timeout))
         return results  # type: ignore[return-value]
 
-    def _put_many_batches(self, entries: List[Tuple[Key, bytes]]) -> List[List[int]]:
-        by_major: Dict[Tuple[str, ...], List[int]] = {}
-        for i, (k, _) in enumerate(entries):
-            by_major.setdefault(k.major, []).append(i)
-        batches: List[List[int]] = []
-        for idx in by_major.values():
+    def _put_batch(self, entries: List[Tuple[Key, bytes]], batch: Tuple[int, List[int]],
+                   results: List[Any], ttl: Optional[datetime.timedelta], durability: Optional[Durability],
+                   timeout: Timeout) -> None:
+        shard, idx = batch
+        try:
+            req = pb.PutManyRequest(ops=[self._put_op(entries[i][0], entries[i][1], 0, b"", ttl, None) for i in idx],
+                                    durability=self._durability(durability))
+
+            def fn(stub: Any, h: Any, t: float) -> Any:
+                req.header.CopyFrom(h)
+                return stub.PutMany(req, timeout=t)
+            resp = self._call(_Route("shard", shard=shard, write=True, leader=True), fn, timeout)
+            if len(resp.results) != len(idx):
+                raise CairnError(f"put_many: the server returned {len(resp.results)} results for {len(idx)} records",
+                                 code=grpc.StatusCode.INTERNAL, maybe_applied=True)
+        except CairnError as e:
+            for i in idx:
+                results[i] = e
+            return
+        for i, r in zip(idx, resp.results):
+            results[i] = _record_error(r) if r.error_code else Version(r.result.new_version)
+
+    def _put_many_batches(self, entries: List[Tuple[Key, bytes]], todo: List[int]) -> List[Tuple[int, List[int]]]:
+        limit = self._max_put_many()
+        by_shard: Dict[int, List[int]] = {}
+        for i in todo:
+            by_shard.setdefault(self.shard_of(entries[i][0]), []).append(i)
+        per: Dict[int, List[List[int]]] = {}
+        for s, idx in by_shard.items():
             cur: List[int] = []
             size = 0
             for i in idx:
                 n = len(entries[i][1])
-                if len(cur) == _PUT_MANY_BATCH_RECORDS or (cur and size + n > _PUT_MANY_BATCH_BYTES):
-                    batches.append(cur)
+                if len(cur) == limit or (cur and size + n > _PUT_MANY_BATCH_BYTES):
+                    per.setdefault(s, []).append(cur)
                     cur, size = [], 0
                 cur.append(i)
                 size += n
-            batches.append(cur)
-        if self._cluster is not None:
-            t = self._cluster.topo
-            batches.sort(key=lambda b: t.shard_for(entries[b[0]][0].major))
-        return batches
+            per.setdefault(s, []).append(cur)
+        # Interleave the shards so that the requests in flight spread over them.
+        out: List[Tuple[int, List[int]]] = []
+        for k in range(max((len(b) for b in per.values()), default=0)):
+            out.extend((s, b[k]) for s, b in per.items() if k < len(b))
+        return out
+
+    def _max_put_many(self) -> int:
+        if self._put_many_limit == 0:
+            self._put_many_limit = max(1, self.store_info().limits.max_put_many_records or 1)
+        return self._put_many_limit
 
     # -- introspection (tests, tools) -----------------------------------------
 

@@ -180,6 +180,7 @@ class Limits:
     max_components: int
     max_timeout: datetime.timedelta
     max_result_bytes: int
+    max_put_many_records: int = 0  # records in one PutMany request (put_many's batches)
 
 
 @dataclass(frozen=True)

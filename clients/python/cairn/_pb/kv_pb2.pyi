@@ -280,6 +280,34 @@ class ExecuteResponse(_message.Message):
     failed_result: OperationResult
     def __init__(self, committed: _Optional[bool] = ..., results: _Optional[_Iterable[_Union[OperationResult, _Mapping]]] = ..., failed_index: _Optional[int] = ..., failed_result: _Optional[_Union[OperationResult, _Mapping]] = ...) -> None: ...
 
+class PutManyRequest(_message.Message):
+    __slots__ = ("header", "ops", "durability")
+    HEADER_FIELD_NUMBER: _ClassVar[int]
+    OPS_FIELD_NUMBER: _ClassVar[int]
+    DURABILITY_FIELD_NUMBER: _ClassVar[int]
+    header: RequestHeader
+    ops: _containers.RepeatedCompositeFieldContainer[PutOp]
+    durability: Durability
+    def __init__(self, header: _Optional[_Union[RequestHeader, _Mapping]] = ..., ops: _Optional[_Iterable[_Union[PutOp, _Mapping]]] = ..., durability: _Optional[_Union[Durability, _Mapping]] = ...) -> None: ...
+
+class PutManyResponse(_message.Message):
+    __slots__ = ("results",)
+    RESULTS_FIELD_NUMBER: _ClassVar[int]
+    results: _containers.RepeatedCompositeFieldContainer[PutManyResult]
+    def __init__(self, results: _Optional[_Iterable[_Union[PutManyResult, _Mapping]]] = ...) -> None: ...
+
+class PutManyResult(_message.Message):
+    __slots__ = ("result", "error_code", "error_message", "detail")
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    ERROR_CODE_FIELD_NUMBER: _ClassVar[int]
+    ERROR_MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    DETAIL_FIELD_NUMBER: _ClassVar[int]
+    result: OperationResult
+    error_code: int
+    error_message: str
+    detail: ErrorDetail
+    def __init__(self, result: _Optional[_Union[OperationResult, _Mapping]] = ..., error_code: _Optional[int] = ..., error_message: _Optional[str] = ..., detail: _Optional[_Union[ErrorDetail, _Mapping]] = ...) -> None: ...
+
 class MultiDeleteRequest(_message.Message):
     __slots__ = ("header", "parent", "range", "depth", "durability")
     HEADER_FIELD_NUMBER: _ClassVar[int]
@@ -435,18 +463,20 @@ class ShardStatus(_message.Message):
     def __init__(self, shard: _Optional[int] = ..., leader: _Optional[int] = ..., term: _Optional[int] = ..., applied: _Optional[int] = ..., is_leader: _Optional[bool] = ...) -> None: ...
 
 class Limits(_message.Message):
-    __slots__ = ("max_key_bytes", "max_value_bytes", "max_components", "max_timeout_ms", "max_result_bytes")
+    __slots__ = ("max_key_bytes", "max_value_bytes", "max_components", "max_timeout_ms", "max_result_bytes", "max_put_many_records")
     MAX_KEY_BYTES_FIELD_NUMBER: _ClassVar[int]
     MAX_VALUE_BYTES_FIELD_NUMBER: _ClassVar[int]
     MAX_COMPONENTS_FIELD_NUMBER: _ClassVar[int]
     MAX_TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
     MAX_RESULT_BYTES_FIELD_NUMBER: _ClassVar[int]
+    MAX_PUT_MANY_RECORDS_FIELD_NUMBER: _ClassVar[int]
     max_key_bytes: int
     max_value_bytes: int
     max_components: int
     max_timeout_ms: int
     max_result_bytes: int
-    def __init__(self, max_key_bytes: _Optional[int] = ..., max_value_bytes: _Optional[int] = ..., max_components: _Optional[int] = ..., max_timeout_ms: _Optional[int] = ..., max_result_bytes: _Optional[int] = ...) -> None: ...
+    max_put_many_records: int
+    def __init__(self, max_key_bytes: _Optional[int] = ..., max_value_bytes: _Optional[int] = ..., max_components: _Optional[int] = ..., max_timeout_ms: _Optional[int] = ..., max_result_bytes: _Optional[int] = ..., max_put_many_records: _Optional[int] = ...) -> None: ...
 
 class ErrorDetail(_message.Message):
     __slots__ = ("kind", "action", "limit", "max", "seen", "maybe_applied", "leader_node", "leader_addr", "moved_to_shard", "partitions", "topology_seq")

@@ -54,6 +54,11 @@ class KVStub:
                 request_serializer=kv__pb2.ExecuteRequest.SerializeToString,
                 response_deserializer=kv__pb2.ExecuteResponse.FromString,
                 _registered_method=True)
+        self.PutMany = channel.unary_unary(
+                '/cairn.v1.KV/PutMany',
+                request_serializer=kv__pb2.PutManyRequest.SerializeToString,
+                response_deserializer=kv__pb2.PutManyResponse.FromString,
+                _registered_method=True)
         self.MultiGet = channel.unary_unary(
                 '/cairn.v1.KV/MultiGet',
                 request_serializer=kv__pb2.MultiGetRequest.SerializeToString,
@@ -98,6 +103,12 @@ class KVServicer:
         raise NotImplementedError('Method not implemented!')
 
     def Execute(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def PutMany(self, request, context):
         """Missing associated documentation comment in .proto file."""
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -149,6 +160,11 @@ def add_KVServicer_to_server(servicer, server):
                     servicer.Execute,
                     request_deserializer=kv__pb2.ExecuteRequest.FromString,
                     response_serializer=kv__pb2.ExecuteResponse.SerializeToString,
+            ),
+            'PutMany': grpc.unary_unary_rpc_method_handler(
+                    servicer.PutMany,
+                    request_deserializer=kv__pb2.PutManyRequest.FromString,
+                    response_serializer=kv__pb2.PutManyResponse.SerializeToString,
             ),
             'MultiGet': grpc.unary_unary_rpc_method_handler(
                     servicer.MultiGet,
@@ -279,6 +295,33 @@ class KV:
             '/cairn.v1.KV/Execute',
             kv__pb2.ExecuteRequest.SerializeToString,
             kv__pb2.ExecuteResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def PutMany(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/cairn.v1.KV/PutMany',
+            kv__pb2.PutManyRequest.SerializeToString,
+            kv__pb2.PutManyResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -1,8 +1,11 @@
 package io.cairndb.kv;
 
+import io.cairndb.kv.proto.Condition;
+import io.cairndb.kv.proto.PutManyRequest;
+import io.cairndb.kv.proto.PutManyResponse;
+import io.cairndb.kv.proto.PutManyResult;
+import io.grpc.Status;
 import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.Comparator;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -13,17 +16,17 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 
 /**
- * putMany: records read from the iterator in chunks, grouped by major path
- * into execute batches (at most 100 records and 4 MiB each), ordered by
- * shard, run by at most maxRequestsInFlight threads of a pool that lives
- * for the call. A batch refused as bad input (FIX_INPUT, certainly not
- * applied) is retried record by record, so each bad record gets its own
- * error; any other failure is the error of every record of the batch.
+ * putMany: records read from the iterator in chunks, grouped by the shard that owns them into
+ * PutMany requests (any major paths; at most the store's max_put_many_records records and 4 MiB
+ * each; each record written on its own, not atomically with the others), run by at most
+ * maxRequestsInFlight threads of a pool that lives for the call. A record refused with a routing
+ * error (REFRESH, certainly not applied: its shard moved or changed leader) is sent again after a
+ * topology refresh, up to ROUNDS times; any other failure is that record's error.
  */
 final class BulkPut {
-  private static final int BATCH_RECORDS = 100;
   private static final long BATCH_BYTES = 4 << 20;
   private static final int CHUNK_RECORDS = 10_000;
+  private static final int ROUNDS = 4;
 
   private final StoreImpl s;
   private final BulkWriteOptions o;
@@ -32,6 +35,7 @@ final class BulkPut {
   private final List<KeyValue> entries = new ArrayList<>();
   private final List<Version> versions = new ArrayList<>();
   private final List<RuntimeException> errors = new ArrayList<>();
+  private final List<ErrorInfo> infos = new ArrayList<>();
 
   BulkPut(StoreImpl s, BulkWriteOptions o) {
     this.s = s;
@@ -51,17 +55,19 @@ final class BulkPut {
     });
     try {
       while (records.hasNext()) {
-        int base = entries.size();
+        List<Integer> todo = new ArrayList<>();
         for (int n = 0; n < CHUNK_RECORDS && records.hasNext(); n++) {
           KeyValue kv = records.next();
-          if (kv == null) {
-            throw new IllegalArgumentException("putMany: record " + entries.size() + " is null");
+          if (kv == null || kv.getKey() == null || kv.getValue() == null) {
+            throw new IllegalArgumentException("putMany: record " + entries.size() + " is null or has a null key or value");
           }
+          todo.add(entries.size());
           entries.add(kv);
           versions.add(null);
           errors.add(null);
+          infos.add(null);
         }
-        runChunk(pool, batches(base));
+        runRounds(pool, todo);
       }
     } finally {
       pool.shutdownNow();
@@ -69,9 +75,27 @@ final class BulkPut {
     return new BulkPutResult(versions, errors);
   }
 
-  private void runChunk(ExecutorService pool, List<int[]> batches) {
+  private void runRounds(ExecutorService pool, List<Integer> todo) {
+    for (int round = 0; !todo.isEmpty(); round++) {
+      long seen = s.router.cluster == null ? 0 : s.router.cluster.topology().seq;
+      runChunk(pool, batches(todo));
+      List<Integer> again = new ArrayList<>();
+      for (int i : todo) {
+        ErrorInfo e = infos.get(i);
+        if (round + 1 < ROUNDS && e != null && e.action == FaultException.Action.REFRESH && !e.maybeApplied) {
+          again.add(i);
+        }
+      }
+      if (!again.isEmpty() && s.router.cluster != null) {
+        s.router.refresh(seen, System.nanoTime() + timeoutNanos);
+      }
+      todo = again;
+    }
+  }
+
+  private void runChunk(ExecutorService pool, List<long[]> batches) {
     List<Future<?>> fs = new ArrayList<>(batches.size());
-    for (int[] b : batches) {
+    for (long[] b : batches) {
       fs.add(pool.submit(() -> putBatch(b)));
     }
     try {
@@ -80,7 +104,7 @@ final class BulkPut {
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      throw new FaultException(ErrorInfo.of("putMany: interrupted", io.grpc.Status.Code.CANCELLED, "",
+      throw new FaultException(ErrorInfo.of("putMany: interrupted", Status.Code.CANCELLED, "",
           FaultException.Action.NONE));
     } catch (ExecutionException e) {
       throw e.getCause() instanceof RuntimeException ? (RuntimeException) e.getCause()
@@ -88,68 +112,78 @@ final class BulkPut {
     }
   }
 
-  /** The batches of entries[base:], by major path then size, sorted by shard. */
-  private List<int[]> batches(int base) {
-    Map<List<String>, List<Integer>> byMajor = new LinkedHashMap<>();
-    for (int i = base; i < entries.size(); i++) {
-      byMajor.computeIfAbsent(entries.get(i).getKey().getMajorPath(), k -> new ArrayList<>()).add(i);
+  /**
+   * The batches of todo: each {shard, index...}, by shard then size, the shards interleaved so that
+   * the requests in flight spread over them.
+   */
+  private List<long[]> batches(List<Integer> todo) {
+    int limit = Math.max(1, s.router.maxPutManyRecords);
+    Map<Long, List<List<Integer>>> per = new LinkedHashMap<>();
+    Map<Long, Long> sizes = new LinkedHashMap<>();
+    for (int i : todo) {
+      long shard = s.shardOf(entries.get(i).getKey());
+      List<List<Integer>> bs = per.computeIfAbsent(shard, k -> new ArrayList<>());
+      int n = entries.get(i).getValue().getValue().length;
+      long size = sizes.getOrDefault(shard, 0L);
+      if (bs.isEmpty() || bs.get(bs.size() - 1).size() == limit || size + n > BATCH_BYTES) {
+        bs.add(new ArrayList<>());
+        size = 0;
+      }
+      bs.get(bs.size() - 1).add(i);
+      sizes.put(shard, size + n);
     }
-    List<int[]> out = new ArrayList<>();
-    for (List<Integer> idx : byMajor.values()) {
-      List<Integer> cur = new ArrayList<>();
-      long size = 0;
-      for (int i : idx) {
-        int n = entries.get(i).getValue().getValue().length;
-        if (cur.size() == BATCH_RECORDS || (!cur.isEmpty() && size + n > BATCH_BYTES)) {
-          out.add(cur.stream().mapToInt(Integer::intValue).toArray());
-          cur.clear();
-          size = 0;
+    List<long[]> out = new ArrayList<>();
+    for (int k = 0; ; k++) {
+      int before = out.size();
+      for (Map.Entry<Long, List<List<Integer>>> e : per.entrySet()) {
+        if (k < e.getValue().size()) {
+          List<Integer> b = e.getValue().get(k);
+          long[] a = new long[b.size() + 1];
+          a[0] = e.getKey();
+          for (int j = 0; j < b.size(); j++) {
+            a[j + 1] = b.get(j);
+          }
+          out.add(a);
         }
-        cur.add(i);
-        size += n;
       }
-      out.add(cur.stream().mapToInt(Integer::intValue).toArray());
-    }
-    out.sort(Comparator.comparingLong(b -> s.shardOf(entries.get(b[0]).getKey())));
-    return out;
-  }
-
-  private void putBatch(int[] batch) {
-    if (batch.length == 1) {
-      putOne(batch[0]);
-      return;
-    }
-    OperationFactory f = s.getOperationFactory();
-    List<Operation> ops = new ArrayList<>(batch.length);
-    for (int i : batch) {
-      ops.add(f.createPut(entries.get(i).getKey(), entries.get(i).getValue()));
-    }
-    List<OperationResult> res;
-    try {
-      res = Batch.execute(s, ops, o.getDurability(), ttlMs, timeoutNanos);
-    } catch (InvalidArgumentException e) {
-      Arrays.stream(batch).forEach(this::putOne); // one record is bad: find it, write the others
-      return;
-    } catch (RuntimeException | OperationExecutionException e) {
-      RuntimeException err = e instanceof RuntimeException ? (RuntimeException) e : new IllegalStateException(e);
-      for (int i : batch) {
-        errors.set(i, err);
+      if (out.size() == before) {
+        return out;
       }
-      return;
-    }
-    for (int j = 0; j < batch.length; j++) {
-      versions.set(batch[j], res.get(j).getNewVersion());
     }
   }
 
-  private void putOne(int i) {
-    KeyValue kv = entries.get(i);
+  private void putBatch(long[] b) {
+    PutManyRequest.Builder req = PutManyRequest.newBuilder().setDurability(s.durability(o.getDurability()));
+    for (int j = 1; j < b.length; j++) {
+      KeyValue kv = entries.get((int) b[j]);
+      req.addOps(Op.putOp(kv.getKey(), kv.getValue(), Condition.CONDITION_UNSPECIFIED, null,
+          io.cairndb.kv.proto.ReturnValueVersion.RETURN_VALUE_VERSION_UNSPECIFIED, ttlMs));
+    }
+    PutManyResponse resp;
     try {
-      WriteOptions w = new WriteOptions(o.getDurability(), timeoutNanos, java.util.concurrent.TimeUnit.NANOSECONDS)
-          .setTTL(o.getTTL());
-      versions.set(i, s.put(kv.getKey(), kv.getValue(), null, w));
-    } catch (InvalidArgumentException | FaultException e) {
-      errors.set(i, e);
+      resp = s.router.call(Route.shardWrite(b[0]), (stub, h) -> stub.putMany(req.setHeader(h).build()), timeoutNanos);
+      if (resp.getResultsCount() != b.length - 1) {
+        throw new FaultException(ErrorInfo.of("putMany: the server returned " + resp.getResultsCount()
+            + " results for " + (b.length - 1) + " records", Status.Code.INTERNAL, "", FaultException.Action.NONE));
+      }
+    } catch (FaultException | InvalidArgumentException e) {
+      for (int j = 1; j < b.length; j++) {
+        errors.set((int) b[j], e);
+      }
+      return;
+    }
+    for (int j = 1; j < b.length; j++) {
+      int i = (int) b[j];
+      PutManyResult r = resp.getResults(j - 1);
+      if (r.getErrorCode() == 0) {
+        versions.set(i, Version.of(r.getResult().getNewVersion()));
+        errors.set(i, null);
+        infos.set(i, null);
+        continue;
+      }
+      ErrorInfo e = Errors.fromRecord(r);
+      infos.set(i, e);
+      errors.set(i, e.toException());
     }
   }
 }

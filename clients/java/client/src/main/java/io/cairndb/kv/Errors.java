@@ -52,6 +52,26 @@ final class Errors {
     return e;
   }
 
+  /** One PutMany record's failure, as a single put of it would have failed. */
+  static ErrorInfo fromRecord(io.cairndb.kv.proto.PutManyResult r) {
+    ErrorInfo e = new ErrorInfo();
+    e.code = Status.fromCodeValue(r.getErrorCode()).getCode();
+    e.text = r.getErrorMessage();
+    if (r.hasDetail()) {
+      ErrorDetail d = r.getDetail();
+      e.kind = d.getKind();
+      e.action = action(d.getAction());
+      e.maybeApplied = d.getMaybeApplied();
+      e.limit = d.getLimit();
+      e.max = d.getMax();
+      e.seen = d.getSeen();
+      e.leaderNode = d.getLeaderNode();
+      e.movedToShard = d.getMovedToShard();
+      e.partitions = d.getPartitions();
+    }
+    return e;
+  }
+
   /** A connection that was never made: the request did not leave the client. */
   private static boolean notConnected(Throwable t) {
     for (int i = 0; t != null && i < 8; i++, t = t.getCause()) {

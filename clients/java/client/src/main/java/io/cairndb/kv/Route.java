@@ -40,6 +40,11 @@ final class Route {
     return new Route(Target.SHARD, null, shard, false, c.leaderOnly(), c.bounded());
   }
 
+  /** A write to the leader of one shard (a PutMany request). */
+  static Route shardWrite(long shard) {
+    return new Route(Target.SHARD, null, shard, true, true, false);
+  }
+
   static Route any() {
     return new Route(Target.ANY, null, 0, false, false, true);
   }

@@ -53,6 +53,8 @@ final class Router {
   private final AtomicInteger rr = new AtomicInteger();
   private volatile boolean closed;
   Cluster cluster; // null for cairn lite; set once by open()
+  /** The store's max_put_many_records (StoreInfo), set once by open(). */
+  volatile int maxPutManyRecords = 1;
 
   Router(String store, List<String> hosts, long connectTimeoutNanos) {
     this.store = store;

@@ -36,6 +36,7 @@ final class StoreImpl implements KVStore {
     StoreImpl s = new StoreImpl(cfg);
     try {
       StoreInfoResponse resp = s.router.checkStore(s.timeoutNanos);
+      s.router.maxPutManyRecords = Math.max(1, resp.getLimits().getMaxPutManyRecords());
       if (resp.hasTopology()) {
         s.router.cluster = new Cluster(resp);
       }

@@ -136,6 +136,37 @@ public final class KVGrpc {
     return getExecuteMethod;
   }
 
+  private static volatile io.grpc.MethodDescriptor<io.cairndb.kv.proto.PutManyRequest,
+      io.cairndb.kv.proto.PutManyResponse> getPutManyMethod;
+
+  @io.grpc.stub.annotations.RpcMethod(
+      fullMethodName = SERVICE_NAME + '/' + "PutMany",
+      requestType = io.cairndb.kv.proto.PutManyRequest.class,
+      responseType = io.cairndb.kv.proto.PutManyResponse.class,
+      methodType = io.grpc.MethodDescriptor.MethodType.UNARY)
+  public static io.grpc.MethodDescriptor<io.cairndb.kv.proto.PutManyRequest,
+      io.cairndb.kv.proto.PutManyResponse> getPutManyMethod() {
+    io.grpc.MethodDescriptor<io.cairndb.kv.proto.PutManyRequest, io.cairndb.kv.proto.PutManyResponse> getPutManyMethod;
+    if ((getPutManyMethod = KVGrpc.getPutManyMethod) == null) {
+      synchronized (KVGrpc.class) {
+        if ((getPutManyMethod = KVGrpc.getPutManyMethod) == null) {
+          KVGrpc.getPutManyMethod = getPutManyMethod =
+              io.grpc.MethodDescriptor.<io.cairndb.kv.proto.PutManyRequest, io.cairndb.kv.proto.PutManyResponse>newBuilder()
+              .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "PutMany"))
+              .setSampledToLocalTracing(true)
+              .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  io.cairndb.kv.proto.PutManyRequest.getDefaultInstance()))
+              .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
+                  io.cairndb.kv.proto.PutManyResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new KVMethodDescriptorSupplier("PutMany"))
+              .build();
+        }
+      }
+    }
+    return getPutManyMethod;
+  }
+
   private static volatile io.grpc.MethodDescriptor<io.cairndb.kv.proto.MultiGetRequest,
       io.cairndb.kv.proto.MultiGetResponse> getMultiGetMethod;
 
@@ -353,6 +384,13 @@ public final class KVGrpc {
 
     /**
      */
+    default void putMany(io.cairndb.kv.proto.PutManyRequest request,
+        io.grpc.stub.StreamObserver<io.cairndb.kv.proto.PutManyResponse> responseObserver) {
+      io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getPutManyMethod(), responseObserver);
+    }
+
+    /**
+     */
     default void multiGet(io.cairndb.kv.proto.MultiGetRequest request,
         io.grpc.stub.StreamObserver<io.cairndb.kv.proto.MultiGetResponse> responseObserver) {
       io.grpc.stub.ServerCalls.asyncUnimplementedUnaryCall(getMultiGetMethod(), responseObserver);
@@ -441,6 +479,14 @@ public final class KVGrpc {
 
     /**
      */
+    public void putMany(io.cairndb.kv.proto.PutManyRequest request,
+        io.grpc.stub.StreamObserver<io.cairndb.kv.proto.PutManyResponse> responseObserver) {
+      io.grpc.stub.ClientCalls.asyncUnaryCall(
+          getChannel().newCall(getPutManyMethod(), getCallOptions()), request, responseObserver);
+    }
+
+    /**
+     */
     public void multiGet(io.cairndb.kv.proto.MultiGetRequest request,
         io.grpc.stub.StreamObserver<io.cairndb.kv.proto.MultiGetResponse> responseObserver) {
       io.grpc.stub.ClientCalls.asyncUnaryCall(
@@ -518,6 +564,13 @@ public final class KVGrpc {
 
     /**
      */
+    public io.cairndb.kv.proto.PutManyResponse putMany(io.cairndb.kv.proto.PutManyRequest request) throws io.grpc.StatusException {
+      return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
+          getChannel(), getPutManyMethod(), getCallOptions(), request);
+    }
+
+    /**
+     */
     public io.cairndb.kv.proto.MultiGetResponse multiGet(io.cairndb.kv.proto.MultiGetRequest request) throws io.grpc.StatusException {
       return io.grpc.stub.ClientCalls.blockingV2UnaryCall(
           getChannel(), getMultiGetMethod(), getCallOptions(), request);
@@ -587,6 +640,13 @@ public final class KVGrpc {
     public io.cairndb.kv.proto.ExecuteResponse execute(io.cairndb.kv.proto.ExecuteRequest request) {
       return io.grpc.stub.ClientCalls.blockingUnaryCall(
           getChannel(), getExecuteMethod(), getCallOptions(), request);
+    }
+
+    /**
+     */
+    public io.cairndb.kv.proto.PutManyResponse putMany(io.cairndb.kv.proto.PutManyRequest request) {
+      return io.grpc.stub.ClientCalls.blockingUnaryCall(
+          getChannel(), getPutManyMethod(), getCallOptions(), request);
     }
 
     /**
@@ -668,6 +728,14 @@ public final class KVGrpc {
 
     /**
      */
+    public com.google.common.util.concurrent.ListenableFuture<io.cairndb.kv.proto.PutManyResponse> putMany(
+        io.cairndb.kv.proto.PutManyRequest request) {
+      return io.grpc.stub.ClientCalls.futureUnaryCall(
+          getChannel().newCall(getPutManyMethod(), getCallOptions()), request);
+    }
+
+    /**
+     */
     public com.google.common.util.concurrent.ListenableFuture<io.cairndb.kv.proto.MultiGetResponse> multiGet(
         io.cairndb.kv.proto.MultiGetRequest request) {
       return io.grpc.stub.ClientCalls.futureUnaryCall(
@@ -703,10 +771,11 @@ public final class KVGrpc {
   private static final int METHODID_PUT = 1;
   private static final int METHODID_DELETE = 2;
   private static final int METHODID_EXECUTE = 3;
-  private static final int METHODID_MULTI_GET = 4;
-  private static final int METHODID_MULTI_DELETE = 5;
-  private static final int METHODID_STORE_SCAN = 6;
-  private static final int METHODID_STORE_INFO = 7;
+  private static final int METHODID_PUT_MANY = 4;
+  private static final int METHODID_MULTI_GET = 5;
+  private static final int METHODID_MULTI_DELETE = 6;
+  private static final int METHODID_STORE_SCAN = 7;
+  private static final int METHODID_STORE_INFO = 8;
 
   private static final class MethodHandlers<Req, Resp> implements
       io.grpc.stub.ServerCalls.UnaryMethod<Req, Resp>,
@@ -740,6 +809,10 @@ public final class KVGrpc {
         case METHODID_EXECUTE:
           serviceImpl.execute((io.cairndb.kv.proto.ExecuteRequest) request,
               (io.grpc.stub.StreamObserver<io.cairndb.kv.proto.ExecuteResponse>) responseObserver);
+          break;
+        case METHODID_PUT_MANY:
+          serviceImpl.putMany((io.cairndb.kv.proto.PutManyRequest) request,
+              (io.grpc.stub.StreamObserver<io.cairndb.kv.proto.PutManyResponse>) responseObserver);
           break;
         case METHODID_MULTI_GET:
           serviceImpl.multiGet((io.cairndb.kv.proto.MultiGetRequest) request,
@@ -803,6 +876,13 @@ public final class KVGrpc {
               io.cairndb.kv.proto.ExecuteRequest,
               io.cairndb.kv.proto.ExecuteResponse>(
                 service, METHODID_EXECUTE)))
+        .addMethod(
+          getPutManyMethod(),
+          io.grpc.stub.ServerCalls.asyncUnaryCall(
+            new MethodHandlers<
+              io.cairndb.kv.proto.PutManyRequest,
+              io.cairndb.kv.proto.PutManyResponse>(
+                service, METHODID_PUT_MANY)))
         .addMethod(
           getMultiGetMethod(),
           io.grpc.stub.ServerCalls.asyncUnaryCall(
@@ -883,6 +963,7 @@ public final class KVGrpc {
               .addMethod(getPutMethod())
               .addMethod(getDeleteMethod())
               .addMethod(getExecuteMethod())
+              .addMethod(getPutManyMethod())
               .addMethod(getMultiGetMethod())
               .addMethod(getMultiDeleteMethod())
               .addMethod(getStoreScanMethod())

@@ -112,6 +112,21 @@ public final class KvProto extends com.google.protobuf.GeneratedFile {
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
       internal_static_cairn_v1_ExecuteResponse_fieldAccessorTable;
   static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_cairn_v1_PutManyRequest_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_cairn_v1_PutManyRequest_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_cairn_v1_PutManyResponse_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_cairn_v1_PutManyResponse_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_cairn_v1_PutManyResult_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_cairn_v1_PutManyResult_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
     internal_static_cairn_v1_MultiDeleteRequest_descriptor;
   static final 
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
@@ -242,100 +257,110 @@ public final class KvProto extends com.google.protobuf.GeneratedFile {
       "d\030\001 \001(\010\022*\n\007results\030\002 \003(\0132\031.cairn.v1.Oper" +
       "ationResult\022\024\n\014failed_index\030\003 \001(\005\0220\n\rfai" +
       "led_result\030\004 \001(\0132\031.cairn.v1.OperationRes" +
-      "ult\"\311\001\n\022MultiDeleteRequest\022\'\n\006header\030\001 \001" +
-      "(\0132\027.cairn.v1.RequestHeader\022\035\n\006parent\030\002 " +
-      "\001(\0132\r.cairn.v1.Key\022!\n\005range\030\003 \001(\0132\022.cair" +
-      "n.v1.KeyRange\022\036\n\005depth\030\004 \001(\0162\017.cairn.v1." +
-      "Depth\022(\n\ndurability\030\005 \001(\0132\024.cairn.v1.Dur" +
-      "ability\"&\n\023MultiDeleteResponse\022\017\n\007delete" +
-      "d\030\001 \001(\003\"\247\002\n\017MultiGetRequest\022\'\n\006header\030\001 " +
-      "\001(\0132\027.cairn.v1.RequestHeader\022\035\n\006parent\030\002" +
-      " \001(\0132\r.cairn.v1.Key\022!\n\005range\030\003 \001(\0132\022.cai" +
-      "rn.v1.KeyRange\022\036\n\005depth\030\004 \001(\0162\017.cairn.v1" +
-      ".Depth\022&\n\tdirection\030\005 \001(\0162\023.cairn.v1.Dir" +
-      "ection\022\021\n\tkeys_only\030\006 \001(\010\022\022\n\nbatch_size\030" +
-      "\007 \001(\005\022\016\n\006resume\030\010 \001(\014\022*\n\013consistency\030\t \001" +
-      "(\0132\025.cairn.v1.Consistency\"E\n\020MultiGetRes" +
-      "ponse\022!\n\007records\030\001 \003(\0132\020.cairn.v1.Record" +
-      "\022\016\n\006resume\030\002 \001(\014\"\217\002\n\020StoreScanRequest\022\'\n" +
-      "\006header\030\001 \001(\0132\027.cairn.v1.RequestHeader\022\035" +
-      "\n\006parent\030\002 \001(\0132\r.cairn.v1.Key\022!\n\005range\030\003" +
-      " \001(\0132\022.cairn.v1.KeyRange\022\036\n\005depth\030\004 \001(\0162" +
-      "\017.cairn.v1.Depth\022\021\n\tkeys_only\030\005 \001(\010\022\022\n\nb" +
-      "atch_size\030\006 \001(\005\022\016\n\006resume\030\007 \001(\014\022*\n\013consi" +
-      "stency\030\010 \001(\0132\025.cairn.v1.Consistency\022\r\n\005s" +
-      "hard\030\t \001(\004\"F\n\021StoreScanResponse\022!\n\007recor" +
-      "ds\030\001 \003(\0132\020.cairn.v1.Record\022\016\n\006resume\030\002 \001" +
-      "(\014\"\022\n\020StoreInfoRequest\"\340\001\n\021StoreInfoResp" +
-      "onse\022\r\n\005store\030\001 \001(\t\022\022\n\npartitions\030\002 \001(\r\022" +
-      "\017\n\007version\030\003 \001(\t\022\024\n\014topology_seq\030\004 \001(\004\022 " +
-      "\n\006limits\030\005 \001(\0132\020.cairn.v1.Limits\022$\n\010topo" +
-      "logy\030\006 \001(\0132\022.cairn.v1.Topology\022+\n\014local_" +
-      "shards\030\007 \003(\0132\025.cairn.v1.ShardStatus\022\014\n\004n" +
-      "ode\030\010 \001(\004\"\243\001\n\010Topology\022\r\n\005store\030\001 \001(\t\022\022\n" +
-      "\npartitions\030\002 \001(\r\022\013\n\003seq\030\003 \001(\004\022%\n\005nodes\030" +
-      "\004 \003(\0132\026.cairn.v1.TopologyNode\022\'\n\006shards\030" +
-      "\005 \003(\0132\027.cairn.v1.TopologyShard\022\027\n\017partit" +
-      "ion_shard\030\006 \003(\004\"(\n\014TopologyNode\022\n\n\002id\030\001 " +
-      "\001(\004\022\014\n\004addr\030\002 \001(\t\"P\n\rTopologyShard\022\n\n\002id" +
-      "\030\001 \001(\004\022\020\n\010replicas\030\002 \003(\004\022\021\n\tpreferred\030\003 " +
-      "\001(\004\022\016\n\006origin\030\004 \001(\004\"^\n\013ShardStatus\022\r\n\005sh" +
-      "ard\030\001 \001(\004\022\016\n\006leader\030\002 \001(\004\022\014\n\004term\030\003 \001(\004\022" +
-      "\017\n\007applied\030\004 \001(\004\022\021\n\tis_leader\030\005 \001(\010\"\202\001\n\006" +
-      "Limits\022\025\n\rmax_key_bytes\030\001 \001(\003\022\027\n\017max_val" +
-      "ue_bytes\030\002 \001(\003\022\026\n\016max_components\030\003 \001(\005\022\026" +
-      "\n\016max_timeout_ms\030\004 \001(\003\022\030\n\020max_result_byt" +
-      "es\030\005 \001(\003\"\345\002\n\013ErrorDetail\022\014\n\004kind\030\001 \001(\t\022," +
-      "\n\006action\030\002 \001(\0162\034.cairn.v1.ErrorDetail.Ac" +
-      "tion\022\r\n\005limit\030\003 \001(\t\022\013\n\003max\030\004 \001(\003\022\014\n\004seen" +
-      "\030\005 \001(\003\022\025\n\rmaybe_applied\030\006 \001(\010\022\023\n\013leader_" +
-      "node\030\007 \001(\004\022\023\n\013leader_addr\030\010 \001(\t\022\026\n\016moved" +
-      "_to_shard\030\t \001(\004\022\022\n\npartitions\030\n \001(\r\022\024\n\014t" +
-      "opology_seq\030\013 \001(\004\"m\n\006Action\022\026\n\022ACTION_UN" +
-      "SPECIFIED\020\000\022\020\n\014ACTION_RETRY\020\001\022\022\n\016ACTION_" +
-      "REFRESH\020\002\022\024\n\020ACTION_FIX_INPUT\020\003\022\017\n\013ACTIO" +
-      "N_NONE\020\004*w\n\nSyncPolicy\022\033\n\027SYNC_POLICY_UN" +
-      "SPECIFIED\020\000\022\024\n\020SYNC_POLICY_SYNC\020\001\022\035\n\031SYN" +
-      "C_POLICY_WRITE_NO_SYNC\020\002\022\027\n\023SYNC_POLICY_" +
-      "NO_SYNC\020\003*\227\001\n\020ReplicaAckPolicy\022\"\n\036REPLIC" +
-      "A_ACK_POLICY_UNSPECIFIED\020\000\022\032\n\026REPLICA_AC" +
-      "K_POLICY_ALL\020\001\022&\n\"REPLICA_ACK_POLICY_SIM" +
-      "PLE_MAJORITY\020\002\022\033\n\027REPLICA_ACK_POLICY_NON" +
-      "E\020\003*\263\001\n\017ConsistencyKind\022 \n\034CONSISTENCY_K" +
-      "IND_UNSPECIFIED\020\000\022\035\n\031CONSISTENCY_KIND_AB" +
-      "SOLUTE\020\001\022\"\n\036CONSISTENCY_KIND_NONE_REQUIR" +
-      "ED\020\002\022\035\n\031CONSISTENCY_KIND_TIME_LAG\020\003\022\034\n\030C" +
-      "ONSISTENCY_KIND_VERSION\020\004*\271\001\n\022ReturnValu" +
-      "eVersion\022$\n RETURN_VALUE_VERSION_UNSPECI" +
-      "FIED\020\000\022\035\n\031RETURN_VALUE_VERSION_NONE\020\001\022\036\n" +
-      "\032RETURN_VALUE_VERSION_VALUE\020\002\022 \n\034RETURN_" +
-      "VALUE_VERSION_VERSION\020\003\022\034\n\030RETURN_VALUE_" +
-      "VERSION_ALL\020\004*\224\001\n\005Depth\022\025\n\021DEPTH_UNSPECI" +
-      "FIED\020\000\022\027\n\023DEPTH_CHILDREN_ONLY\020\001\022\035\n\031DEPTH" +
-      "_PARENT_AND_CHILDREN\020\002\022\032\n\026DEPTH_DESCENDA" +
-      "NTS_ONLY\020\003\022 \n\034DEPTH_PARENT_AND_DESCENDAN" +
-      "TS\020\004*m\n\tDirection\022\031\n\025DIRECTION_UNSPECIFI" +
-      "ED\020\000\022\025\n\021DIRECTION_FORWARD\020\001\022\025\n\021DIRECTION" +
-      "_REVERSE\020\002\022\027\n\023DIRECTION_UNORDERED\020\003*s\n\tC" +
-      "ondition\022\031\n\025CONDITION_UNSPECIFIED\020\000\022\027\n\023C" +
-      "ONDITION_IF_ABSENT\020\001\022\030\n\024CONDITION_IF_PRE" +
-      "SENT\020\002\022\030\n\024CONDITION_IF_VERSION\020\0032\205\004\n\002KV\022" +
-      "2\n\003Get\022\024.cairn.v1.GetRequest\032\025.cairn.v1." +
-      "GetResponse\0224\n\003Put\022\024.cairn.v1.PutRequest" +
-      "\032\027.cairn.v1.WriteResponse\022:\n\006Delete\022\027.ca" +
-      "irn.v1.DeleteRequest\032\027.cairn.v1.WriteRes" +
-      "ponse\022>\n\007Execute\022\030.cairn.v1.ExecuteReque" +
-      "st\032\031.cairn.v1.ExecuteResponse\022A\n\010MultiGe" +
-      "t\022\031.cairn.v1.MultiGetRequest\032\032.cairn.v1." +
-      "MultiGetResponse\022J\n\013MultiDelete\022\034.cairn." +
-      "v1.MultiDeleteRequest\032\035.cairn.v1.MultiDe" +
-      "leteResponse\022D\n\tStoreScan\022\032.cairn.v1.Sto" +
-      "reScanRequest\032\033.cairn.v1.StoreScanRespon" +
-      "se\022D\n\tStoreInfo\022\032.cairn.v1.StoreInfoRequ" +
-      "est\032\033.cairn.v1.StoreInfoResponseBM\n\023io.c" +
-      "airndb.kv.protoB\007KvProtoP\001Z$github.com/c" +
-      "airndb/cairn/api/cairnpb\222\003\004\010\002 \003b\010edition" +
-      "sp\350\007"
+      "ult\"\201\001\n\016PutManyRequest\022\'\n\006header\030\001 \001(\0132\027" +
+      ".cairn.v1.RequestHeader\022\034\n\003ops\030\002 \003(\0132\017.c" +
+      "airn.v1.PutOp\022(\n\ndurability\030\003 \001(\0132\024.cair" +
+      "n.v1.Durability\";\n\017PutManyResponse\022(\n\007re" +
+      "sults\030\001 \003(\0132\027.cairn.v1.PutManyResult\"\214\001\n" +
+      "\rPutManyResult\022)\n\006result\030\001 \001(\0132\031.cairn.v" +
+      "1.OperationResult\022\022\n\nerror_code\030\002 \001(\r\022\025\n" +
+      "\rerror_message\030\003 \001(\t\022%\n\006detail\030\004 \001(\0132\025.c" +
+      "airn.v1.ErrorDetail\"\311\001\n\022MultiDeleteReque" +
+      "st\022\'\n\006header\030\001 \001(\0132\027.cairn.v1.RequestHea" +
+      "der\022\035\n\006parent\030\002 \001(\0132\r.cairn.v1.Key\022!\n\005ra" +
+      "nge\030\003 \001(\0132\022.cairn.v1.KeyRange\022\036\n\005depth\030\004" +
+      " \001(\0162\017.cairn.v1.Depth\022(\n\ndurability\030\005 \001(" +
+      "\0132\024.cairn.v1.Durability\"&\n\023MultiDeleteRe" +
+      "sponse\022\017\n\007deleted\030\001 \001(\003\"\247\002\n\017MultiGetRequ" +
+      "est\022\'\n\006header\030\001 \001(\0132\027.cairn.v1.RequestHe" +
+      "ader\022\035\n\006parent\030\002 \001(\0132\r.cairn.v1.Key\022!\n\005r" +
+      "ange\030\003 \001(\0132\022.cairn.v1.KeyRange\022\036\n\005depth\030" +
+      "\004 \001(\0162\017.cairn.v1.Depth\022&\n\tdirection\030\005 \001(" +
+      "\0162\023.cairn.v1.Direction\022\021\n\tkeys_only\030\006 \001(" +
+      "\010\022\022\n\nbatch_size\030\007 \001(\005\022\016\n\006resume\030\010 \001(\014\022*\n" +
+      "\013consistency\030\t \001(\0132\025.cairn.v1.Consistenc" +
+      "y\"E\n\020MultiGetResponse\022!\n\007records\030\001 \003(\0132\020" +
+      ".cairn.v1.Record\022\016\n\006resume\030\002 \001(\014\"\217\002\n\020Sto" +
+      "reScanRequest\022\'\n\006header\030\001 \001(\0132\027.cairn.v1" +
+      ".RequestHeader\022\035\n\006parent\030\002 \001(\0132\r.cairn.v" +
+      "1.Key\022!\n\005range\030\003 \001(\0132\022.cairn.v1.KeyRange" +
+      "\022\036\n\005depth\030\004 \001(\0162\017.cairn.v1.Depth\022\021\n\tkeys" +
+      "_only\030\005 \001(\010\022\022\n\nbatch_size\030\006 \001(\005\022\016\n\006resum" +
+      "e\030\007 \001(\014\022*\n\013consistency\030\010 \001(\0132\025.cairn.v1." +
+      "Consistency\022\r\n\005shard\030\t \001(\004\"F\n\021StoreScanR" +
+      "esponse\022!\n\007records\030\001 \003(\0132\020.cairn.v1.Reco" +
+      "rd\022\016\n\006resume\030\002 \001(\014\"\022\n\020StoreInfoRequest\"\340" +
+      "\001\n\021StoreInfoResponse\022\r\n\005store\030\001 \001(\t\022\022\n\np" +
+      "artitions\030\002 \001(\r\022\017\n\007version\030\003 \001(\t\022\024\n\014topo" +
+      "logy_seq\030\004 \001(\004\022 \n\006limits\030\005 \001(\0132\020.cairn.v" +
+      "1.Limits\022$\n\010topology\030\006 \001(\0132\022.cairn.v1.To" +
+      "pology\022+\n\014local_shards\030\007 \003(\0132\025.cairn.v1." +
+      "ShardStatus\022\014\n\004node\030\010 \001(\004\"\243\001\n\010Topology\022\r" +
+      "\n\005store\030\001 \001(\t\022\022\n\npartitions\030\002 \001(\r\022\013\n\003seq" +
+      "\030\003 \001(\004\022%\n\005nodes\030\004 \003(\0132\026.cairn.v1.Topolog" +
+      "yNode\022\'\n\006shards\030\005 \003(\0132\027.cairn.v1.Topolog" +
+      "yShard\022\027\n\017partition_shard\030\006 \003(\004\"(\n\014Topol" +
+      "ogyNode\022\n\n\002id\030\001 \001(\004\022\014\n\004addr\030\002 \001(\t\"P\n\rTop" +
+      "ologyShard\022\n\n\002id\030\001 \001(\004\022\020\n\010replicas\030\002 \003(\004" +
+      "\022\021\n\tpreferred\030\003 \001(\004\022\016\n\006origin\030\004 \001(\004\"^\n\013S" +
+      "hardStatus\022\r\n\005shard\030\001 \001(\004\022\016\n\006leader\030\002 \001(" +
+      "\004\022\014\n\004term\030\003 \001(\004\022\017\n\007applied\030\004 \001(\004\022\021\n\tis_l" +
+      "eader\030\005 \001(\010\"\240\001\n\006Limits\022\025\n\rmax_key_bytes\030" +
+      "\001 \001(\003\022\027\n\017max_value_bytes\030\002 \001(\003\022\026\n\016max_co" +
+      "mponents\030\003 \001(\005\022\026\n\016max_timeout_ms\030\004 \001(\003\022\030" +
+      "\n\020max_result_bytes\030\005 \001(\003\022\034\n\024max_put_many" +
+      "_records\030\006 \001(\005\"\345\002\n\013ErrorDetail\022\014\n\004kind\030\001" +
+      " \001(\t\022,\n\006action\030\002 \001(\0162\034.cairn.v1.ErrorDet" +
+      "ail.Action\022\r\n\005limit\030\003 \001(\t\022\013\n\003max\030\004 \001(\003\022\014" +
+      "\n\004seen\030\005 \001(\003\022\025\n\rmaybe_applied\030\006 \001(\010\022\023\n\013l" +
+      "eader_node\030\007 \001(\004\022\023\n\013leader_addr\030\010 \001(\t\022\026\n" +
+      "\016moved_to_shard\030\t \001(\004\022\022\n\npartitions\030\n \001(" +
+      "\r\022\024\n\014topology_seq\030\013 \001(\004\"m\n\006Action\022\026\n\022ACT" +
+      "ION_UNSPECIFIED\020\000\022\020\n\014ACTION_RETRY\020\001\022\022\n\016A" +
+      "CTION_REFRESH\020\002\022\024\n\020ACTION_FIX_INPUT\020\003\022\017\n" +
+      "\013ACTION_NONE\020\004*w\n\nSyncPolicy\022\033\n\027SYNC_POL" +
+      "ICY_UNSPECIFIED\020\000\022\024\n\020SYNC_POLICY_SYNC\020\001\022" +
+      "\035\n\031SYNC_POLICY_WRITE_NO_SYNC\020\002\022\027\n\023SYNC_P" +
+      "OLICY_NO_SYNC\020\003*\227\001\n\020ReplicaAckPolicy\022\"\n\036" +
+      "REPLICA_ACK_POLICY_UNSPECIFIED\020\000\022\032\n\026REPL" +
+      "ICA_ACK_POLICY_ALL\020\001\022&\n\"REPLICA_ACK_POLI" +
+      "CY_SIMPLE_MAJORITY\020\002\022\033\n\027REPLICA_ACK_POLI" +
+      "CY_NONE\020\003*\263\001\n\017ConsistencyKind\022 \n\034CONSIST" +
+      "ENCY_KIND_UNSPECIFIED\020\000\022\035\n\031CONSISTENCY_K" +
+      "IND_ABSOLUTE\020\001\022\"\n\036CONSISTENCY_KIND_NONE_" +
+      "REQUIRED\020\002\022\035\n\031CONSISTENCY_KIND_TIME_LAG\020" +
+      "\003\022\034\n\030CONSISTENCY_KIND_VERSION\020\004*\271\001\n\022Retu" +
+      "rnValueVersion\022$\n RETURN_VALUE_VERSION_U" +
+      "NSPECIFIED\020\000\022\035\n\031RETURN_VALUE_VERSION_NON" +
+      "E\020\001\022\036\n\032RETURN_VALUE_VERSION_VALUE\020\002\022 \n\034R" +
+      "ETURN_VALUE_VERSION_VERSION\020\003\022\034\n\030RETURN_" +
+      "VALUE_VERSION_ALL\020\004*\224\001\n\005Depth\022\025\n\021DEPTH_U" +
+      "NSPECIFIED\020\000\022\027\n\023DEPTH_CHILDREN_ONLY\020\001\022\035\n" +
+      "\031DEPTH_PARENT_AND_CHILDREN\020\002\022\032\n\026DEPTH_DE" +
+      "SCENDANTS_ONLY\020\003\022 \n\034DEPTH_PARENT_AND_DES" +
+      "CENDANTS\020\004*m\n\tDirection\022\031\n\025DIRECTION_UNS" +
+      "PECIFIED\020\000\022\025\n\021DIRECTION_FORWARD\020\001\022\025\n\021DIR" +
+      "ECTION_REVERSE\020\002\022\027\n\023DIRECTION_UNORDERED\020" +
+      "\003*s\n\tCondition\022\031\n\025CONDITION_UNSPECIFIED\020" +
+      "\000\022\027\n\023CONDITION_IF_ABSENT\020\001\022\030\n\024CONDITION_" +
+      "IF_PRESENT\020\002\022\030\n\024CONDITION_IF_VERSION\020\0032\305" +
+      "\004\n\002KV\0222\n\003Get\022\024.cairn.v1.GetRequest\032\025.cai" +
+      "rn.v1.GetResponse\0224\n\003Put\022\024.cairn.v1.PutR" +
+      "equest\032\027.cairn.v1.WriteResponse\022:\n\006Delet" +
+      "e\022\027.cairn.v1.DeleteRequest\032\027.cairn.v1.Wr" +
+      "iteResponse\022>\n\007Execute\022\030.cairn.v1.Execut" +
+      "eRequest\032\031.cairn.v1.ExecuteResponse\022>\n\007P" +
+      "utMany\022\030.cairn.v1.PutManyRequest\032\031.cairn" +
+      ".v1.PutManyResponse\022A\n\010MultiGet\022\031.cairn." +
+      "v1.MultiGetRequest\032\032.cairn.v1.MultiGetRe" +
+      "sponse\022J\n\013MultiDelete\022\034.cairn.v1.MultiDe" +
+      "leteRequest\032\035.cairn.v1.MultiDeleteRespon" +
+      "se\022D\n\tStoreScan\022\032.cairn.v1.StoreScanRequ" +
+      "est\032\033.cairn.v1.StoreScanResponse\022D\n\tStor" +
+      "eInfo\022\032.cairn.v1.StoreInfoRequest\032\033.cair" +
+      "n.v1.StoreInfoResponseBM\n\023io.cairndb.kv." +
+      "protoB\007KvProtoP\001Z$github.com/cairndb/cai" +
+      "rn/api/cairnpb\222\003\004\010\002 \003b\010editionsp\350\007"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -443,86 +468,104 @@ public final class KvProto extends com.google.protobuf.GeneratedFile {
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_cairn_v1_ExecuteResponse_descriptor,
         new java.lang.String[] { "Committed", "Results", "FailedIndex", "FailedResult", });
-    internal_static_cairn_v1_MultiDeleteRequest_descriptor =
+    internal_static_cairn_v1_PutManyRequest_descriptor =
       getDescriptor().getMessageType(17);
+    internal_static_cairn_v1_PutManyRequest_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_cairn_v1_PutManyRequest_descriptor,
+        new java.lang.String[] { "Header", "Ops", "Durability", });
+    internal_static_cairn_v1_PutManyResponse_descriptor =
+      getDescriptor().getMessageType(18);
+    internal_static_cairn_v1_PutManyResponse_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_cairn_v1_PutManyResponse_descriptor,
+        new java.lang.String[] { "Results", });
+    internal_static_cairn_v1_PutManyResult_descriptor =
+      getDescriptor().getMessageType(19);
+    internal_static_cairn_v1_PutManyResult_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_cairn_v1_PutManyResult_descriptor,
+        new java.lang.String[] { "Result", "ErrorCode", "ErrorMessage", "Detail", });
+    internal_static_cairn_v1_MultiDeleteRequest_descriptor =
+      getDescriptor().getMessageType(20);
     internal_static_cairn_v1_MultiDeleteRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_cairn_v1_MultiDeleteRequest_descriptor,
         new java.lang.String[] { "Header", "Parent", "Range", "Depth", "Durability", });
     internal_static_cairn_v1_MultiDeleteResponse_descriptor =
-      getDescriptor().getMessageType(18);
+      getDescriptor().getMessageType(21);
     internal_static_cairn_v1_MultiDeleteResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_cairn_v1_MultiDeleteResponse_descriptor,
         new java.lang.String[] { "Deleted", });
     internal_static_cairn_v1_MultiGetRequest_descriptor =
-      getDescriptor().getMessageType(19);
+      getDescriptor().getMessageType(22);
     internal_static_cairn_v1_MultiGetRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_cairn_v1_MultiGetRequest_descriptor,
         new java.lang.String[] { "Header", "Parent", "Range", "Depth", "Direction", "KeysOnly", "BatchSize", "Resume", "Consistency", });
     internal_static_cairn_v1_MultiGetResponse_descriptor =
-      getDescriptor().getMessageType(20);
+      getDescriptor().getMessageType(23);
     internal_static_cairn_v1_MultiGetResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_cairn_v1_MultiGetResponse_descriptor,
         new java.lang.String[] { "Records", "Resume", });
     internal_static_cairn_v1_StoreScanRequest_descriptor =
-      getDescriptor().getMessageType(21);
+      getDescriptor().getMessageType(24);
     internal_static_cairn_v1_StoreScanRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_cairn_v1_StoreScanRequest_descriptor,
         new java.lang.String[] { "Header", "Parent", "Range", "Depth", "KeysOnly", "BatchSize", "Resume", "Consistency", "Shard", });
     internal_static_cairn_v1_StoreScanResponse_descriptor =
-      getDescriptor().getMessageType(22);
+      getDescriptor().getMessageType(25);
     internal_static_cairn_v1_StoreScanResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_cairn_v1_StoreScanResponse_descriptor,
         new java.lang.String[] { "Records", "Resume", });
     internal_static_cairn_v1_StoreInfoRequest_descriptor =
-      getDescriptor().getMessageType(23);
+      getDescriptor().getMessageType(26);
     internal_static_cairn_v1_StoreInfoRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_cairn_v1_StoreInfoRequest_descriptor,
         new java.lang.String[] { });
     internal_static_cairn_v1_StoreInfoResponse_descriptor =
-      getDescriptor().getMessageType(24);
+      getDescriptor().getMessageType(27);
     internal_static_cairn_v1_StoreInfoResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_cairn_v1_StoreInfoResponse_descriptor,
         new java.lang.String[] { "Store", "Partitions", "Version", "TopologySeq", "Limits", "Topology", "LocalShards", "Node", });
     internal_static_cairn_v1_Topology_descriptor =
-      getDescriptor().getMessageType(25);
+      getDescriptor().getMessageType(28);
     internal_static_cairn_v1_Topology_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_cairn_v1_Topology_descriptor,
         new java.lang.String[] { "Store", "Partitions", "Seq", "Nodes", "Shards", "PartitionShard", });
     internal_static_cairn_v1_TopologyNode_descriptor =
-      getDescriptor().getMessageType(26);
+      getDescriptor().getMessageType(29);
     internal_static_cairn_v1_TopologyNode_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_cairn_v1_TopologyNode_descriptor,
         new java.lang.String[] { "Id", "Addr", });
     internal_static_cairn_v1_TopologyShard_descriptor =
-      getDescriptor().getMessageType(27);
+      getDescriptor().getMessageType(30);
     internal_static_cairn_v1_TopologyShard_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_cairn_v1_TopologyShard_descriptor,
         new java.lang.String[] { "Id", "Replicas", "Preferred", "Origin", });
     internal_static_cairn_v1_ShardStatus_descriptor =
-      getDescriptor().getMessageType(28);
+      getDescriptor().getMessageType(31);
     internal_static_cairn_v1_ShardStatus_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_cairn_v1_ShardStatus_descriptor,
         new java.lang.String[] { "Shard", "Leader", "Term", "Applied", "IsLeader", });
     internal_static_cairn_v1_Limits_descriptor =
-      getDescriptor().getMessageType(29);
+      getDescriptor().getMessageType(32);
     internal_static_cairn_v1_Limits_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_cairn_v1_Limits_descriptor,
-        new java.lang.String[] { "MaxKeyBytes", "MaxValueBytes", "MaxComponents", "MaxTimeoutMs", "MaxResultBytes", });
+        new java.lang.String[] { "MaxKeyBytes", "MaxValueBytes", "MaxComponents", "MaxTimeoutMs", "MaxResultBytes", "MaxPutManyRecords", });
     internal_static_cairn_v1_ErrorDetail_descriptor =
-      getDescriptor().getMessageType(30);
+      getDescriptor().getMessageType(33);
     internal_static_cairn_v1_ErrorDetail_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_cairn_v1_ErrorDetail_descriptor,

@@ -115,6 +115,21 @@ private static final long serialVersionUID = 0L;
     return maxResultBytes_;
   }
 
+  public static final int MAX_PUT_MANY_RECORDS_FIELD_NUMBER = 6;
+  private int maxPutManyRecords_ = 0;
+  /**
+   * <pre>
+   * records in one PutMany request
+   * </pre>
+   *
+   * <code>int32 max_put_many_records = 6;</code>
+   * @return The maxPutManyRecords.
+   */
+  @java.lang.Override
+  public int getMaxPutManyRecords() {
+    return maxPutManyRecords_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -144,6 +159,9 @@ private static final long serialVersionUID = 0L;
     if (maxResultBytes_ != 0L) {
       output.writeInt64(5, maxResultBytes_);
     }
+    if (maxPutManyRecords_ != 0) {
+      output.writeInt32(6, maxPutManyRecords_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -167,6 +185,10 @@ private static final long serialVersionUID = 0L;
     if (maxResultBytes_ != 0L) {
       size += com.google.protobuf.CodedOutputStream
         .computeInt64Size(5, maxResultBytes_);
+    }
+    if (maxPutManyRecords_ != 0) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeInt32Size(6, maxPutManyRecords_);
     }
     return size;
   }
@@ -202,6 +224,8 @@ private static final long serialVersionUID = 0L;
         != other.getMaxTimeoutMs()) return false;
     if (getMaxResultBytes()
         != other.getMaxResultBytes()) return false;
+    if (getMaxPutManyRecords()
+        != other.getMaxPutManyRecords()) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -227,6 +251,8 @@ private static final long serialVersionUID = 0L;
     hash = (37 * hash) + MAX_RESULT_BYTES_FIELD_NUMBER;
     hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
         getMaxResultBytes());
+    hash = (37 * hash) + MAX_PUT_MANY_RECORDS_FIELD_NUMBER;
+    hash = (53 * hash) + getMaxPutManyRecords();
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -367,6 +393,7 @@ private static final long serialVersionUID = 0L;
       maxComponents_ = 0;
       maxTimeoutMs_ = 0L;
       maxResultBytes_ = 0L;
+      maxPutManyRecords_ = 0;
       return this;
     }
 
@@ -415,6 +442,9 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000010) != 0)) {
         result.maxResultBytes_ = maxResultBytes_;
       }
+      if (((from_bitField0_ & 0x00000020) != 0)) {
+        result.maxPutManyRecords_ = maxPutManyRecords_;
+      }
     }
 
     @java.lang.Override
@@ -443,6 +473,9 @@ private static final long serialVersionUID = 0L;
       }
       if (other.getMaxResultBytes() != 0L) {
         setMaxResultBytes(other.getMaxResultBytes());
+      }
+      if (other.getMaxPutManyRecords() != 0) {
+        setMaxPutManyRecords(other.getMaxPutManyRecords());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -495,6 +528,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000010;
               break;
             } // case 40
+            case 48: {
+              maxPutManyRecords_ = input.readInt32();
+              bitField0_ |= 0x00000020;
+              break;
+            } // case 48
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -692,6 +730,50 @@ private static final long serialVersionUID = 0L;
     public Builder clearMaxResultBytes() {
       bitField0_ = (bitField0_ & ~0x00000010);
       maxResultBytes_ = 0L;
+      onChanged();
+      return this;
+    }
+
+    private int maxPutManyRecords_ ;
+    /**
+     * <pre>
+     * records in one PutMany request
+     * </pre>
+     *
+     * <code>int32 max_put_many_records = 6;</code>
+     * @return The maxPutManyRecords.
+     */
+    @java.lang.Override
+    public int getMaxPutManyRecords() {
+      return maxPutManyRecords_;
+    }
+    /**
+     * <pre>
+     * records in one PutMany request
+     * </pre>
+     *
+     * <code>int32 max_put_many_records = 6;</code>
+     * @param value The maxPutManyRecords to set.
+     * @return This builder for chaining.
+     */
+    public Builder setMaxPutManyRecords(int value) {
+
+      maxPutManyRecords_ = value;
+      bitField0_ |= 0x00000020;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * records in one PutMany request
+     * </pre>
+     *
+     * <code>int32 max_put_many_records = 6;</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearMaxPutManyRecords() {
+      bitField0_ = (bitField0_ & ~0x00000020);
+      maxPutManyRecords_ = 0;
       onChanged();
       return this;
     }

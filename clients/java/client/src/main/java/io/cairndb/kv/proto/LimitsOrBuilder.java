@@ -47,4 +47,14 @@ public interface LimitsOrBuilder extends
    * @return The maxResultBytes.
    */
   long getMaxResultBytes();
+
+  /**
+   * <pre>
+   * records in one PutMany request
+   * </pre>
+   *
+   * <code>int32 max_put_many_records = 6;</code>
+   * @return The maxPutManyRecords.
+   */
+  int getMaxPutManyRecords();
 }
