@@ -65,6 +65,25 @@ func stringFields(md protoreflect.MessageDescriptor, prefix string, depth int) [
 	return out
 }
 
+// perRecord turns a PutMany reply's first record's error into the status a
+// single Put of it gets, for the checks of TestInvalidUTF8OverWire.
+func perRecord(t *testing.T, reply []byte) error {
+	t.Helper()
+	var resp cairnpb.PutManyResponse
+	if err := proto.Unmarshal(reply, &resp); err != nil || len(resp.GetResults()) != 1 {
+		t.Fatalf("PutMany reply %x: %v, %d results", reply, err, len(resp.GetResults()))
+	}
+	r := resp.GetResults()[0]
+	if r.GetErrorCode() == 0 {
+		return nil
+	}
+	st, err := status.New(codes.Code(r.GetErrorCode()), r.GetErrorMessage()).WithDetails(r.GetDetail())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st.Err()
+}
+
 // TestInvalidUTF8OverWire is guarantee E1 for invalid UTF-8: a request with
 // invalid UTF-8 in any string field, sent as raw bytes to a real lite node,
 // fails with INVALID_ARGUMENT and an ErrorDetail (invalid_key for key
@@ -150,6 +169,10 @@ func TestInvalidUTF8OverWire(t *testing.T) {
 		// A store scan's parent has no minor path; UTF-8 is checked first.
 		{"StoreScan", "parent.minor", &cairnpb.StoreScanRequest{Parent: badMinor()}, "invalid_key", []string{"parent: ", "minor component 1"}},
 		{"StoreScan", "header.store", &cairnpb.StoreScanRequest{Header: badHeader()}, "invalid_argument", []string{"header.store"}},
+		// PutMany answers a bad record in its result (perRecord below).
+		{"PutMany", "ops.key.major", &cairnpb.PutManyRequest{Ops: []*cairnpb.PutOp{put(badMajor())}}, "invalid_key", []string{"put.key: ", "major component 1"}},
+		{"PutMany", "ops.key.minor", &cairnpb.PutManyRequest{Ops: []*cairnpb.PutOp{put(badMinor())}}, "invalid_key", []string{"put.key: ", "minor component 1"}},
+		{"PutMany", "header.store", &cairnpb.PutManyRequest{Header: badHeader(), Ops: []*cairnpb.PutOp{put(okKey())}}, "invalid_argument", []string{"header.store"}},
 	}
 	for _, rc := range ranges {
 		// The whole "good" partition is the parent: a multi-delete that
@@ -190,6 +213,9 @@ func TestInvalidUTF8OverWire(t *testing.T) {
 			defer cancel()
 			var reply []byte
 			err = n.conn.Invoke(rctx, "/cairn.v1.KV/"+tc.method, &raw, &reply, grpc.ForceCodec(rawCodec{}))
+			if err == nil && tc.method == "PutMany" {
+				err = perRecord(t, reply)
+			}
 			if err := checkStatus(err, codes.InvalidArgument, tc.kind); err != nil {
 				t.Fatal(err)
 			}
