@@ -201,6 +201,27 @@ func Decode(sk []byte) (Key, error) {
 	return k, nil
 }
 
+// DecodeMinor decodes a storage key whose first prefixLen bytes are the
+// major prefix of major (as MajorPrefix writes it, ending in 00 02): the
+// key's Major is major itself, shared and not copied, and only the minor
+// components are decoded. The records of a multi-get all share one major
+// path, so this saves decoding and allocating it for each of them.
+func DecodeMinor(sk []byte, prefixLen int, major []string) (Key, error) {
+	if prefixLen < HeaderLen+2 || len(sk) < prefixLen || sk[0] != RecordSpace || sk[prefixLen-2] != 0x00 || sk[prefixLen-1] != 0x02 {
+		return Key{}, fmt.Errorf("%w: %x: no major prefix of %d bytes", ErrCorrupt, sk, prefixLen)
+	}
+	k := Key{Major: major}
+	for rest := sk[prefixLen:]; len(rest) > 0; {
+		c, n, err := decodeComponent(rest)
+		if err != nil {
+			return Key{}, fmt.Errorf("%w: %x: %v", ErrCorrupt, sk, err)
+		}
+		rest = rest[n:]
+		k.Minor = append(k.Minor, c)
+	}
+	return k, nil
+}
+
 // decodeComponent reads one esc(c) 00 01 and returns c and the bytes read.
 func decodeComponent(b []byte) (string, int, error) {
 	i := bytes.IndexByte(b, 0x00)

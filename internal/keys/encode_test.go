@@ -377,3 +377,32 @@ func TestHashSeparatesEmbeddedZero(t *testing.T) {
 		t.Fatal(`Hash(["a\x00b"]) == Hash(["a","b"]): the hash input is ambiguous`)
 	}
 }
+
+// DecodeMinor decodes what Decode does for keys under a major prefix, and
+// shares the given major path.
+func TestDecodeMinor(t *testing.T) {
+	for _, k := range []Key{
+		New([]string{"a"}),
+		New([]string{"users", "alice"}, "email"),
+		New([]string{"x\x00y", "-"}, "m\x00", "n", "\xff"),
+	} {
+		sk := Encode(3, k)
+		n := len(MajorPrefix(3, k.Major))
+		got, err := DecodeMinor(sk, n, k.Major)
+		want, _ := Decode(sk)
+		if err != nil || !got.Equal(want) {
+			t.Errorf("DecodeMinor(%x) = %#v, %v; Decode gives %#v", sk, got, err, want)
+		}
+		if len(k.Major) > 0 && &got.Major[0] != &k.Major[0] {
+			t.Errorf("DecodeMinor copied the major path")
+		}
+		for _, bad := range []int{n - 1, n + 1, HeaderLen, len(sk) + 1} {
+			if bad == len(sk) && n == len(sk) {
+				continue
+			}
+			if _, err := DecodeMinor(sk, bad, k.Major); err == nil && bad != n {
+				t.Errorf("DecodeMinor(%x, %d) of a %d-byte prefix succeeded", sk, bad, n)
+			}
+		}
+	}
+}

@@ -187,10 +187,17 @@ func recordPB(r storage.Record) *cairnpb.Record {
 	return &cairnpb.Record{Key: keyPB(r.Key), Value: r.Value, Version: r.Version, ExpirationMs: r.ExpiresMs}
 }
 
+// recordsPB converts a page of records with three allocations in all (the
+// pointers, the records, the keys) rather than two per record.
 func recordsPB(rs []storage.Record) []*cairnpb.Record {
 	out := make([]*cairnpb.Record, len(rs))
+	recs := make([]cairnpb.Record, len(rs))
+	ks := make([]cairnpb.Key, len(rs))
 	for i, r := range rs {
-		out[i] = recordPB(r)
+		k, rec := &ks[i], &recs[i]
+		k.Major, k.Minor = r.Key.Major, r.Key.Minor
+		rec.Key, rec.Value, rec.Version, rec.ExpirationMs = k, r.Value, r.Version, r.ExpiresMs
+		out[i] = rec
 	}
 	return out
 }

@@ -82,6 +82,15 @@ func (e *Engine) MultiGet(s Scan, nowMs int64) ([]Record, []byte, error) {
 	return recs, resume, e.readErr(err)
 }
 
+// multiGetDecoder decodes the keys of a multi-get's span: every one starts
+// with the parent's major prefix, so only the minor path is decoded and the
+// major path is the parent's (keys.DecodeMinor).
+func multiGetDecoder(s Scan) decoder {
+	n := len(keys.MajorPrefix(s.Shard, s.Parent.Major))
+	major := s.Parent.Major
+	return func(sk []byte) (keys.Key, error) { return keys.DecodeMinor(sk, n, major) }
+}
+
 // StoreScan reads records across the whole store or under a partial major
 // path, in storage (hash) order.
 func (e *Engine) StoreScan(s Scan, nowMs int64) ([]Record, []byte, error) {
@@ -144,11 +153,20 @@ func prefixEnd(p []byte) []byte {
 	return nil
 }
 
-type matcher func(k keys.Key) bool
+// A matcher decodes a scan's keys and selects the records it returns.
+type matcher struct {
+	dec   decoder
+	match func(k keys.Key) bool
+}
 
+type decoder func(sk []byte) (keys.Key, error)
+
+// multiGetMatcher selects by (Parent, Range, Depth). Every key of the span
+// has the parent's major path, so matching the minor paths is matching the
+// whole paths, without building them.
 func multiGetMatcher(s Scan) matcher {
-	parent := s.Parent.Path()
-	return func(k keys.Key) bool { return keys.Match(parent, k.Path(), s.Range, s.Depth) }
+	parent := s.Parent.Minor
+	return matcher{dec: multiGetDecoder(s), match: func(k keys.Key) bool { return keys.Match(parent, k.Minor, s.Range, s.Depth) }}
 }
 
 // storeMatcher selects records whose major path extends Parent.Major. A
@@ -156,12 +174,12 @@ func multiGetMatcher(s Scan) matcher {
 // whose major path is exactly the parent fall outside any non-full range.
 func storeMatcher(s Scan) matcher {
 	parent := s.Parent.Major
-	return func(k keys.Key) bool {
+	return matcher{dec: keys.Decode, match: func(k keys.Key) bool {
 		if len(k.Major) < len(parent) || (!s.Range.IsFull() && len(k.Major) == len(parent)) {
 			return false
 		}
 		return keys.Match(parent, k.Path(), s.Range, s.Depth)
-	}
+	}}
 }
 
 func scan(r pebble.Reader, s Scan, nowMs int64, sp span, match matcher) ([]Record, []byte, error) {
@@ -175,6 +193,9 @@ func scan(r pebble.Reader, s Scan, nowMs int64, sp span, match matcher) ([]Recor
 		first, next = it.Last, it.Prev
 	}
 	var out []Record
+	if s.Limit > 0 {
+		out = make([]Record, 0, min(s.Limit, 16))
+	}
 	size, scanned := 0, 0
 	for ok := first(); ok; ok = next() {
 		sk := it.Key()
@@ -227,11 +248,11 @@ func openScan(r pebble.Reader, s Scan, sp span) (*pebble.Iterator, error) {
 // readMatch decodes the iterator's current record if its key matches and it
 // is live at nowMs.
 func readMatch(it *pebble.Iterator, sk []byte, nowMs int64, match matcher, withValue bool) (Record, bool, error) {
-	k, err := keys.Decode(sk)
+	k, err := match.dec(sk)
 	if err != nil {
 		return Record{}, false, err
 	}
-	if !match(k) {
+	if !match.match(k) {
 		return Record{}, false, nil
 	}
 	raw, err := it.ValueAndErr()
