@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # server-ab.sh: two cairn server binaries side by side, alternating, under
-# the same `cairn bench` client: throughput and the server's CPU per
-# operation (lite's user+system time over the run phase / operations).
+# the same `cairn bench` client: throughput, the server's CPU per operation
+# (lite's user+system time over the run phase / operations) and the
+# client's (the bench process's user+system time / operations).
 #
 #   go build -o /tmp/cairn-before ./cmd/cairn   # at the commit before
 #   make build                                  # the change, as bin/cairn
@@ -28,7 +29,7 @@ if command -v taskset >/dev/null && [ "$(nproc)" -ge 2 ]; then pin_server=(tasks
 hz=$(getconf CLK_TCK)
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 rm -rf "$OUT" && mkdir -p "$OUT"
-printf 'rep\tside\tops_per_s\tserver_us_per_op\tload\n' >"$OUT/summary.tsv"
+printf 'rep\tside\tops_per_s\tserver_us_per_op\tclient_us_per_op\tload\n' >"$OUT/summary.tsv"
 
 run_one() { # side binary rep
 	local side=$1 bin=$2 rep=$3 root pid t0 t1 f
@@ -42,13 +43,14 @@ run_one() { # side binary rep
 		-p "recordcount=$RECORDS" -p fieldcount=10 -p fieldlength=100 -threads "$THREADS")
 	"$CLIENT" bench load "${common[@]}" >"$f.load" 2>&1
 	t0=$(cpu_ticks "$pid")
-	"${pin_client[@]}" "$CLIENT" bench run "${common[@]}" -p operationcount=1000000000 -p "maxexecutiontime=$DURATION" >"$f.txt" 2>"$f.err"
+	"${pin_client[@]}" /usr/bin/time -f '%U %S' -o "$f.time" "$CLIENT" bench run "${common[@]}" -p operationcount=1000000000 -p "maxexecutiontime=$DURATION" >"$f.txt" 2>"$f.err"
 	t1=$(cpu_ticks "$pid")
 	kill "$pid" && wait "$pid" 2>/dev/null || true
 	rm -rf "$root"
-	awk -v side="$side" -v rep="$rep" -v ticks=$((t1 - t0)) -v hz="$hz" -v load="$(cut -d' ' -f1 /proc/loadavg)" -F', ' '
+	awk -v side="$side" -v rep="$rep" -v ticks=$((t1 - t0)) -v hz="$hz" -v load="$(cut -d' ' -f1 /proc/loadavg)" \
+		-v client="$(awk '{print $1 + $2}' "$f.time")" -F', ' '
 		/^\[OVERALL\], RunTime/ {ms = $3} /^\[OVERALL\], Throughput/ {tput = $3}
-		END {ops = tput * ms / 1000; printf "%s\t%s\t%.0f\t%.1f\t%s\n", rep, side, tput, ticks / hz * 1e6 / ops, load}' "$f.txt" |
+		END {ops = tput * ms / 1000; printf "%s\t%s\t%.0f\t%.1f\t%.1f\t%s\n", rep, side, tput, ticks / hz * 1e6 / ops, client * 1e6 / ops, load}' "$f.txt" |
 		tee -a "$OUT/summary.tsv"
 }
 
@@ -56,7 +58,7 @@ for rep in $(seq "$REPS"); do
 	if ((rep % 2)); then run_one before "$BEFORE" "$rep"; run_one after "$AFTER" "$rep"
 	else run_one after "$AFTER" "$rep"; run_one before "$BEFORE" "$rep"; fi
 done
-awk -F'\t' 'NR > 1 {t[$2] += $3; c[$2] += $4; n[$2]++}
-	END {printf "mean: before %.0f ops/s at %.1f us/op; after %.0f ops/s at %.1f us/op; throughput x%.3f, server CPU/op x%.3f\n",
-		t["before"] / n["before"], c["before"] / n["before"], t["after"] / n["after"], c["after"] / n["after"],
+awk -F'\t' 'NR > 1 {t[$2] += $3; c[$2] += $4; k[$2] += $5; n[$2]++}
+	END {for (v in n) printf "mean %s: %.0f ops/s, server %.1f us/op, client %.1f us/op\n", v, t[v] / n[v], c[v] / n[v], k[v] / n[v]
+		printf "after / before: throughput x%.3f, server CPU/op x%.3f\n",
 		(t["after"] / n["after"]) / (t["before"] / n["before"]), (c["after"] / n["after"]) / (c["before"] / n["before"])}' "$OUT/summary.tsv"
