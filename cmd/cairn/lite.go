@@ -48,6 +48,7 @@ starting on an existing root with different values is refused.`,
 	f.IntVar(&cfg.Limits.MaxKeyBytes, "max-key-bytes", cfg.Limits.MaxKeyBytes, "largest key, in bytes")
 	f.IntVar(&cfg.Limits.MaxValueBytes, "max-value-bytes", cfg.Limits.MaxValueBytes, "largest value, in bytes")
 	f.IntVar(&cfg.Limits.MaxComponents, "max-components", cfg.Limits.MaxComponents, "most components in a key")
+	f.BoolVar(&cfg.Insecure, "insecure", false, "serve plaintext even on a non-loopback --host (refused otherwise: anyone who reaches the port could read, write and administer the store)")
 	f.BoolVar(&cfg.Secure, "secure", false, "secure mode: TLS 1.3 only, with ROOT/security (made on first start: a store CA, this node's certificate and the login file ROOT/security/client.security)")
 	addNodeTuningFlags(f, nodeTuning{
 		cacheBytes: &cfg.CacheBytes, minFreeBytes: &cfg.MinFreeBytes, shutdownGrace: &cfg.ShutdownGrace,
@@ -68,6 +69,9 @@ func runLite(ctx context.Context, cfg node.LiteConfig) error {
 		return startError(err, false)
 	}
 	m := n.Store()
+	if w := node.InsecureWarning(cfg.Host, n.Addr(), cfg.Secure); w != "" {
+		cfg.Logger.Warn(w)
+	}
 	if cfg.Secure { // before the ready line, which scripts wait for
 		fmt.Printf("secure mode (TLS 1.3): clients need the login file %s\n", filepath.Join(node.SecurityDir(cfg.Root), auth.LoginFile))
 	}

@@ -90,6 +90,9 @@ func runSN(ctx context.Context, cfg node.SNConfig) error {
 	if err != nil {
 		return startError(err, false)
 	}
+	if w := node.InsecureWarning(cfg.Host, n.Addr(), false); w != "" {
+		cfg.Logger.Warn(w)
+	}
 	switch t := n.Topology(); {
 	case t != nil:
 		fmt.Printf("cairn sn: node %d of store %q (%d shards here) ready at %s\n", n.ID(), t.Store, len(t.ShardsOn(n.ID())), n.Addr())

@@ -66,6 +66,9 @@ type LiteConfig struct {
 	// made on first start if missing (docs/design/20261127_security.md); a
 	// plaintext caller is refused with SecureModeMessage.
 	Secure bool
+	// Insecure allows serving plaintext on a non-loopback Host, which is
+	// otherwise refused (docs/design/20261127_security.md §8).
+	Insecure bool
 	// GCPercent is set as the process's GC percent (runtime/debug.SetGCPercent)
 	// when the node starts, unless the GOGC environment variable is set; 0
 	// leaves the runtime's setting. The node's Go heap is small (Pebble's
@@ -125,6 +128,9 @@ func (c LiteConfig) Validate() error {
 		return fmt.Errorf("stream-workers: %d is not between 0 and %d", c.StreamWorkers, maxStreamWorkers)
 	}
 	if err := c.Scrub.validate(); err != nil {
+		return err
+	}
+	if err := checkExposure(c.Host, c.Secure, c.Insecure, "start it with --secure"); err != nil {
 		return err
 	}
 	return c.Limits.Validate()

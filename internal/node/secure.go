@@ -3,10 +3,13 @@ package node
 import (
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"io/fs"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/cairndb/cairn/internal/auth"
@@ -21,10 +24,7 @@ func SecurityDir(root string) string { return filepath.Join(root, "security") }
 func liteTLS(cfg LiteConfig, log *slog.Logger) (*tls.Config, error) {
 	dir := SecurityDir(cfg.Root)
 	if _, err := os.Stat(filepath.Join(dir, auth.CAFile)); errors.Is(err, fs.ErrNotExist) {
-		hosts := []string{cfg.Host}
-		if cfg.Host == "127.0.0.1" || cfg.Host == "localhost" {
-			hosts = []string{"127.0.0.1", "localhost"}
-		}
+		hosts := certHosts(cfg.Host)
 		if _, err := auth.InitDir(dir, cfg.Store, hosts, time.Now()); err != nil {
 			return nil, err
 		}
@@ -40,6 +40,28 @@ func liteTLS(cfg LiteConfig, log *slog.Logger) (*tls.Config, error) {
 	return c, nil
 }
 
+// certHosts are the names and addresses a node certificate made for a node
+// listening on host names: host itself and loopback, and for "" or an
+// unspecified address (every interface) the machine's name and each
+// interface's address.
+func certHosts(host string) []string {
+	hosts := []string{"127.0.0.1", "localhost"}
+	if ip := net.ParseIP(host); host != "" && (ip == nil || !ip.IsUnspecified()) {
+		return append(hosts, host)
+	}
+	if name, err := os.Hostname(); err == nil {
+		hosts = append(hosts, name)
+	}
+	if addrs, err := net.InterfaceAddrs(); err == nil {
+		for _, a := range addrs {
+			if n, ok := a.(*net.IPNet); ok && !n.IP.IsLoopback() {
+				hosts = append(hosts, n.IP.String())
+			}
+		}
+	}
+	return hosts
+}
+
 // selfTLS is the TLS configuration of a node's own client to itself (the
 // HTTP API's forwarding client): nil for a plaintext node.
 func selfTLS(root string, server *tls.Config) *tls.Config {
@@ -51,4 +73,35 @@ func selfTLS(root string, server *tls.Config) *tls.Config {
 		return nil // the server's own files just loaded; the client then fails to connect, visibly
 	}
 	return c
+}
+
+// Loopback reports whether host (an IP address or "localhost") names only
+// this machine. Any other name, and "" (every interface), does not.
+func Loopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// checkExposure refuses to serve plaintext on an address other machines
+// can reach, unless the operator said --insecure (the security design's
+// safe default). secureHint says how this kind of node turns security on.
+func checkExposure(host string, secure, insecure bool, secureHint string) error {
+	if secure || insecure || Loopback(host) {
+		return nil
+	}
+	return fmt.Errorf("host: %q is not a loopback address, and without security anyone who reaches it can read, write "+
+		"and administer every record: %s, or pass --insecure to serve plaintext anyway", host, secureHint)
+}
+
+// InsecureWarning is the one line a node listening on host (at addr) logs
+// when it serves plaintext on a non-loopback address because of --insecure
+// ("" when there is nothing to say).
+func InsecureWarning(host, addr string, secure bool) string {
+	if secure || Loopback(host) {
+		return ""
+	}
+	return fmt.Sprintf("INSECURE: serving plaintext on %s: anyone who reaches it can read, write and administer this store (--insecure)", addr)
 }

@@ -70,6 +70,9 @@ type SNConfig struct {
 	StreamWorkers int
 	GCPercent     int
 	NoHTTP        bool
+	// Insecure allows serving plaintext on a non-loopback Host, which is
+	// otherwise refused (docs/design/20261127_security.md §8).
+	Insecure bool
 	// FS is the file system every file of the node goes through: its own
 	// (config.json, membership.json, node.json, topology.json, snapshots)
 	// and its engines' (data, admin). Nil means files.Default.
@@ -114,6 +117,9 @@ func (c SNConfig) Validate() error {
 		return fmt.Errorf("stream-workers: %d is not between 0 and %d", c.StreamWorkers, maxStreamWorkers)
 	}
 	if err := c.Scrub.validate(); err != nil {
+		return err
+	}
+	if err := checkExposure(c.Host, false, c.Insecure, "storage nodes have no secure mode yet (docs/design/20261127_security.md)"); err != nil {
 		return err
 	}
 	return c.Limits.Validate()

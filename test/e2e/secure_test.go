@@ -14,6 +14,35 @@ import (
 	"github.com/cairndb/cairn/internal/auth"
 )
 
+// TestPlaintextRefusedOffLoopback: a node asked to serve plaintext on an
+// address other machines reach refuses to start (exit 2, naming --secure
+// and --insecure) unless --insecure is given, and then says so in one line.
+func TestPlaintextRefusedOffLoopback(t *testing.T) {
+	t.Parallel()
+	root := filepath.Join(t.TempDir(), "lite")
+	code, _, errOut := runCairn(t, "lite", "--root", root, "--host", "0.0.0.0", "--port", "0")
+	if code != 2 || !strings.Contains(errOut, "--secure") || !strings.Contains(errOut, "--insecure") {
+		t.Errorf("lite on 0.0.0.0: exit %d, stderr %q; want 2 naming --secure and --insecure", code, errOut)
+	}
+	p := startProc(t, "lite --insecure", "lite", "--root", root, "--host", "0.0.0.0", "--port", "0", "--insecure")
+	defer p.stop()
+	select {
+	case <-p.stdout.ready:
+	case <-p.exited:
+		t.Fatalf("lite --insecure on 0.0.0.0 exited: %s", p.stderr.String())
+	case <-time.After(exitTimeout):
+		t.Fatal("lite --insecure on 0.0.0.0 did not become ready")
+	}
+	// stderr comes through a pipe of its own, maybe after the ready line.
+	deadline := time.Now().Add(exitTimeout)
+	for !strings.Contains(p.stderr.String(), "INSECURE:") && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := strings.Count(p.stderr.String(), "INSECURE:"); n != 1 {
+		t.Errorf("lite --insecure on 0.0.0.0 logged %d INSECURE lines, want 1:\n%s", n, p.stderr.String())
+	}
+}
+
 // TestSecureLite is secure mode's transport on a real `cairn lite --secure`
 // process: it makes its CA, certificate and login file on first start;
 // clients with the login file work over gRPC and HTTPS; plaintext callers
