@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime
 import itertools
+import os
 import random
 import threading
 import time
@@ -41,6 +42,43 @@ def _reroutable(e: object) -> bool:
 
 
 _STATUS_CODES = {c.value[0]: c for c in grpc.StatusCode}
+
+
+def _credentials(security: Optional[str], ca_file: Optional[str]) -> Optional[grpc.ChannelCredentials]:
+    """TLS credentials for a secure store: the CA from ``ca_file``, or from
+    the login file ``security`` (cairn.ssl.ca=..., as `cairn lite --secure`
+    writes it; relative paths are read from the login file's directory)."""
+    if security is not None:
+        ca_file = _login_ca(security)
+    if ca_file is None:
+        return None
+    try:
+        with open(ca_file, "rb") as f:
+            return grpc.ssl_channel_credentials(root_certificates=f.read())
+    except OSError as e:
+        raise InvalidArgument(f"config: the store CA {ca_file}: {e}", code=grpc.StatusCode.INVALID_ARGUMENT,
+                              kind="invalid_config", action="FIX_INPUT") from None
+
+
+def _login_ca(path: str) -> str:
+    bad = lambda msg: InvalidArgument(f"login file {path}: {msg}", code=grpc.StatusCode.INVALID_ARGUMENT,  # noqa: E731
+                                      kind="invalid_config", action="FIX_INPUT")
+    try:
+        with open(path, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+    except OSError as e:
+        raise bad(str(e)) from None
+    for n, line in enumerate(lines, 1):
+        line = line.strip()
+        if not line or line[0] in "#!":
+            continue
+        key, sep, value = line.partition("=")
+        if not sep:
+            raise bad(f"line {n}: want key=value, got {line!r}")
+        if key.strip() == "cairn.ssl.ca":
+            v = value.strip()
+            return v if os.path.isabs(v) else os.path.join(os.path.dirname(path), v)
+    raise bad("cairn.ssl.ca (the store CA's ca.pem) is missing")
 
 
 def _record_error(r: Any) -> CairnError:
@@ -85,9 +123,12 @@ class _Conn:
         ("grpc.max_send_message_length", 64 << 20),
     ]
 
-    def __init__(self, addr: str) -> None:
+    def __init__(self, addr: str, creds: Optional[grpc.ChannelCredentials] = None) -> None:
         self.addr = addr
-        self.channel = grpc.insecure_channel(addr, options=self._OPTIONS)
+        if creds is None:
+            self.channel = grpc.insecure_channel(addr, options=self._OPTIONS)
+        else:
+            self.channel = grpc.secure_channel(addr, creds, options=self._OPTIONS)
         self.stub = pbgrpc.KVStub(self.channel)
         self.state = grpc.ChannelConnectivity.IDLE
         self.failing_until = 0.0
@@ -228,12 +269,15 @@ class Client:
 
     ``timeout`` (seconds or timedelta, default 5 s) is each operation's
     default; every method takes ``timeout=`` too. ``durability`` and
-    ``consistency`` are the defaults of writes and reads.
+    ``consistency`` are the defaults of writes and reads. For a secure
+    store (TLS), give ``security``, the login file `cairn lite --secure`
+    writes (ROOT/security/client.security), or ``ca_file``, the store CA.
     """
 
     def __init__(self, hosts: Sequence[str], store: str, *, timeout: Timeout = 5.0,
                  durability: Optional[Durability] = None, consistency: Optional[Consistency] = None,
-                 connect_timeout: Timeout = 2.0) -> None:
+                 connect_timeout: Timeout = 2.0, security: Optional[str] = None,
+                 ca_file: Optional[str] = None) -> None:
         if isinstance(hosts, str):
             hosts = [hosts]
         if not hosts:
@@ -248,6 +292,7 @@ class Client:
         self.durability = durability
         self.consistency = consistency
         self._hosts = list(hosts)
+        self._creds = _credentials(security, ca_file)
         self._mu = threading.Lock()
         self._conns: Dict[str, _Conn] = {}
         self._closed = False
@@ -274,7 +319,7 @@ class Client:
                 raise _closed_error()
             c = self._conns.get(addr)
             if c is None:
-                c = self._conns[addr] = _Conn(addr)
+                c = self._conns[addr] = _Conn(addr, self._creds)
             return c
 
     def close(self) -> None:

@@ -45,7 +45,11 @@ def start_lite(cairn_bin: str, root: str, *extra: str) -> Lite:
     proc = subprocess.Popen([cairn_bin, "lite", "--root", root, "--port", "0", "--partitions", "10", *extra],
                             stdout=subprocess.PIPE, stderr=open(os.path.join(root, "lite.log"), "w"), text=True)
     assert proc.stdout is not None
-    line = proc.stdout.readline()  # "cairn lite: store ... ready at HOST:PORT", or "" if it died
+    # "cairn lite: store ... ready at HOST:PORT" (after a "secure mode" line
+    # with --secure), or "" if it died.
+    line = proc.stdout.readline()
+    while line and "ready at" not in line:
+        line = proc.stdout.readline()
     m = re.search(r"ready at (\S+)", line)
     if not m:
         proc.kill()

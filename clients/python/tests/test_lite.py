@@ -250,3 +250,25 @@ def _start_on_port(cairn_bin, root, port):
     assert re.search(r"ready at", line), line
     from conftest import Lite
     return Lite(f"127.0.0.1:{port}", root, p)
+
+
+def test_secure_lite(cairn_bin, tmp_path):
+    """A secure lite (TLS 1.3): the client with the login file or the CA
+    works; without them it is refused with a message naming secure mode."""
+    (tmp_path / "s").mkdir()
+    lt = start_lite(cairn_bin, str(tmp_path / "s"), "--secure")
+    try:
+        login = str(tmp_path / "s" / "security" / "client.security")
+        with Client([lt.addr], store=STORE, security=login) as c:
+            v = c.put(Key.parse("/sec/-/a"), b"hello")
+            rec = c.get(Key.parse("/sec/-/a"))
+            assert rec is not None and rec.value == b"hello" and rec.version == v
+        with Client([lt.addr], store=STORE, ca_file=str(tmp_path / "s" / "security" / "ca.pem")) as c:
+            assert c.get(Key.parse("/sec/-/a")).value == b"hello"
+        with pytest.raises(CairnError) as e:
+            Client([lt.addr], store=STORE, timeout=3)
+        assert "secure mode" in str(e.value)
+        with pytest.raises(InvalidArgument):
+            Client([lt.addr], store=STORE, security=str(tmp_path / "missing.security"))
+    finally:
+        stop_lite(lt)
