@@ -4,6 +4,7 @@ import io.cairndb.kv.proto.KVGrpc;
 import io.grpc.ConnectivityState;
 import io.grpc.ManagedChannel;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.grpc.netty.shaded.io.netty.handler.ssl.SslContext;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
@@ -22,10 +23,15 @@ final class Conn {
   final KVGrpc.KVBlockingStub stub;
   private volatile long failingUntil;
 
-  Conn(String addr) {
+  Conn(String addr, SslContext tls) {
     this.addr = addr;
-    this.channel = NettyChannelBuilder.forTarget(addr)
-        .usePlaintext()
+    NettyChannelBuilder b = NettyChannelBuilder.forTarget(addr);
+    if (tls == null) {
+      b.usePlaintext();
+    } else {
+      b.sslContext(tls);
+    }
+    this.channel = b
         .directExecutor()
         .disableRetry()
         .maxInboundMessageSize(64 << 20)

@@ -16,6 +16,7 @@ public class KVStoreConfig {
   private long connectTimeoutMs = 2_000;
   private Consistency consistency = Consistency.NONE_REQUIRED;
   private Durability durability = Durability.COMMIT_WRITE_NO_SYNC;
+  private String trustedCAFile;
 
   /**
    * @param storeName the store's name (a node serving another store is refused)
@@ -89,6 +90,31 @@ public class KVStoreConfig {
 
   public Durability getDurability() {
     return durability;
+  }
+
+  /**
+   * A secure store (TLS): the login file that {@code cairn lite --secure} or
+   * {@code cairn security init} writes (ROOT/security/client.security). It
+   * names the store CA ({@code cairn.ssl.ca=...}; a relative path is read
+   * from the login file's directory), as Oracle's {@code oracle.kv.security}
+   * file names its trust store.
+   */
+  public KVStoreConfig setSecurityFile(String loginFile) {
+    setTrustedCAFile(Login.caFile(loginFile));
+    return this;
+  }
+
+  /** A secure store (TLS): the store CA's certificate (ca.pem). Null: plaintext. */
+  public KVStoreConfig setTrustedCAFile(String caFile) {
+    if (caFile != null && !java.nio.file.Files.isReadable(java.nio.file.Path.of(caFile))) {
+      throw new IllegalArgumentException("KVStoreConfig: the store CA " + caFile + " is not a readable file");
+    }
+    this.trustedCAFile = caFile;
+    return this;
+  }
+
+  public String getTrustedCAFile() {
+    return trustedCAFile;
   }
 
   private static long positive(long n, TimeUnit unit, String what) {

@@ -5,6 +5,8 @@ import io.cairndb.kv.proto.RequestHeader;
 import io.cairndb.kv.proto.StoreInfoRequest;
 import io.cairndb.kv.proto.StoreInfoResponse;
 import io.grpc.Status;
+import io.grpc.netty.shaded.io.grpc.netty.GrpcSslContexts;
+import io.grpc.netty.shaded.io.netty.handler.ssl.SslContext;
 import io.grpc.StatusRuntimeException;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -56,12 +58,24 @@ final class Router {
   /** The store's max_put_many_records (StoreInfo), set once by open(). */
   volatile int maxPutManyRecords = 1;
 
-  Router(String store, List<String> hosts, long connectTimeoutNanos) {
+  Router(String store, List<String> hosts, long connectTimeoutNanos, String caFile) {
     this.store = store;
     this.hosts = hosts;
     this.connectTimeout = connectTimeoutNanos;
+    this.tls = caFile == null ? null : tlsContext(caFile);
     for (String h : hosts) {
       helpers.add(conn(h));
+    }
+  }
+
+  /** TLS to a secure store, the server verified against the store CA alone; null: plaintext. */
+  private final SslContext tls;
+
+  private static SslContext tlsContext(String caFile) {
+    try {
+      return GrpcSslContexts.forClient().trustManager(new java.io.File(caFile)).protocols("TLSv1.3").build();
+    } catch (javax.net.ssl.SSLException | IllegalArgumentException e) {
+      throw new IllegalArgumentException("the store CA " + caFile + ": " + e.getMessage(), e);
     }
   }
 
@@ -74,7 +88,7 @@ final class Router {
       if (closed) {
         throw Errors.closed();
       }
-      return conns.computeIfAbsent(addr, Conn::new);
+      return conns.computeIfAbsent(addr, a -> new Conn(a, tls));
     }
   }
 

@@ -28,7 +28,7 @@ final class StoreImpl implements KVStore {
     this.consistency = cfg.getConsistency();
     this.durability = cfg.getDurability();
     this.router = new Router(cfg.getStoreName(), List.of(cfg.getHelperHosts()),
-        cfg.getSocketOpenTimeout(TimeUnit.NANOSECONDS));
+        cfg.getSocketOpenTimeout(TimeUnit.NANOSECONDS), cfg.getTrustedCAFile());
     this.multi = new Multi(this);
   }
 

@@ -93,7 +93,12 @@ final class Procs {
     cmd.addAll(List.of(extra));
     Process p = new ProcessBuilder(cmd).redirectError(root.resolve("lite.log").toFile()).start();
     BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
-    String line = out.readLine(); // "cairn lite: store ... ready at HOST:PORT", or null if it died
+    // "cairn lite: store ... ready at HOST:PORT" (after a "secure mode" line
+    // with --secure), or null if it died.
+    String line = out.readLine();
+    while (line != null && !line.contains("ready at")) {
+      line = out.readLine();
+    }
     Matcher m = Pattern.compile("ready at (\\S+)").matcher(line == null ? "" : line);
     if (!m.find()) {
       p.destroyForcibly();

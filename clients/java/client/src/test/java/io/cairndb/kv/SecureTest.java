@@ -1,0 +1,40 @@
+package io.cairndb.kv;
+
+import static java.nio.charset.StandardCharsets.UTF_8;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** The client against a real `cairn lite --secure` (TLS 1.3). */
+class SecureTest {
+  @Test
+  void loginFileAndRefusal() throws Exception {
+    Path root = Files.createTempDirectory("cairn-java-secure");
+    Procs.Lite lite = Procs.startLite(root, "--secure");
+    try {
+      String login = root.resolve("security/client.security").toString();
+      Key k = Key.createKey(List.of("sec"), List.of("a"));
+      try (KVStore s = KVStoreFactory.getStore(new KVStoreConfig(Procs.STORE, lite.addr).setSecurityFile(login))) {
+        Version v = s.put(k, Value.createValue("hello".getBytes(UTF_8)));
+        ValueVersion got = s.get(k);
+        assertEquals("hello", new String(got.getValue().getValue(), UTF_8));
+        assertEquals(v, got.getVersion());
+      }
+      KVStoreConfig plain = new KVStoreConfig(Procs.STORE, lite.addr)
+          .setRequestTimeout(3, java.util.concurrent.TimeUnit.SECONDS);
+      InvalidArgumentException e = assertThrows(InvalidArgumentException.class, () -> KVStoreFactory.getStore(plain).close());
+      assertEquals("tls_required", e.getKind());
+      assertTrue(e.getMessage().contains("secure mode"), e.getMessage());
+      assertThrows(IllegalArgumentException.class,
+          () -> new KVStoreConfig(Procs.STORE, lite.addr).setSecurityFile(root.resolve("missing").toString()));
+    } finally {
+      lite.stop();
+      Procs.rmrf(root);
+    }
+  }
+}
