@@ -122,12 +122,12 @@ func ParseArgs(phase Phase, args []string) (*Args, error) {
 				return nil, usagef("-p %q: want name=value (e.g. -p operationcount=99999)", kv)
 			}
 			cmdline.Set(k, v, "-p")
-		case "threads", "target", "db", "l":
+		case "threads", "target", "db", "l", "security":
 			v, err := value()
 			if err != nil {
 				return nil, err
 			}
-			prop := map[string]string{"threads": "threadcount", "target": "target", "db": "db", "l": "label"}[name]
+			prop := map[string]string{"threads": "threadcount", "target": "target", "db": "db", "l": "label", "security": "cairn.security"}[name]
 			cmdline.Set(prop, v, "-"+name)
 		case "s":
 			if err := flag(); err != nil {
@@ -137,7 +137,7 @@ func ParseArgs(phase Phase, args []string) (*Args, error) {
 		case "load", "t":
 			return nil, usagef("option -%s: the phase is the subcommand here (cairn bench load|run)", name)
 		default:
-			return nil, usagef("unknown option %s (options: -P file, -p name=value, -threads n, -target ops, -s, -db name, -l label; see 'cairn bench --help')", arg)
+			return nil, usagef("unknown option %s (options: -P file, -p name=value, -threads n, -target ops, -s, -db name, -l label, -security loginfile; see 'cairn bench --help')", arg)
 		}
 	}
 	a.Props.Merge(cmdline)

@@ -87,6 +87,7 @@ type Config struct {
 type CairnConfig struct {
 	Hosts       []string      // cairn.hosts
 	Store       string        // cairn.store
+	Security    string        // cairn.security: a login file (TLS), or ""
 	Root        string        // cairn.root (embedded)
 	Partitions  uint32        // cairn.partitions (embedded, at creation)
 	Durability  string        // cairn.durability: sync, write_no_sync, no_sync
@@ -238,6 +239,7 @@ func NewConfig(phase Phase, workload string, p *Properties) (*Config, error) {
 		}
 	}
 	c.Cairn.Store = r.str("cairn.store")
+	c.Cairn.Security = r.str("cairn.security")
 	c.Cairn.Root = r.str("cairn.root")
 	if c.DB == "embedded" && c.Cairn.Root == "" {
 		r.failf("cairn.root", "is required with -db embedded (the store's directory)")

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/cairndb/cairn/client"
+	"github.com/cairndb/cairn/internal/auth"
 )
 
 // cairnBinding is -db cairn: one client (a pool of gRPC connections,
@@ -23,6 +24,15 @@ func openCairn(ctx context.Context, cfg *Config, log *errLog) (*cairnBinding, er
 	}
 	if cfg.Cairn.Consistency == "absolute" {
 		ccfg.Consistency = client.Absolute
+	}
+	if cfg.Cairn.Security != "" {
+		l, err := auth.ReadLogin(cfg.Cairn.Security)
+		if err != nil {
+			return nil, fmt.Errorf("bench: cairn.security: %w", err)
+		}
+		if ccfg.TLS, err = l.TLS(); err != nil {
+			return nil, fmt.Errorf("bench: cairn.security: %w", err)
+		}
 	}
 	c, err := client.Open(ctx, ccfg)
 	if err != nil {

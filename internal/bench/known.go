@@ -77,6 +77,7 @@ var knownProps = []prop{
 	// Cairn.
 	{"cairn.hosts", "127.0.0.1:5000", "-db cairn: host:port of the nodes, comma-separated"},
 	{"cairn.store", "kvstore", "store name"},
+	{"cairn.security", "", "-db cairn: login file of a secure store (TLS; as cairn lite --secure writes it); also -security FILE"},
 	{"cairn.root", "", "-db embedded: the store's directory (as cairn lite --root); required"},
 	{"cairn.partitions", "10", "-db embedded: partitions of a store created by the run"},
 	{"cairn.durability", "write_no_sync", "write durability: sync, write_no_sync or no_sync"},

@@ -68,6 +68,15 @@ func TestSecureLite(t *testing.T) {
 		t.Errorf("plaintext kv get: exit %d, stderr %q; want >= 2 naming secure mode and --security", code, errOut)
 	}
 
+	// cairn bench with -security loads and runs with data integrity checks.
+	common := []string{"-P", filepath.Join("..", "..", "workloads", "workloada"), "-db", "cairn", "-security", login,
+		"-p", "cairn.hosts=" + l.addr, "-p", "recordcount=500", "-p", "operationcount=2000", "-p", "dataintegrity=true"}
+	for _, phase := range []string{"load", "run"} {
+		if out := mustCairn(t, append([]string{"bench", phase}, common...)...); strings.Contains(out, "ERROR") {
+			t.Errorf("secure bench %s:\n%s", phase, out)
+		}
+	}
+
 	// Plaintext HTTP gets a 426 with the JSON error.
 	code, body := httpDo(t, "GET", "http://"+l.addr+"/v1/kv/a/-/b", nil)
 	wantHTTP(t, "plaintext HTTP", code, body, http.StatusUpgradeRequired, map[string]any{"error.kind": "tls_required"})
