@@ -121,3 +121,15 @@ func TestThrottle(t *testing.T) {
 		t.Errorf("after a success: %v", d)
 	}
 }
+
+func TestAuditEntry(t *testing.T) {
+	what := AdminWhat("plan create-user", map[string]string{"name": "bob", "password": "hunter22", "wait": "true", "admin": "true"})
+	if what != "plan create-user -admin -name bob -password *** -wait" || strings.Contains(what, "hunter22") {
+		t.Errorf("AdminWhat = %q", what)
+	}
+	e := AuditEntry{Time: time.Unix(0, 0).UTC(), Node: "sn1", From: "127.0.0.1:1", What: what, Outcome: "ok"}
+	line := string(e.Line())
+	if !strings.HasSuffix(line, "\n") || strings.Count(line, "\n") != 1 || !strings.Contains(line, `"outcome":"ok"`) || !strings.Contains(line, `"user":""`) {
+		t.Errorf("line %q", line)
+	}
+}

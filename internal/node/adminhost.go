@@ -136,6 +136,9 @@ func (a adminRPC) Command(ctx context.Context, req *cairnpb.AdminRequest) (*cair
 	if r != nil && !utf8.ValidString(r.GetText()) {
 		r.Text = strings.ToValidUTF8(r.GetText(), "\uFFFD")
 	}
+	if !req.GetForwarded() { // the node a client reached records it, once
+		a.n.auditCommand(ctx, req, err)
+	}
 	return r, err
 }
 

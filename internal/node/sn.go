@@ -137,6 +137,7 @@ func (c SNConfig) Validate() error {
 type SN struct {
 	cfg    SNConfig
 	log    *slog.Logger
+	audit  *files.AppendLog               // ROOT/audit.log: the admin commands this node received (audit.go)
 	eng    atomic.Pointer[storage.Engine] // replaced by a heal (heal.go)
 	topo   atomic.Pointer[topology.Topology]
 	selfID atomic.Uint64
@@ -230,6 +231,9 @@ func StartSN(ctx context.Context, cfg SNConfig) (*SN, error) {
 	n.noteStore()
 	if self != 0 {
 		n.log = cfg.Logger.With("node", self)
+	}
+	if n.audit, err = files.OpenAppendLog(cfg.FS, filepath.Join(cfg.Root, AuditFile), auditMaxBytes, auditKeep); err != nil {
+		return nil, err
 	}
 	if n.incidents, err = loadIncidents(cfg.FS, cfg.Root); err != nil {
 		return nil, err
@@ -539,5 +543,6 @@ func (n *SN) shutdown() error {
 	}
 	n.scrub.stop()
 	n.blocks.stop()
+	_ = n.audit.Close()
 	return n.engine().Close()
 }

@@ -116,6 +116,28 @@ func whitePaperScript(t *testing.T, nodes []*storageNode) (before, deploy, after
 	return before, deploy, after
 }
 
+// checkAudit: the node's audit log (ROOT/audit.log) holds one JSON line per
+// admin command it received, with where from and how it ended; want is one
+// of them, done.
+func checkAudit(t *testing.T, root, want string) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(root, "audit.log"))
+	if err != nil {
+		t.Fatalf("audit log: %v", err)
+	}
+	found := false
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var e struct{ Node, From, What, Outcome string }
+		if err := json.Unmarshal([]byte(line), &e); err != nil || e.From == "" || e.What == "" || e.Outcome == "" {
+			t.Fatalf("audit line %q: %v (want node, from, what and outcome)", line, err)
+		}
+		found = found || (e.What == want && e.Outcome == "ok")
+	}
+	if !found {
+		t.Errorf("the audit log has no %q done:\n%s", want, b)
+	}
+}
+
 func writeScript(t *testing.T, lines []string) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "script.kvs")
@@ -149,6 +171,7 @@ func TestWhitePaperDeploymentSurvivesAdminLeaderKill(t *testing.T) {
 	if code, out, errOut := admin(t, nodes[0], "-script", writeScript(t, before)); code != 0 {
 		t.Fatalf("deploy script (before deploy-topology): exit %d\n%s\n%s", code, out, errOut)
 	}
+	checkAudit(t, nodes[0].root, "plan deploy-admin -sn sn2 -wait")
 	_, out, _ := admin(t, nodes[0], "-json", "show", "admins")
 	var admins []struct {
 		SN     uint64 `json:"sn"`
