@@ -2,12 +2,12 @@ package server
 
 import (
 	"context"
-	"strings"
 	"sync"
 
 	"google.golang.org/grpc/status"
 
 	"github.com/cairndb/cairn/api/cairnpb"
+	"github.com/cairndb/cairn/internal/keys"
 )
 
 // MaxPutManyRecords bounds the records of one PutMany request (published in
@@ -39,7 +39,7 @@ func (s *Server) PutMany(ctx context.Context, req *cairnpb.PutManyRequest) (*cai
 			results[i] = s.failedResult(err)
 			continue
 		}
-		g := strings.Join(op.GetKey().GetMajor(), "\x00")
+		g := keys.Key{Major: op.GetKey().GetMajor()}.String() // escaped: ["a\x00b"] and ["a", "b"] differ
 		if _, ok := groups[g]; !ok {
 			order = append(order, g)
 		}

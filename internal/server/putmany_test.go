@@ -27,6 +27,9 @@ func TestPutMany(t *testing.T) {
 		{Key: &cairnpb.Key{Major: []string{"pm", ""}}, Value: []byte("bad key")},
 		{Key: &cairnpb.Key{Major: []string{"pm", "a"}}, Value: []byte("1 again")},
 		{Key: &cairnpb.Key{Major: []string{"pm", "d"}}, Value: []byte("4"), Condition: cairnpb.Condition_CONDITION_IF_PRESENT},
+		// Two major paths that a naive join of components would confuse.
+		{Key: &cairnpb.Key{Major: []string{"pm", "e\x00f"}}, Value: []byte("6")},
+		{Key: &cairnpb.Key{Major: []string{"pm", "e", "f"}}, Value: []byte("7")},
 	}
 	resp, err := n.kv.PutMany(ctx, &cairnpb.PutManyRequest{Ops: ops})
 	if err != nil {
@@ -36,7 +39,7 @@ func TestPutMany(t *testing.T) {
 	if len(rs) != len(ops) {
 		t.Fatalf("%d results for %d ops", len(rs), len(ops))
 	}
-	for _, i := range []int{0, 1, 4} {
+	for _, i := range []int{0, 1, 4, 6, 7} {
 		if rs[i].GetErrorCode() != 0 || !rs[i].GetResult().GetSuccess() || len(rs[i].GetResult().GetNewVersion()) == 0 {
 			t.Errorf("record %d: %v, want written", i, rs[i])
 		}
