@@ -16,7 +16,7 @@ import grpc
 from ._pb import kv_pb2 as pb
 from ._pb import kv_pb2_grpc as pbgrpc
 from ._routing import Cluster, Topology, choose
-from .errors import (_ACTIONS, CairnError, ExecutionAborted, InvalidArgument, StoreMismatch, Unavailable,
+from .errors import (CairnError, ExecutionAborted, InvalidArgument, StoreMismatch, Unavailable, from_detail,
                      from_rpc_error, make_error)
 from .keys import Depth, Direction, Key, KeyRange, Version
 from .types import (_ABSOLUTE, _IF_ABSENT, _IF_PRESENT, _IF_VERSION, _NONE_REQUIRED, Consistency, Durability, Limits,
@@ -85,13 +85,7 @@ def _record_error(r: Any) -> CairnError:
     """The CairnError of one PutMany record, as a single put of it would raise."""
     code = _STATUS_CODES.get(r.error_code, grpc.StatusCode.UNKNOWN)
     if r.HasField("detail"):
-        d = r.detail
-        e = make_error(r.error_message, code, kind=d.kind, action=_ACTIONS.get(d.action, "NONE"),
-                       maybe_applied=d.maybe_applied, limit=d.limit, max=d.max, seen=d.seen)
-        e.leader_node = d.leader_node
-        e.moved_to_shard = d.moved_to_shard
-        e.partitions = d.partitions
-        return e
+        return from_detail(r.error_message, code, r.detail)
     return make_error(r.error_message, code)
 
 _GIVE_UP, _FOLLOW_LEADER, _TRY_ELSEWHERE, _OTHER_REPLICA, _REFRESH, _RETRY_LATER = range(6)

@@ -165,6 +165,16 @@ _MAYBE_APPLIED_CODES = {
 _NOT_SENT_TEXT = ("failed to connect to all addresses", "no children to pick from", "Connection refused")
 
 
+def from_detail(msg: str, code: grpc.StatusCode, ed: Any) -> CairnError:
+    """The CairnError a status with this ErrorDetail means."""
+    e = make_error(msg, code, kind=ed.kind, action=_ACTIONS.get(ed.action, "NONE"),
+                   maybe_applied=ed.maybe_applied, limit=ed.limit, max=ed.max, seen=ed.seen)
+    e.leader_node = ed.leader_node
+    e.moved_to_shard = ed.moved_to_shard
+    e.partitions = ed.partitions
+    return e
+
+
 def from_rpc_error(err: grpc.RpcError, write: bool, sent: bool, detail_type: Any) -> CairnError:
     """Turns a gRPC error into a CairnError. ``write`` and ``sent`` (the
     request may have left the client) decide maybe_applied when the server
@@ -178,12 +188,7 @@ def from_rpc_error(err: grpc.RpcError, write: bool, sent: bool, detail_type: Any
             ed = _detail(v, detail_type)
             break
     if ed is not None:
-        e = make_error(msg, code, kind=ed.kind, action=_ACTIONS.get(ed.action, "NONE"),
-                       maybe_applied=ed.maybe_applied, limit=ed.limit, max=ed.max, seen=ed.seen)
-        e.leader_node = ed.leader_node
-        e.moved_to_shard = ed.moved_to_shard
-        e.partitions = ed.partitions
-        return e
+        return from_detail(msg, code, ed)
     if code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
         action = "RETRY"
     elif code == grpc.StatusCode.INVALID_ARGUMENT:

@@ -31,15 +31,7 @@ final class Errors {
     e.cause = err;
     ErrorDetail d = detail(err);
     if (d != null) {
-      e.kind = d.getKind();
-      e.action = action(d.getAction());
-      e.maybeApplied = d.getMaybeApplied();
-      e.limit = d.getLimit();
-      e.max = d.getMax();
-      e.seen = d.getSeen();
-      e.leaderNode = d.getLeaderNode();
-      e.movedToShard = d.getMovedToShard();
-      e.partitions = d.getPartitions();
+      copyDetail(e, d);
       return e;
     }
     if (e.code == Status.Code.UNAVAILABLE || e.code == Status.Code.DEADLINE_EXCEEDED) {
@@ -58,18 +50,21 @@ final class Errors {
     e.code = Status.fromCodeValue(r.getErrorCode()).getCode();
     e.text = r.getErrorMessage();
     if (r.hasDetail()) {
-      ErrorDetail d = r.getDetail();
-      e.kind = d.getKind();
-      e.action = action(d.getAction());
-      e.maybeApplied = d.getMaybeApplied();
-      e.limit = d.getLimit();
-      e.max = d.getMax();
-      e.seen = d.getSeen();
-      e.leaderNode = d.getLeaderNode();
-      e.movedToShard = d.getMovedToShard();
-      e.partitions = d.getPartitions();
+      copyDetail(e, r.getDetail());
     }
     return e;
+  }
+
+  private static void copyDetail(ErrorInfo e, ErrorDetail d) {
+    e.kind = d.getKind();
+    e.action = action(d.getAction());
+    e.maybeApplied = d.getMaybeApplied();
+    e.limit = d.getLimit();
+    e.max = d.getMax();
+    e.seen = d.getSeen();
+    e.leaderNode = d.getLeaderNode();
+    e.movedToShard = d.getMovedToShard();
+    e.partitions = d.getPartitions();
   }
 
   /** A connection that was never made: the request did not leave the client. */
