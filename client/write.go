@@ -103,17 +103,17 @@ func (c *Client) DeleteIfVersion(ctx context.Context, k Key, match Version, opts
 }
 
 func (c *Client) put(ctx context.Context, k Key, v []byte, cond cairnpb.Condition, match Version, opts []Option) (Result, error) {
+	return c.putOp(ctx, k, &cairnpb.PutOp{Value: v, Condition: cond, MatchVersion: match}, opts)
+}
+
+// putOp sends op (its value, condition and merge choice set) under k.
+func (c *Client) putOp(ctx context.Context, k Key, op *cairnpb.PutOp, opts []Option) (Result, error) {
 	if err := checkKey("put.key", k); err != nil {
 		return Result{}, err
 	}
 	o := c.cfg.resolve(opts)
-	req := &cairnpb.PutRequest{
-		Op: &cairnpb.PutOp{
-			Key: k.toPB(), Value: v, Condition: cond, MatchVersion: match,
-			Return: cairnpb.ReturnValueVersion(o.ret), TtlMs: millis(o.ttl),
-		},
-		Durability: o.durability.toPB(),
-	}
+	op.Key, op.Return, op.TtlMs = k.toPB(), cairnpb.ReturnValueVersion(o.ret), millis(o.ttl)
+	req := &cairnpb.PutRequest{Op: op, Durability: o.durability.toPB()}
 	var res Result
 	err := c.call(ctx, o, writeRoute(k.Major), func(ctx context.Context, kv cairnpb.KVClient, h *cairnpb.RequestHeader) error {
 		req.Header = h

@@ -840,13 +840,22 @@ func (x *Record) GetExpirationMs() int64 {
 }
 
 type PutOp struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Key           *Key                   `protobuf:"bytes,1,opt,name=key" json:"key,omitempty"`
-	Value         []byte                 `protobuf:"bytes,2,opt,name=value" json:"value,omitempty"`
-	Condition     Condition              `protobuf:"varint,3,opt,name=condition,enum=cairn.v1.Condition" json:"condition,omitempty"`  // IF_ABSENT, IF_PRESENT, IF_VERSION or unset
-	MatchVersion  []byte                 `protobuf:"bytes,4,opt,name=match_version,json=matchVersion" json:"match_version,omitempty"` // IF_VERSION only
-	Return        ReturnValueVersion     `protobuf:"varint,5,opt,name=return,enum=cairn.v1.ReturnValueVersion" json:"return,omitempty"`
-	TtlMs         int64                  `protobuf:"varint,6,opt,name=ttl_ms,json=ttlMs" json:"ttl_ms,omitempty"` // 0: the record never expires
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	Key          *Key                   `protobuf:"bytes,1,opt,name=key" json:"key,omitempty"`
+	Value        []byte                 `protobuf:"bytes,2,opt,name=value" json:"value,omitempty"`
+	Condition    Condition              `protobuf:"varint,3,opt,name=condition,enum=cairn.v1.Condition" json:"condition,omitempty"`  // IF_ABSENT, IF_PRESENT, IF_VERSION or unset
+	MatchVersion []byte                 `protobuf:"bytes,4,opt,name=match_version,json=matchVersion" json:"match_version,omitempty"` // IF_VERSION only
+	Return       ReturnValueVersion     `protobuf:"varint,5,opt,name=return,enum=cairn.v1.ReturnValueVersion" json:"return,omitempty"`
+	TtlMs        int64                  `protobuf:"varint,6,opt,name=ttl_ms,json=ttlMs" json:"ttl_ms,omitempty"` // 0: the record never expires
+	// merge_fields: value is a field record (the format is drawn in
+	// api/fieldrec), merged into the field record stored under key: each of
+	// its fields replaces the stored field of that name, and the fields the
+	// stored record lacks are appended. With no record stored, value is
+	// written as it is (IF_PRESENT makes that a failure instead). The
+	// condition, return choice and TTL act as for a plain put. A stored value
+	// that is not a field record, or a merged record over max_value_bytes,
+	// fails the request with invalid_argument; nothing is written.
+	MergeFields   bool `protobuf:"varint,7,opt,name=merge_fields,json=mergeFields" json:"merge_fields,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -921,6 +930,13 @@ func (x *PutOp) GetTtlMs() int64 {
 		return x.TtlMs
 	}
 	return 0
+}
+
+func (x *PutOp) GetMergeFields() bool {
+	if x != nil {
+		return x.MergeFields
+	}
+	return false
 }
 
 type DeleteOp struct {
@@ -2937,14 +2953,15 @@ const file_api_cairnpb_kv_proto_rawDesc = "" +
 	"\x03key\x18\x01 \x01(\v2\r.cairn.v1.KeyR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\fR\x05value\x12\x18\n" +
 	"\aversion\x18\x03 \x01(\fR\aversion\x12#\n" +
-	"\rexpiration_ms\x18\x04 \x01(\x03R\fexpirationMs\"\xe3\x01\n" +
+	"\rexpiration_ms\x18\x04 \x01(\x03R\fexpirationMs\"\x86\x02\n" +
 	"\x05PutOp\x12\x1f\n" +
 	"\x03key\x18\x01 \x01(\v2\r.cairn.v1.KeyR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\fR\x05value\x121\n" +
 	"\tcondition\x18\x03 \x01(\x0e2\x13.cairn.v1.ConditionR\tcondition\x12#\n" +
 	"\rmatch_version\x18\x04 \x01(\fR\fmatchVersion\x124\n" +
 	"\x06return\x18\x05 \x01(\x0e2\x1c.cairn.v1.ReturnValueVersionR\x06return\x12\x15\n" +
-	"\x06ttl_ms\x18\x06 \x01(\x03R\x05ttlMs\"\xb9\x01\n" +
+	"\x06ttl_ms\x18\x06 \x01(\x03R\x05ttlMs\x12!\n" +
+	"\fmerge_fields\x18\a \x01(\bR\vmergeFields\"\xb9\x01\n" +
 	"\bDeleteOp\x12\x1f\n" +
 	"\x03key\x18\x01 \x01(\v2\r.cairn.v1.KeyR\x03key\x121\n" +
 	"\tcondition\x18\x02 \x01(\x0e2\x13.cairn.v1.ConditionR\tcondition\x12#\n" +

@@ -93,6 +93,7 @@ type CairnConfig struct {
 	Durability  string        // cairn.durability: sync, write_no_sync, no_sync
 	Consistency string        // cairn.consistency: absolute, none_required
 	Layout      string        // cairn.layout: value or minor
+	Update      string        // cairn.update: merge or rmw (value layout)
 	Timeout     time.Duration // cairn.timeout
 	Conns       int           // cairn.conns
 	NodeConns   int           // cairn.nodeconns
@@ -248,6 +249,7 @@ func NewConfig(phase Phase, workload string, p *Properties) (*Config, error) {
 	c.Cairn.Durability = r.oneOf("cairn.durability", "sync", "write_no_sync", "no_sync")
 	c.Cairn.Consistency = r.oneOf("cairn.consistency", "absolute", "none_required")
 	c.Cairn.Layout = r.oneOf("cairn.layout", "value", "minor")
+	c.Cairn.Update = r.oneOf("cairn.update", "merge", "rmw")
 	c.Cairn.Timeout = r.duration("cairn.timeout")
 	c.Cairn.Conns = r.intMin("cairn.conns", 1)
 	c.Cairn.NodeConns = r.intMin("cairn.nodeconns", 1)

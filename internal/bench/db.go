@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"github.com/cairndb/cairn/api/fieldrec"
 	"io"
 	"sync/atomic"
 )
@@ -38,10 +39,7 @@ func (s Status) String() string {
 func (s Status) OK() bool { return s == StatusOK || s == StatusBatchedOK }
 
 // Field is one field of a record.
-type Field struct {
-	Name  string
-	Value []byte
-}
+type Field = fieldrec.Field
 
 // ScanRecord is one record returned by a scan.
 type ScanRecord struct {

@@ -85,6 +85,11 @@ func (s clientStore) put(ctx context.Context, k client.Key, v []byte, c cond, ma
 	return err == nil, err
 }
 
+func (s clientStore) updateFields(ctx context.Context, k client.Key, fs []Field) (bool, error) {
+	r, err := s.c.UpdateFields(ctx, k, fs)
+	return r.Done, err
+}
+
 func (s clientStore) putAll(ctx context.Context, ks []client.Key, vs [][]byte) error {
 	ops := make([]client.Op, len(ks))
 	for i := range ks {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/cairndb/cairn/api/fieldrec"
 	"io"
 	"log/slog"
 	"path/filepath"
@@ -141,6 +142,16 @@ func (s serverStore) put(ctx context.Context, k client.Key, v []byte, c cond, ma
 	case condIfVersion:
 		op.Condition, op.MatchVersion = cairnpb.Condition_CONDITION_IF_VERSION, match
 	}
+	resp, err := s.srv.Put(ctx, &cairnpb.PutRequest{Header: s.header, Op: op, Durability: s.durability})
+	if err != nil {
+		return false, err
+	}
+	return resp.GetResult().GetSuccess(), nil
+}
+
+func (s serverStore) updateFields(ctx context.Context, k client.Key, fs []Field) (bool, error) {
+	op := &cairnpb.PutOp{Key: keyPB(k), Value: fieldrec.Append(nil, fs), MergeFields: true,
+		Condition: cairnpb.Condition_CONDITION_IF_PRESENT}
 	resp, err := s.srv.Put(ctx, &cairnpb.PutRequest{Header: s.header, Op: op, Durability: s.durability})
 	if err != nil {
 		return false, err

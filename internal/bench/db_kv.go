@@ -27,6 +27,8 @@ type kvStore interface {
 	// multiGet returns every record under a complete major path.
 	multiGet(ctx context.Context, major []string) ([]client.Record, error)
 	put(ctx context.Context, k client.Key, v []byte, c cond, match client.Version) (done bool, err error)
+	// updateFields merges fs into the field record under k, if there is one.
+	updateFields(ctx context.Context, k client.Key, fs []Field) (done bool, err error)
 	// putAll writes the records atomically; the keys share one major path.
 	putAll(ctx context.Context, ks []client.Key, vs [][]byte) error
 	delete(ctx context.Context, k client.Key) (done bool, err error)
@@ -49,7 +51,9 @@ const updateTries = 10
 //   - value (default): the record is one value under /<table>/<key>,
 //     encoded as drawn in layout.go. A read is one get; an insert one put;
 //     an update of every field one put-if-present; an update of some fields
-//     a get and a put-if-version (retried on a lost race).
+//     one put that merges them into the stored record on the server
+//     (cairn.update=merge, the default), or a get and a put-if-version,
+//     retried on a lost race (cairn.update=rmw).
 //   - minor: one record per field under /<table>/<key>/-/<field>, as Oracle
 //     NoSQL's YCSB binding stores them. A read is one multi-get of the major
 //     path (one get for a single field); an insert or update one atomic
@@ -57,6 +61,7 @@ const updateTries = 10
 type cairnDB struct {
 	kv     kvStore
 	minor  bool
+	rmw    bool // cairn.update=rmw
 	names  []string
 	nfield int
 	log    *errLog
@@ -70,7 +75,7 @@ type cairnDB struct {
 }
 
 func newCairnDB(kv kvStore, cfg *Config, log *errLog) *cairnDB {
-	return &cairnDB{kv: kv, minor: cfg.Cairn.Layout == "minor", names: cfg.FieldNames(),
+	return &cairnDB{kv: kv, minor: cfg.Cairn.Layout == "minor", rmw: cfg.Cairn.Update == "rmw", names: cfg.FieldNames(),
 		nfield: cfg.FieldCount, log: log}
 }
 
@@ -174,6 +179,16 @@ func (d *cairnDB) Update(ctx context.Context, table string, key []byte, values [
 	if len(values) == d.nfield {
 		d.enc = appendRecord(d.enc[:0], values)
 		done, err := d.kv.put(ctx, k, d.enc, condIfPresent, nil)
+		switch {
+		case err != nil:
+			return d.fail("update", key, err)
+		case !done:
+			return StatusNotFound
+		}
+		return StatusOK
+	}
+	if !d.rmw {
+		done, err := d.kv.updateFields(ctx, k, values)
 		switch {
 		case err != nil:
 			return d.fail("update", key, err)

@@ -83,6 +83,7 @@ var knownProps = []prop{
 	{"cairn.durability", "write_no_sync", "write durability: sync, write_no_sync or no_sync"},
 	{"cairn.consistency", "none_required", "read consistency: absolute or none_required"},
 	{"cairn.layout", "value", "record layout: value (one value per record) or minor (one minor key per field)"},
+	{"cairn.update", "merge", "value layout's update of some fields: merge (one put that merges the fields on the server) or rmw (a get, then a put-if-version)"},
 	{"cairn.timeout", "5s", "timeout of each operation (Go duration)"},
 	{"cairn.conns", "2", "-db cairn: gRPC connections per helper host (the one host of cairn lite)"},
 	{"cairn.nodeconns", "1", "-db cairn: gRPC connections per node of a replicated store"},

@@ -42,6 +42,7 @@ var sentinels = []struct {
 }{
 	{storage.ErrBadResume, mapping{codes.InvalidArgument, "bad_resume", cairnpb.ErrorDetail_ACTION_FIX_INPUT}},
 	{storage.ErrBadVersion, mapping{codes.InvalidArgument, "bad_version", cairnpb.ErrorDetail_ACTION_FIX_INPUT}},
+	{storage.ErrNotFieldRecord, mapping{codes.InvalidArgument, "not_field_record", cairnpb.ErrorDetail_ACTION_FIX_INPUT}},
 	{storage.ErrBadCommand, mapping{codes.InvalidArgument, "invalid_argument", cairnpb.ErrorDetail_ACTION_FIX_INPUT}},
 	{keys.ErrMalformed, mapping{codes.InvalidArgument, "invalid_key", cairnpb.ErrorDetail_ACTION_FIX_INPUT}},
 	{keys.ErrInvalid, mapping{codes.InvalidArgument, "invalid_key", cairnpb.ErrorDetail_ACTION_FIX_INPUT}},

@@ -91,7 +91,7 @@ func (s *Server) putGroup(ctx context.Context, req *cairnpb.PutManyRequest, idx 
 	for j, i := range idx {
 		ops[j] = &cairnpb.Operation{Op: &cairnpb.Operation_Put{Put: req.GetOps()[i]}}
 	}
-	res, err := s.propose(ctx, req.GetHeader(), req.GetDurability(), batchCommand(ops...), req.GetOps()[idx[0]].GetKey().GetMajor())
+	res, err := s.propose(ctx, req.GetHeader(), req.GetDurability(), s.batchCommand(ops...), req.GetOps()[idx[0]].GetKey().GetMajor())
 	for j, i := range idx {
 		if err != nil {
 			results[i] = s.failedResult(err)

@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"github.com/cairndb/cairn/api/fieldrec"
 	"slices"
 	"time"
 	"unicode/utf8"
@@ -79,6 +80,11 @@ func (s *Server) checkPut(op *cairnpb.PutOp) error {
 	}
 	if op.GetTtlMs() < 0 {
 		return badInput("invalid_argument", "put.ttl_ms: negative TTL %d", op.GetTtlMs())
+	}
+	if op.GetMergeFields() {
+		if err := fieldrec.Check(op.GetValue()); err != nil {
+			return badInput("invalid_argument", "put.value: merge_fields takes a field record (api/fieldrec): %v", err)
+		}
 	}
 	return nil
 }

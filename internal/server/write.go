@@ -33,7 +33,7 @@ func (s *Server) Delete(ctx context.Context, req *cairnpb.DeleteRequest) (*cairn
 }
 
 func (s *Server) writeOne(ctx context.Context, h *cairnpb.RequestHeader, d *cairnpb.Durability, op *cairnpb.Operation) (*cairnpb.WriteResponse, error) {
-	res, err := s.propose(ctx, h, d, batchCommand(op), opKey(op).GetMajor())
+	res, err := s.propose(ctx, h, d, s.batchCommand(op), opKey(op).GetMajor())
 	if err != nil {
 		return nil, s.status(err)
 	}
@@ -48,7 +48,7 @@ func (s *Server) Execute(ctx context.Context, req *cairnpb.ExecuteRequest) (*cai
 	if err := s.checkOps(req.GetOps()); err != nil {
 		return nil, s.status(err)
 	}
-	res, err := s.propose(ctx, req.GetHeader(), req.GetDurability(), batchCommand(req.GetOps()...), opKey(req.GetOps()[0]).GetMajor())
+	res, err := s.propose(ctx, req.GetHeader(), req.GetDurability(), s.batchCommand(req.GetOps()...), opKey(req.GetOps()[0]).GetMajor())
 	if err != nil {
 		return nil, s.status(err)
 	}
@@ -83,8 +83,18 @@ func (s *Server) MultiDelete(ctx context.Context, req *cairnpb.MultiDeleteReques
 	return &cairnpb.MultiDeleteResponse{Deleted: res.Deleted}, nil
 }
 
-func batchCommand(ops ...*cairnpb.Operation) *commandpb.Command {
-	return &commandpb.Command{Body: &commandpb.Command_Batch{Batch: &commandpb.Batch{Ops: ops}}}
+// batchCommand is the command for ops. A batch that merges fields carries
+// this server's value limit, which bounds the merged records on every
+// replica alike.
+func (s *Server) batchCommand(ops ...*cairnpb.Operation) *commandpb.Command {
+	b := &commandpb.Batch{Ops: ops}
+	for _, op := range ops {
+		if op.GetPut().GetMergeFields() {
+			b.MaxMergedBytes = int64(s.limits.MaxValueBytes)
+			break
+		}
+	}
+	return &commandpb.Command{Body: &commandpb.Command_Batch{Batch: b}}
 }
 
 // propose runs a validated command through the shard.

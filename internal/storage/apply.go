@@ -57,6 +57,7 @@ type Batch struct {
 	last       uint64          // the last index applied in this batch; 0 if none
 	locked     bool            // holds the engine's swap lock (read-only engine)
 	dropped    []Span          // partitions cleared: compacted after the commit (reclaim.go)
+	maxMerged  int64           // the current command's bound on a merged record (0: none)
 }
 
 // NewBatch starts a batch for the single-shard (lite) store whose versions
@@ -121,6 +122,7 @@ func (b *Batch) Apply(index uint64, cmd *commandpb.Command) Result {
 	b.last = index
 	switch body := cmd.GetBody().(type) {
 	case *commandpb.Command_Batch:
+		b.maxMerged = body.Batch.GetMaxMergedBytes()
 		return b.applyOps(index, cmd.GetNowMs(), body.Batch.GetOps())
 	case *commandpb.Command_MultiDelete:
 		return b.applyMultiDelete(cmd.GetNowMs(), body.MultiDelete)
@@ -283,7 +285,7 @@ func (b *Batch) applyOp(ov *overlay, index uint64, now int64, op *cairnpb.Operat
 
 func (b *Batch) applyPut(ov *overlay, index uint64, now int64, put *cairnpb.PutOp) (*cairnpb.OperationResult, error) {
 	sk := keys.Encode(b.shard, keyFromPB(put.GetKey()))
-	needOld := put.GetCondition() != cairnpb.Condition_CONDITION_UNSPECIFIED || wantsPrevious(put.GetReturn())
+	needOld := put.GetCondition() != cairnpb.Condition_CONDITION_UNSPECIFIED || wantsPrevious(put.GetReturn()) || put.GetMergeFields()
 	var old recordView
 	var exists bool
 	if needOld {
@@ -311,8 +313,15 @@ func (b *Batch) applyPut(ov *overlay, index uint64, now int64, put *cairnpb.PutO
 	if ttl := put.GetTtlMs(); ttl > 0 {
 		exp = now + ttl
 	}
+	value := put.GetValue()
+	if put.GetMergeFields() && exists {
+		var err error
+		if value, err = b.merge(old.value, value); err != nil {
+			return nil, err
+		}
+	}
 	version := MakeVersion(b.origin, index)
-	ov.put(&pending{sk: sk, rec: encodeRecord(nil, version, exp, put.GetValue()), expMs: exp})
+	ov.put(&pending{sk: sk, rec: encodeRecord(nil, version, exp, value), expMs: exp})
 	r.NewVersion = version
 	return r, nil
 }

@@ -126,6 +126,10 @@ func TestBadInputOverWire(t *testing.T) {
 		{"empty_major_path", func(ctx context.Context) error {
 			return put(ctx, c, key(nil, "minor"), []byte("v"), 0)
 		}, want{code: codes.InvalidArgument, kind: "invalid_key", contains: []string{"major path is empty"}}},
+		{"merge_fields_not_a_record", func(ctx context.Context) error {
+			_, err := c.Put(ctx, &cairnpb.PutRequest{Op: &cairnpb.PutOp{Key: okKey, Value: []byte("plain"), MergeFields: true}})
+			return err
+		}, want{code: codes.InvalidArgument, kind: "invalid_argument", contains: []string{"merge_fields takes a field record"}}},
 		{"missing_key", func(ctx context.Context) error {
 			_, err := c.Put(ctx, &cairnpb.PutRequest{Op: &cairnpb.PutOp{Value: []byte("v")}})
 			return err

@@ -339,10 +339,14 @@ func (*Command_CancelMove) isCommand_Body() {}
 // operation). An operation with abort_if_unsuccessful that fails makes the
 // whole batch write nothing.
 type Batch struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Ops           []*cairnpb.Operation   `protobuf:"bytes,1,rep,name=ops,proto3" json:"ops,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Ops   []*cairnpb.Operation   `protobuf:"bytes,1,rep,name=ops,proto3" json:"ops,omitempty"`
+	// max_merged_bytes bounds a record a merge_fields put produces, so that
+	// every replica fails an oversized merge alike; 0: no bound. The
+	// proposing server sets it to its max_value_bytes.
+	MaxMergedBytes int64 `protobuf:"varint,2,opt,name=max_merged_bytes,json=maxMergedBytes,proto3" json:"max_merged_bytes,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *Batch) Reset() {
@@ -380,6 +384,13 @@ func (x *Batch) GetOps() []*cairnpb.Operation {
 		return x.Ops
 	}
 	return nil
+}
+
+func (x *Batch) GetMaxMergedBytes() int64 {
+	if x != nil {
+		return x.MaxMergedBytes
+	}
+	return 0
 }
 
 type MultiDelete struct {
@@ -1297,9 +1308,10 @@ const file_internal_storage_commandpb_command_proto_rawDesc = "" +
 	"\tclient_id\x18\x05 \x01(\x04R\bclientId\x12\x1d\n" +
 	"\n" +
 	"client_seq\x18\x06 \x01(\x04R\tclientSeqB\x06\n" +
-	"\x04body\".\n" +
+	"\x04body\"X\n" +
 	"\x05Batch\x12%\n" +
-	"\x03ops\x18\x01 \x03(\v2\x13.cairn.v1.OperationR\x03ops\"\x85\x01\n" +
+	"\x03ops\x18\x01 \x03(\v2\x13.cairn.v1.OperationR\x03ops\x12(\n" +
+	"\x10max_merged_bytes\x18\x02 \x01(\x03R\x0emaxMergedBytes\"\x85\x01\n" +
 	"\vMultiDelete\x12%\n" +
 	"\x06parent\x18\x01 \x01(\v2\r.cairn.v1.KeyR\x06parent\x12(\n" +
 	"\x05range\x18\x02 \x01(\v2\x12.cairn.v1.KeyRangeR\x05range\x12%\n" +

@@ -153,19 +153,21 @@ class Record(_message.Message):
     def __init__(self, key: _Optional[_Union[Key, _Mapping]] = ..., value: _Optional[bytes] = ..., version: _Optional[bytes] = ..., expiration_ms: _Optional[int] = ...) -> None: ...
 
 class PutOp(_message.Message):
-    __slots__ = ("key", "value", "condition", "match_version", "ttl_ms")
+    __slots__ = ("key", "value", "condition", "match_version", "ttl_ms", "merge_fields")
     KEY_FIELD_NUMBER: _ClassVar[int]
     VALUE_FIELD_NUMBER: _ClassVar[int]
     CONDITION_FIELD_NUMBER: _ClassVar[int]
     MATCH_VERSION_FIELD_NUMBER: _ClassVar[int]
     RETURN_FIELD_NUMBER: _ClassVar[int]
     TTL_MS_FIELD_NUMBER: _ClassVar[int]
+    MERGE_FIELDS_FIELD_NUMBER: _ClassVar[int]
     key: Key
     value: bytes
     condition: Condition
     match_version: bytes
     ttl_ms: int
-    def __init__(self, key: _Optional[_Union[Key, _Mapping]] = ..., value: _Optional[bytes] = ..., condition: _Optional[_Union[Condition, str]] = ..., match_version: _Optional[bytes] = ..., ttl_ms: _Optional[int] = ..., **kwargs) -> None: ...
+    merge_fields: bool
+    def __init__(self, key: _Optional[_Union[Key, _Mapping]] = ..., value: _Optional[bytes] = ..., condition: _Optional[_Union[Condition, str]] = ..., match_version: _Optional[bytes] = ..., ttl_ms: _Optional[int] = ..., merge_fields: _Optional[bool] = ..., **kwargs) -> None: ...
 
 class DeleteOp(_message.Message):
     __slots__ = ("key", "condition", "match_version")

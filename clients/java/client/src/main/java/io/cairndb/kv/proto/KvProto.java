@@ -219,148 +219,149 @@ public final class KvProto extends com.google.protobuf.GeneratedFile {
       "\001(\t\022\025\n\rend_inclusive\030\006 \001(\010\022\022\n\nhas_prefix" +
       "\030\007 \001(\010\022\016\n\006prefix\030\010 \001(\t\"[\n\006Record\022\032\n\003key\030" +
       "\001 \001(\0132\r.cairn.v1.Key\022\r\n\005value\030\002 \001(\014\022\017\n\007v" +
-      "ersion\030\003 \001(\014\022\025\n\rexpiration_ms\030\004 \001(\003\"\257\001\n\005" +
+      "ersion\030\003 \001(\014\022\025\n\rexpiration_ms\030\004 \001(\003\"\305\001\n\005" +
       "PutOp\022\032\n\003key\030\001 \001(\0132\r.cairn.v1.Key\022\r\n\005val" +
       "ue\030\002 \001(\014\022&\n\tcondition\030\003 \001(\0162\023.cairn.v1.C" +
       "ondition\022\025\n\rmatch_version\030\004 \001(\014\022,\n\006retur" +
       "n\030\005 \001(\0162\034.cairn.v1.ReturnValueVersion\022\016\n" +
-      "\006ttl_ms\030\006 \001(\003\"\223\001\n\010DeleteOp\022\032\n\003key\030\001 \001(\0132" +
-      "\r.cairn.v1.Key\022&\n\tcondition\030\002 \001(\0162\023.cair" +
-      "n.v1.Condition\022\025\n\rmatch_version\030\003 \001(\014\022,\n" +
-      "\006return\030\004 \001(\0162\034.cairn.v1.ReturnValueVers" +
-      "ion\"v\n\tOperation\022\036\n\003put\030\001 \001(\0132\017.cairn.v1" +
-      ".PutOpH\000\022$\n\006delete\030\002 \001(\0132\022.cairn.v1.Dele" +
-      "teOpH\000\022\035\n\025abort_if_unsuccessful\030\003 \001(\010B\004\n" +
-      "\002op\"\242\001\n\017OperationResult\022\017\n\007success\030\001 \001(\010" +
-      "\022\023\n\013new_version\030\002 \001(\014\022\027\n\017previous_exists" +
-      "\030\003 \001(\010\022\026\n\016previous_value\030\004 \001(\014\022\030\n\020previo" +
-      "us_version\030\005 \001(\014\022\036\n\026previous_expiration_" +
-      "ms\030\006 \001(\003\"H\n\rRequestHeader\022\r\n\005store\030\001 \001(\t" +
-      "\022\022\n\ntimeout_ms\030\002 \001(\003\022\024\n\014topology_seq\030\003 \001" +
-      "(\004\"}\n\nGetRequest\022\'\n\006header\030\001 \001(\0132\027.cairn" +
-      ".v1.RequestHeader\022\032\n\003key\030\002 \001(\0132\r.cairn.v" +
-      "1.Key\022*\n\013consistency\030\003 \001(\0132\025.cairn.v1.Co" +
-      "nsistency\">\n\013GetResponse\022\r\n\005found\030\001 \001(\010\022" +
-      " \n\006record\030\002 \001(\0132\020.cairn.v1.Record\"|\n\nPut" +
-      "Request\022\'\n\006header\030\001 \001(\0132\027.cairn.v1.Reque" +
-      "stHeader\022\033\n\002op\030\002 \001(\0132\017.cairn.v1.PutOp\022(\n" +
-      "\ndurability\030\003 \001(\0132\024.cairn.v1.Durability\"" +
-      ":\n\rWriteResponse\022)\n\006result\030\001 \001(\0132\031.cairn" +
-      ".v1.OperationResult\"\202\001\n\rDeleteRequest\022\'\n" +
-      "\006header\030\001 \001(\0132\027.cairn.v1.RequestHeader\022\036" +
-      "\n\002op\030\002 \001(\0132\022.cairn.v1.DeleteOp\022(\n\ndurabi" +
-      "lity\030\003 \001(\0132\024.cairn.v1.Durability\"\205\001\n\016Exe" +
-      "cuteRequest\022\'\n\006header\030\001 \001(\0132\027.cairn.v1.R" +
-      "equestHeader\022 \n\003ops\030\002 \003(\0132\023.cairn.v1.Ope" +
-      "ration\022(\n\ndurability\030\003 \001(\0132\024.cairn.v1.Du" +
-      "rability\"\230\001\n\017ExecuteResponse\022\021\n\tcommitte" +
-      "d\030\001 \001(\010\022*\n\007results\030\002 \003(\0132\031.cairn.v1.Oper" +
-      "ationResult\022\024\n\014failed_index\030\003 \001(\005\0220\n\rfai" +
-      "led_result\030\004 \001(\0132\031.cairn.v1.OperationRes" +
-      "ult\"\201\001\n\016PutManyRequest\022\'\n\006header\030\001 \001(\0132\027" +
-      ".cairn.v1.RequestHeader\022\034\n\003ops\030\002 \003(\0132\017.c" +
-      "airn.v1.PutOp\022(\n\ndurability\030\003 \001(\0132\024.cair" +
-      "n.v1.Durability\";\n\017PutManyResponse\022(\n\007re" +
-      "sults\030\001 \003(\0132\027.cairn.v1.PutManyResult\"\214\001\n" +
-      "\rPutManyResult\022)\n\006result\030\001 \001(\0132\031.cairn.v" +
-      "1.OperationResult\022\022\n\nerror_code\030\002 \001(\r\022\025\n" +
-      "\rerror_message\030\003 \001(\t\022%\n\006detail\030\004 \001(\0132\025.c" +
-      "airn.v1.ErrorDetail\"\311\001\n\022MultiDeleteReque" +
-      "st\022\'\n\006header\030\001 \001(\0132\027.cairn.v1.RequestHea" +
-      "der\022\035\n\006parent\030\002 \001(\0132\r.cairn.v1.Key\022!\n\005ra" +
-      "nge\030\003 \001(\0132\022.cairn.v1.KeyRange\022\036\n\005depth\030\004" +
-      " \001(\0162\017.cairn.v1.Depth\022(\n\ndurability\030\005 \001(" +
-      "\0132\024.cairn.v1.Durability\"&\n\023MultiDeleteRe" +
-      "sponse\022\017\n\007deleted\030\001 \001(\003\"\247\002\n\017MultiGetRequ" +
-      "est\022\'\n\006header\030\001 \001(\0132\027.cairn.v1.RequestHe" +
-      "ader\022\035\n\006parent\030\002 \001(\0132\r.cairn.v1.Key\022!\n\005r" +
-      "ange\030\003 \001(\0132\022.cairn.v1.KeyRange\022\036\n\005depth\030" +
-      "\004 \001(\0162\017.cairn.v1.Depth\022&\n\tdirection\030\005 \001(" +
-      "\0162\023.cairn.v1.Direction\022\021\n\tkeys_only\030\006 \001(" +
-      "\010\022\022\n\nbatch_size\030\007 \001(\005\022\016\n\006resume\030\010 \001(\014\022*\n" +
-      "\013consistency\030\t \001(\0132\025.cairn.v1.Consistenc" +
-      "y\"E\n\020MultiGetResponse\022!\n\007records\030\001 \003(\0132\020" +
-      ".cairn.v1.Record\022\016\n\006resume\030\002 \001(\014\"\217\002\n\020Sto" +
-      "reScanRequest\022\'\n\006header\030\001 \001(\0132\027.cairn.v1" +
-      ".RequestHeader\022\035\n\006parent\030\002 \001(\0132\r.cairn.v" +
-      "1.Key\022!\n\005range\030\003 \001(\0132\022.cairn.v1.KeyRange" +
-      "\022\036\n\005depth\030\004 \001(\0162\017.cairn.v1.Depth\022\021\n\tkeys" +
-      "_only\030\005 \001(\010\022\022\n\nbatch_size\030\006 \001(\005\022\016\n\006resum" +
-      "e\030\007 \001(\014\022*\n\013consistency\030\010 \001(\0132\025.cairn.v1." +
-      "Consistency\022\r\n\005shard\030\t \001(\004\"F\n\021StoreScanR" +
-      "esponse\022!\n\007records\030\001 \003(\0132\020.cairn.v1.Reco" +
-      "rd\022\016\n\006resume\030\002 \001(\014\"\022\n\020StoreInfoRequest\"\340" +
-      "\001\n\021StoreInfoResponse\022\r\n\005store\030\001 \001(\t\022\022\n\np" +
-      "artitions\030\002 \001(\r\022\017\n\007version\030\003 \001(\t\022\024\n\014topo" +
-      "logy_seq\030\004 \001(\004\022 \n\006limits\030\005 \001(\0132\020.cairn.v" +
-      "1.Limits\022$\n\010topology\030\006 \001(\0132\022.cairn.v1.To" +
-      "pology\022+\n\014local_shards\030\007 \003(\0132\025.cairn.v1." +
-      "ShardStatus\022\014\n\004node\030\010 \001(\004\"\243\001\n\010Topology\022\r" +
-      "\n\005store\030\001 \001(\t\022\022\n\npartitions\030\002 \001(\r\022\013\n\003seq" +
-      "\030\003 \001(\004\022%\n\005nodes\030\004 \003(\0132\026.cairn.v1.Topolog" +
-      "yNode\022\'\n\006shards\030\005 \003(\0132\027.cairn.v1.Topolog" +
-      "yShard\022\027\n\017partition_shard\030\006 \003(\004\"(\n\014Topol" +
-      "ogyNode\022\n\n\002id\030\001 \001(\004\022\014\n\004addr\030\002 \001(\t\"P\n\rTop" +
-      "ologyShard\022\n\n\002id\030\001 \001(\004\022\020\n\010replicas\030\002 \003(\004" +
-      "\022\021\n\tpreferred\030\003 \001(\004\022\016\n\006origin\030\004 \001(\004\"^\n\013S" +
-      "hardStatus\022\r\n\005shard\030\001 \001(\004\022\016\n\006leader\030\002 \001(" +
-      "\004\022\014\n\004term\030\003 \001(\004\022\017\n\007applied\030\004 \001(\004\022\021\n\tis_l" +
-      "eader\030\005 \001(\010\"\240\001\n\006Limits\022\025\n\rmax_key_bytes\030" +
-      "\001 \001(\003\022\027\n\017max_value_bytes\030\002 \001(\003\022\026\n\016max_co" +
-      "mponents\030\003 \001(\005\022\026\n\016max_timeout_ms\030\004 \001(\003\022\030" +
-      "\n\020max_result_bytes\030\005 \001(\003\022\034\n\024max_put_many" +
-      "_records\030\006 \001(\005\"\345\002\n\013ErrorDetail\022\014\n\004kind\030\001" +
-      " \001(\t\022,\n\006action\030\002 \001(\0162\034.cairn.v1.ErrorDet" +
-      "ail.Action\022\r\n\005limit\030\003 \001(\t\022\013\n\003max\030\004 \001(\003\022\014" +
-      "\n\004seen\030\005 \001(\003\022\025\n\rmaybe_applied\030\006 \001(\010\022\023\n\013l" +
-      "eader_node\030\007 \001(\004\022\023\n\013leader_addr\030\010 \001(\t\022\026\n" +
-      "\016moved_to_shard\030\t \001(\004\022\022\n\npartitions\030\n \001(" +
-      "\r\022\024\n\014topology_seq\030\013 \001(\004\"m\n\006Action\022\026\n\022ACT" +
-      "ION_UNSPECIFIED\020\000\022\020\n\014ACTION_RETRY\020\001\022\022\n\016A" +
-      "CTION_REFRESH\020\002\022\024\n\020ACTION_FIX_INPUT\020\003\022\017\n" +
-      "\013ACTION_NONE\020\004*w\n\nSyncPolicy\022\033\n\027SYNC_POL" +
-      "ICY_UNSPECIFIED\020\000\022\024\n\020SYNC_POLICY_SYNC\020\001\022" +
-      "\035\n\031SYNC_POLICY_WRITE_NO_SYNC\020\002\022\027\n\023SYNC_P" +
-      "OLICY_NO_SYNC\020\003*\227\001\n\020ReplicaAckPolicy\022\"\n\036" +
-      "REPLICA_ACK_POLICY_UNSPECIFIED\020\000\022\032\n\026REPL" +
-      "ICA_ACK_POLICY_ALL\020\001\022&\n\"REPLICA_ACK_POLI" +
-      "CY_SIMPLE_MAJORITY\020\002\022\033\n\027REPLICA_ACK_POLI" +
-      "CY_NONE\020\003*\263\001\n\017ConsistencyKind\022 \n\034CONSIST" +
-      "ENCY_KIND_UNSPECIFIED\020\000\022\035\n\031CONSISTENCY_K" +
-      "IND_ABSOLUTE\020\001\022\"\n\036CONSISTENCY_KIND_NONE_" +
-      "REQUIRED\020\002\022\035\n\031CONSISTENCY_KIND_TIME_LAG\020" +
-      "\003\022\034\n\030CONSISTENCY_KIND_VERSION\020\004*\271\001\n\022Retu" +
-      "rnValueVersion\022$\n RETURN_VALUE_VERSION_U" +
-      "NSPECIFIED\020\000\022\035\n\031RETURN_VALUE_VERSION_NON" +
-      "E\020\001\022\036\n\032RETURN_VALUE_VERSION_VALUE\020\002\022 \n\034R" +
-      "ETURN_VALUE_VERSION_VERSION\020\003\022\034\n\030RETURN_" +
-      "VALUE_VERSION_ALL\020\004*\224\001\n\005Depth\022\025\n\021DEPTH_U" +
-      "NSPECIFIED\020\000\022\027\n\023DEPTH_CHILDREN_ONLY\020\001\022\035\n" +
-      "\031DEPTH_PARENT_AND_CHILDREN\020\002\022\032\n\026DEPTH_DE" +
-      "SCENDANTS_ONLY\020\003\022 \n\034DEPTH_PARENT_AND_DES" +
-      "CENDANTS\020\004*m\n\tDirection\022\031\n\025DIRECTION_UNS" +
-      "PECIFIED\020\000\022\025\n\021DIRECTION_FORWARD\020\001\022\025\n\021DIR" +
-      "ECTION_REVERSE\020\002\022\027\n\023DIRECTION_UNORDERED\020" +
-      "\003*s\n\tCondition\022\031\n\025CONDITION_UNSPECIFIED\020" +
-      "\000\022\027\n\023CONDITION_IF_ABSENT\020\001\022\030\n\024CONDITION_" +
-      "IF_PRESENT\020\002\022\030\n\024CONDITION_IF_VERSION\020\0032\305" +
-      "\004\n\002KV\0222\n\003Get\022\024.cairn.v1.GetRequest\032\025.cai" +
-      "rn.v1.GetResponse\0224\n\003Put\022\024.cairn.v1.PutR" +
-      "equest\032\027.cairn.v1.WriteResponse\022:\n\006Delet" +
-      "e\022\027.cairn.v1.DeleteRequest\032\027.cairn.v1.Wr" +
-      "iteResponse\022>\n\007Execute\022\030.cairn.v1.Execut" +
-      "eRequest\032\031.cairn.v1.ExecuteResponse\022>\n\007P" +
-      "utMany\022\030.cairn.v1.PutManyRequest\032\031.cairn" +
-      ".v1.PutManyResponse\022A\n\010MultiGet\022\031.cairn." +
-      "v1.MultiGetRequest\032\032.cairn.v1.MultiGetRe" +
-      "sponse\022J\n\013MultiDelete\022\034.cairn.v1.MultiDe" +
-      "leteRequest\032\035.cairn.v1.MultiDeleteRespon" +
-      "se\022D\n\tStoreScan\022\032.cairn.v1.StoreScanRequ" +
-      "est\032\033.cairn.v1.StoreScanResponse\022D\n\tStor" +
-      "eInfo\022\032.cairn.v1.StoreInfoRequest\032\033.cair" +
-      "n.v1.StoreInfoResponseBM\n\023io.cairndb.kv." +
-      "protoB\007KvProtoP\001Z$github.com/cairndb/cai" +
-      "rn/api/cairnpb\222\003\004\010\002 \003b\010editionsp\350\007"
+      "\006ttl_ms\030\006 \001(\003\022\024\n\014merge_fields\030\007 \001(\010\"\223\001\n\010" +
+      "DeleteOp\022\032\n\003key\030\001 \001(\0132\r.cairn.v1.Key\022&\n\t" +
+      "condition\030\002 \001(\0162\023.cairn.v1.Condition\022\025\n\r" +
+      "match_version\030\003 \001(\014\022,\n\006return\030\004 \001(\0162\034.ca" +
+      "irn.v1.ReturnValueVersion\"v\n\tOperation\022\036" +
+      "\n\003put\030\001 \001(\0132\017.cairn.v1.PutOpH\000\022$\n\006delete" +
+      "\030\002 \001(\0132\022.cairn.v1.DeleteOpH\000\022\035\n\025abort_if" +
+      "_unsuccessful\030\003 \001(\010B\004\n\002op\"\242\001\n\017OperationR" +
+      "esult\022\017\n\007success\030\001 \001(\010\022\023\n\013new_version\030\002 " +
+      "\001(\014\022\027\n\017previous_exists\030\003 \001(\010\022\026\n\016previous" +
+      "_value\030\004 \001(\014\022\030\n\020previous_version\030\005 \001(\014\022\036" +
+      "\n\026previous_expiration_ms\030\006 \001(\003\"H\n\rReques" +
+      "tHeader\022\r\n\005store\030\001 \001(\t\022\022\n\ntimeout_ms\030\002 \001" +
+      "(\003\022\024\n\014topology_seq\030\003 \001(\004\"}\n\nGetRequest\022\'" +
+      "\n\006header\030\001 \001(\0132\027.cairn.v1.RequestHeader\022" +
+      "\032\n\003key\030\002 \001(\0132\r.cairn.v1.Key\022*\n\013consisten" +
+      "cy\030\003 \001(\0132\025.cairn.v1.Consistency\">\n\013GetRe" +
+      "sponse\022\r\n\005found\030\001 \001(\010\022 \n\006record\030\002 \001(\0132\020." +
+      "cairn.v1.Record\"|\n\nPutRequest\022\'\n\006header\030" +
+      "\001 \001(\0132\027.cairn.v1.RequestHeader\022\033\n\002op\030\002 \001" +
+      "(\0132\017.cairn.v1.PutOp\022(\n\ndurability\030\003 \001(\0132" +
+      "\024.cairn.v1.Durability\":\n\rWriteResponse\022)" +
+      "\n\006result\030\001 \001(\0132\031.cairn.v1.OperationResul" +
+      "t\"\202\001\n\rDeleteRequest\022\'\n\006header\030\001 \001(\0132\027.ca" +
+      "irn.v1.RequestHeader\022\036\n\002op\030\002 \001(\0132\022.cairn" +
+      ".v1.DeleteOp\022(\n\ndurability\030\003 \001(\0132\024.cairn" +
+      ".v1.Durability\"\205\001\n\016ExecuteRequest\022\'\n\006hea" +
+      "der\030\001 \001(\0132\027.cairn.v1.RequestHeader\022 \n\003op" +
+      "s\030\002 \003(\0132\023.cairn.v1.Operation\022(\n\ndurabili" +
+      "ty\030\003 \001(\0132\024.cairn.v1.Durability\"\230\001\n\017Execu" +
+      "teResponse\022\021\n\tcommitted\030\001 \001(\010\022*\n\007results" +
+      "\030\002 \003(\0132\031.cairn.v1.OperationResult\022\024\n\014fai" +
+      "led_index\030\003 \001(\005\0220\n\rfailed_result\030\004 \001(\0132\031" +
+      ".cairn.v1.OperationResult\"\201\001\n\016PutManyReq" +
+      "uest\022\'\n\006header\030\001 \001(\0132\027.cairn.v1.RequestH" +
+      "eader\022\034\n\003ops\030\002 \003(\0132\017.cairn.v1.PutOp\022(\n\nd" +
+      "urability\030\003 \001(\0132\024.cairn.v1.Durability\";\n" +
+      "\017PutManyResponse\022(\n\007results\030\001 \003(\0132\027.cair" +
+      "n.v1.PutManyResult\"\214\001\n\rPutManyResult\022)\n\006" +
+      "result\030\001 \001(\0132\031.cairn.v1.OperationResult\022" +
+      "\022\n\nerror_code\030\002 \001(\r\022\025\n\rerror_message\030\003 \001" +
+      "(\t\022%\n\006detail\030\004 \001(\0132\025.cairn.v1.ErrorDetai" +
+      "l\"\311\001\n\022MultiDeleteRequest\022\'\n\006header\030\001 \001(\013" +
+      "2\027.cairn.v1.RequestHeader\022\035\n\006parent\030\002 \001(" +
+      "\0132\r.cairn.v1.Key\022!\n\005range\030\003 \001(\0132\022.cairn." +
+      "v1.KeyRange\022\036\n\005depth\030\004 \001(\0162\017.cairn.v1.De" +
+      "pth\022(\n\ndurability\030\005 \001(\0132\024.cairn.v1.Durab" +
+      "ility\"&\n\023MultiDeleteResponse\022\017\n\007deleted\030" +
+      "\001 \001(\003\"\247\002\n\017MultiGetRequest\022\'\n\006header\030\001 \001(" +
+      "\0132\027.cairn.v1.RequestHeader\022\035\n\006parent\030\002 \001" +
+      "(\0132\r.cairn.v1.Key\022!\n\005range\030\003 \001(\0132\022.cairn" +
+      ".v1.KeyRange\022\036\n\005depth\030\004 \001(\0162\017.cairn.v1.D" +
+      "epth\022&\n\tdirection\030\005 \001(\0162\023.cairn.v1.Direc" +
+      "tion\022\021\n\tkeys_only\030\006 \001(\010\022\022\n\nbatch_size\030\007 " +
+      "\001(\005\022\016\n\006resume\030\010 \001(\014\022*\n\013consistency\030\t \001(\013" +
+      "2\025.cairn.v1.Consistency\"E\n\020MultiGetRespo" +
+      "nse\022!\n\007records\030\001 \003(\0132\020.cairn.v1.Record\022\016" +
+      "\n\006resume\030\002 \001(\014\"\217\002\n\020StoreScanRequest\022\'\n\006h" +
+      "eader\030\001 \001(\0132\027.cairn.v1.RequestHeader\022\035\n\006" +
+      "parent\030\002 \001(\0132\r.cairn.v1.Key\022!\n\005range\030\003 \001" +
+      "(\0132\022.cairn.v1.KeyRange\022\036\n\005depth\030\004 \001(\0162\017." +
+      "cairn.v1.Depth\022\021\n\tkeys_only\030\005 \001(\010\022\022\n\nbat" +
+      "ch_size\030\006 \001(\005\022\016\n\006resume\030\007 \001(\014\022*\n\013consist" +
+      "ency\030\010 \001(\0132\025.cairn.v1.Consistency\022\r\n\005sha" +
+      "rd\030\t \001(\004\"F\n\021StoreScanResponse\022!\n\007records" +
+      "\030\001 \003(\0132\020.cairn.v1.Record\022\016\n\006resume\030\002 \001(\014" +
+      "\"\022\n\020StoreInfoRequest\"\340\001\n\021StoreInfoRespon" +
+      "se\022\r\n\005store\030\001 \001(\t\022\022\n\npartitions\030\002 \001(\r\022\017\n" +
+      "\007version\030\003 \001(\t\022\024\n\014topology_seq\030\004 \001(\004\022 \n\006" +
+      "limits\030\005 \001(\0132\020.cairn.v1.Limits\022$\n\010topolo" +
+      "gy\030\006 \001(\0132\022.cairn.v1.Topology\022+\n\014local_sh" +
+      "ards\030\007 \003(\0132\025.cairn.v1.ShardStatus\022\014\n\004nod" +
+      "e\030\010 \001(\004\"\243\001\n\010Topology\022\r\n\005store\030\001 \001(\t\022\022\n\np" +
+      "artitions\030\002 \001(\r\022\013\n\003seq\030\003 \001(\004\022%\n\005nodes\030\004 " +
+      "\003(\0132\026.cairn.v1.TopologyNode\022\'\n\006shards\030\005 " +
+      "\003(\0132\027.cairn.v1.TopologyShard\022\027\n\017partitio" +
+      "n_shard\030\006 \003(\004\"(\n\014TopologyNode\022\n\n\002id\030\001 \001(" +
+      "\004\022\014\n\004addr\030\002 \001(\t\"P\n\rTopologyShard\022\n\n\002id\030\001" +
+      " \001(\004\022\020\n\010replicas\030\002 \003(\004\022\021\n\tpreferred\030\003 \001(" +
+      "\004\022\016\n\006origin\030\004 \001(\004\"^\n\013ShardStatus\022\r\n\005shar" +
+      "d\030\001 \001(\004\022\016\n\006leader\030\002 \001(\004\022\014\n\004term\030\003 \001(\004\022\017\n" +
+      "\007applied\030\004 \001(\004\022\021\n\tis_leader\030\005 \001(\010\"\240\001\n\006Li" +
+      "mits\022\025\n\rmax_key_bytes\030\001 \001(\003\022\027\n\017max_value" +
+      "_bytes\030\002 \001(\003\022\026\n\016max_components\030\003 \001(\005\022\026\n\016" +
+      "max_timeout_ms\030\004 \001(\003\022\030\n\020max_result_bytes" +
+      "\030\005 \001(\003\022\034\n\024max_put_many_records\030\006 \001(\005\"\345\002\n" +
+      "\013ErrorDetail\022\014\n\004kind\030\001 \001(\t\022,\n\006action\030\002 \001" +
+      "(\0162\034.cairn.v1.ErrorDetail.Action\022\r\n\005limi" +
+      "t\030\003 \001(\t\022\013\n\003max\030\004 \001(\003\022\014\n\004seen\030\005 \001(\003\022\025\n\rma" +
+      "ybe_applied\030\006 \001(\010\022\023\n\013leader_node\030\007 \001(\004\022\023" +
+      "\n\013leader_addr\030\010 \001(\t\022\026\n\016moved_to_shard\030\t " +
+      "\001(\004\022\022\n\npartitions\030\n \001(\r\022\024\n\014topology_seq\030" +
+      "\013 \001(\004\"m\n\006Action\022\026\n\022ACTION_UNSPECIFIED\020\000\022" +
+      "\020\n\014ACTION_RETRY\020\001\022\022\n\016ACTION_REFRESH\020\002\022\024\n" +
+      "\020ACTION_FIX_INPUT\020\003\022\017\n\013ACTION_NONE\020\004*w\n\n" +
+      "SyncPolicy\022\033\n\027SYNC_POLICY_UNSPECIFIED\020\000\022" +
+      "\024\n\020SYNC_POLICY_SYNC\020\001\022\035\n\031SYNC_POLICY_WRI" +
+      "TE_NO_SYNC\020\002\022\027\n\023SYNC_POLICY_NO_SYNC\020\003*\227\001" +
+      "\n\020ReplicaAckPolicy\022\"\n\036REPLICA_ACK_POLICY" +
+      "_UNSPECIFIED\020\000\022\032\n\026REPLICA_ACK_POLICY_ALL" +
+      "\020\001\022&\n\"REPLICA_ACK_POLICY_SIMPLE_MAJORITY" +
+      "\020\002\022\033\n\027REPLICA_ACK_POLICY_NONE\020\003*\263\001\n\017Cons" +
+      "istencyKind\022 \n\034CONSISTENCY_KIND_UNSPECIF" +
+      "IED\020\000\022\035\n\031CONSISTENCY_KIND_ABSOLUTE\020\001\022\"\n\036" +
+      "CONSISTENCY_KIND_NONE_REQUIRED\020\002\022\035\n\031CONS" +
+      "ISTENCY_KIND_TIME_LAG\020\003\022\034\n\030CONSISTENCY_K" +
+      "IND_VERSION\020\004*\271\001\n\022ReturnValueVersion\022$\n " +
+      "RETURN_VALUE_VERSION_UNSPECIFIED\020\000\022\035\n\031RE" +
+      "TURN_VALUE_VERSION_NONE\020\001\022\036\n\032RETURN_VALU" +
+      "E_VERSION_VALUE\020\002\022 \n\034RETURN_VALUE_VERSIO" +
+      "N_VERSION\020\003\022\034\n\030RETURN_VALUE_VERSION_ALL\020" +
+      "\004*\224\001\n\005Depth\022\025\n\021DEPTH_UNSPECIFIED\020\000\022\027\n\023DE" +
+      "PTH_CHILDREN_ONLY\020\001\022\035\n\031DEPTH_PARENT_AND_" +
+      "CHILDREN\020\002\022\032\n\026DEPTH_DESCENDANTS_ONLY\020\003\022 " +
+      "\n\034DEPTH_PARENT_AND_DESCENDANTS\020\004*m\n\tDire" +
+      "ction\022\031\n\025DIRECTION_UNSPECIFIED\020\000\022\025\n\021DIRE" +
+      "CTION_FORWARD\020\001\022\025\n\021DIRECTION_REVERSE\020\002\022\027" +
+      "\n\023DIRECTION_UNORDERED\020\003*s\n\tCondition\022\031\n\025" +
+      "CONDITION_UNSPECIFIED\020\000\022\027\n\023CONDITION_IF_" +
+      "ABSENT\020\001\022\030\n\024CONDITION_IF_PRESENT\020\002\022\030\n\024CO" +
+      "NDITION_IF_VERSION\020\0032\305\004\n\002KV\0222\n\003Get\022\024.cai" +
+      "rn.v1.GetRequest\032\025.cairn.v1.GetResponse\022" +
+      "4\n\003Put\022\024.cairn.v1.PutRequest\032\027.cairn.v1." +
+      "WriteResponse\022:\n\006Delete\022\027.cairn.v1.Delet" +
+      "eRequest\032\027.cairn.v1.WriteResponse\022>\n\007Exe" +
+      "cute\022\030.cairn.v1.ExecuteRequest\032\031.cairn.v" +
+      "1.ExecuteResponse\022>\n\007PutMany\022\030.cairn.v1." +
+      "PutManyRequest\032\031.cairn.v1.PutManyRespons" +
+      "e\022A\n\010MultiGet\022\031.cairn.v1.MultiGetRequest" +
+      "\032\032.cairn.v1.MultiGetResponse\022J\n\013MultiDel" +
+      "ete\022\034.cairn.v1.MultiDeleteRequest\032\035.cair" +
+      "n.v1.MultiDeleteResponse\022D\n\tStoreScan\022\032." +
+      "cairn.v1.StoreScanRequest\032\033.cairn.v1.Sto" +
+      "reScanResponse\022D\n\tStoreInfo\022\032.cairn.v1.S" +
+      "toreInfoRequest\032\033.cairn.v1.StoreInfoResp" +
+      "onseBM\n\023io.cairndb.kv.protoB\007KvProtoP\001Z$" +
+      "github.com/cairndb/cairn/api/cairnpb\222\003\004\010" +
+      "\002 \003b\010editionsp\350\007"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -401,7 +402,7 @@ public final class KvProto extends com.google.protobuf.GeneratedFile {
     internal_static_cairn_v1_PutOp_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_cairn_v1_PutOp_descriptor,
-        new java.lang.String[] { "Key", "Value", "Condition", "MatchVersion", "Return", "TtlMs", });
+        new java.lang.String[] { "Key", "Value", "Condition", "MatchVersion", "Return", "TtlMs", "MergeFields", });
     internal_static_cairn_v1_DeleteOp_descriptor =
       getDescriptor().getMessageType(6);
     internal_static_cairn_v1_DeleteOp_fieldAccessorTable = new

@@ -164,6 +164,28 @@ private static final long serialVersionUID = 0L;
     return ttlMs_;
   }
 
+  public static final int MERGE_FIELDS_FIELD_NUMBER = 7;
+  private boolean mergeFields_ = false;
+  /**
+   * <pre>
+   * merge_fields: value is a field record (the format is drawn in
+   * api/fieldrec), merged into the field record stored under key: each of
+   * its fields replaces the stored field of that name, and the fields the
+   * stored record lacks are appended. With no record stored, value is
+   * written as it is (IF_PRESENT makes that a failure instead). The
+   * condition, return choice and TTL act as for a plain put. A stored value
+   * that is not a field record, or a merged record over max_value_bytes,
+   * fails the request with invalid_argument; nothing is written.
+   * </pre>
+   *
+   * <code>bool merge_fields = 7;</code>
+   * @return The mergeFields.
+   */
+  @java.lang.Override
+  public boolean getMergeFields() {
+    return mergeFields_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -196,6 +218,9 @@ private static final long serialVersionUID = 0L;
     if (ttlMs_ != 0L) {
       output.writeInt64(6, ttlMs_);
     }
+    if (mergeFields_ != false) {
+      output.writeBool(7, mergeFields_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -223,6 +248,10 @@ private static final long serialVersionUID = 0L;
     if (ttlMs_ != 0L) {
       size += com.google.protobuf.CodedOutputStream
         .computeInt64Size(6, ttlMs_);
+    }
+    if (mergeFields_ != false) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeBoolSize(7, mergeFields_);
     }
     return size;
   }
@@ -261,6 +290,8 @@ private static final long serialVersionUID = 0L;
     if (return_ != other.return_) return false;
     if (getTtlMs()
         != other.getTtlMs()) return false;
+    if (getMergeFields()
+        != other.getMergeFields()) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -287,6 +318,9 @@ private static final long serialVersionUID = 0L;
     hash = (37 * hash) + TTL_MS_FIELD_NUMBER;
     hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
         getTtlMs());
+    hash = (37 * hash) + MERGE_FIELDS_FIELD_NUMBER;
+    hash = (53 * hash) + com.google.protobuf.Internal.hashBoolean(
+        getMergeFields());
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -434,6 +468,7 @@ private static final long serialVersionUID = 0L;
       matchVersion_ = com.google.protobuf.ByteString.EMPTY;
       return_ = 0;
       ttlMs_ = 0L;
+      mergeFields_ = false;
       return this;
     }
 
@@ -489,6 +524,9 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000020) != 0)) {
         result.ttlMs_ = ttlMs_;
       }
+      if (((from_bitField0_ & 0x00000040) != 0)) {
+        result.mergeFields_ = mergeFields_;
+      }
       result.bitField0_ |= to_bitField0_;
     }
 
@@ -521,6 +559,9 @@ private static final long serialVersionUID = 0L;
       }
       if (other.getTtlMs() != 0L) {
         setTtlMs(other.getTtlMs());
+      }
+      if (other.getMergeFields() != false) {
+        setMergeFields(other.getMergeFields());
       }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
@@ -580,6 +621,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000020;
               break;
             } // case 48
+            case 56: {
+              mergeFields_ = input.readBool();
+              bitField0_ |= 0x00000040;
+              break;
+            } // case 56
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -958,6 +1004,71 @@ private static final long serialVersionUID = 0L;
     public Builder clearTtlMs() {
       bitField0_ = (bitField0_ & ~0x00000020);
       ttlMs_ = 0L;
+      onChanged();
+      return this;
+    }
+
+    private boolean mergeFields_ ;
+    /**
+     * <pre>
+     * merge_fields: value is a field record (the format is drawn in
+     * api/fieldrec), merged into the field record stored under key: each of
+     * its fields replaces the stored field of that name, and the fields the
+     * stored record lacks are appended. With no record stored, value is
+     * written as it is (IF_PRESENT makes that a failure instead). The
+     * condition, return choice and TTL act as for a plain put. A stored value
+     * that is not a field record, or a merged record over max_value_bytes,
+     * fails the request with invalid_argument; nothing is written.
+     * </pre>
+     *
+     * <code>bool merge_fields = 7;</code>
+     * @return The mergeFields.
+     */
+    @java.lang.Override
+    public boolean getMergeFields() {
+      return mergeFields_;
+    }
+    /**
+     * <pre>
+     * merge_fields: value is a field record (the format is drawn in
+     * api/fieldrec), merged into the field record stored under key: each of
+     * its fields replaces the stored field of that name, and the fields the
+     * stored record lacks are appended. With no record stored, value is
+     * written as it is (IF_PRESENT makes that a failure instead). The
+     * condition, return choice and TTL act as for a plain put. A stored value
+     * that is not a field record, or a merged record over max_value_bytes,
+     * fails the request with invalid_argument; nothing is written.
+     * </pre>
+     *
+     * <code>bool merge_fields = 7;</code>
+     * @param value The mergeFields to set.
+     * @return This builder for chaining.
+     */
+    public Builder setMergeFields(boolean value) {
+
+      mergeFields_ = value;
+      bitField0_ |= 0x00000040;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * merge_fields: value is a field record (the format is drawn in
+     * api/fieldrec), merged into the field record stored under key: each of
+     * its fields replaces the stored field of that name, and the fields the
+     * stored record lacks are appended. With no record stored, value is
+     * written as it is (IF_PRESENT makes that a failure instead). The
+     * condition, return choice and TTL act as for a plain put. A stored value
+     * that is not a field record, or a merged record over max_value_bytes,
+     * fails the request with invalid_argument; nothing is written.
+     * </pre>
+     *
+     * <code>bool merge_fields = 7;</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearMergeFields() {
+      bitField0_ = (bitField0_ & ~0x00000040);
+      mergeFields_ = false;
       onChanged();
       return this;
     }

@@ -80,4 +80,21 @@ public interface PutOpOrBuilder extends
    * @return The ttlMs.
    */
   long getTtlMs();
+
+  /**
+   * <pre>
+   * merge_fields: value is a field record (the format is drawn in
+   * api/fieldrec), merged into the field record stored under key: each of
+   * its fields replaces the stored field of that name, and the fields the
+   * stored record lacks are appended. With no record stored, value is
+   * written as it is (IF_PRESENT makes that a failure instead). The
+   * condition, return choice and TTL act as for a plain put. A stored value
+   * that is not a field record, or a merged record over max_value_bytes,
+   * fails the request with invalid_argument; nothing is written.
+   * </pre>
+   *
+   * <code>bool merge_fields = 7;</code>
+   * @return The mergeFields.
+   */
+  boolean getMergeFields();
 }
