@@ -65,6 +65,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/ycsb.sh"
 REPS=${REPS:-1}
 DURABLE=${DURABLE:-0}
 STORES=${STORES:-cairn redis kvlite}
+STORES_ASKED=$STORES
 KVSTORE_JAR=${KVSTORE_JAR:-}
 KVSTORE_CP=${KVSTORE_CP:-}
 KVLITE_FLAGS=${KVLITE_FLAGS:-}
@@ -454,6 +455,9 @@ peers_main() {
       kvlite) what+=("kvlite: Oracle NoSQL KVLite, durability $kvlite_durability") ;;
     esac
   done
+  if [[ " ${STORES_ASKED//,/ } " == *" kvlite "* && -z "$KVSTORE_JAR" ]]; then
+    what+=("kvlite: skipped, KVSTORE_JAR not set")
+  fi
   if [ "$DURABLE" = 1 ]; then echo "Durable load comparison (DURABLE=1)"; fi
   printf '%s\n' "${what[@]}"
   if [ "$PHASES" = load ]; then
