@@ -153,3 +153,16 @@ ycsb: build
 # operation of each client and of the server (docs/benchmarks.md, "YCSB binding").
 ycsb-bench: build
 	BIN=$(BIN) ./scripts/ycsb-vs-bench.sh
+
+# The real YCSB 0.17.0 client against Cairn lite (layout minor), Redis (its
+# own redis-server, AOF everysec; Debian's redis-server is installed if
+# missing) and, with KVSTORE_JAR=path/to/kvstore.jar, Oracle NoSQL KVLite:
+# same client, record layout and pinning (servers core 0, JVM core 1),
+# stores alternating within each phase (load, A, B, C). Prints ops/s, p99,
+# server and client CPU per op: results/peers/. Knobs RECORDS, OPS,
+# THREADS, REPS, PHASES, PIN, KVSTORE_JAR; DURABLE=1 for the durable load
+# (Cairn sync vs Redis appendfsync always). docs/benchmarks.md,
+# scripts/bench-peers.sh.
+.PHONY: bench-peers
+bench-peers: build
+	BIN=$(BIN) ./scripts/bench-peers.sh

@@ -15,7 +15,7 @@
 # (value), OUT (results/ycsb), JAVA_OPTS, and those of scripts/ycsb.sh.
 # Output: OUT/{bench,ycsb}-N.{txt,status,time} and OUT/summary.tsv.
 set -euo pipefail
-# shellcheck source=ycsb.sh
+# shellcheck source-path=SCRIPTDIR source=ycsb.sh
 source "$(dirname "${BASH_SOURCE[0]}")/ycsb.sh"
 REPS=${REPS:-2}
 DURATION=${DURATION:-30}
@@ -23,12 +23,9 @@ OUT=${OUT:-results/ycsb}
 HZ=$(getconf CLK_TCK)
 command -v /usr/bin/time >/dev/null || ycsb_die "needs /usr/bin/time (apt-get install time)"
 
-# cpu_ticks PID: user+system clock ticks the process has used.
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 # busy_ticks: ticks all CPUs spent busy (not idle or iowait).
 busy_ticks() { awk '/^cpu /{print $2 + $3 + $4 + $7 + $8 + $9}' /proc/stat; }
-# overall FILE NAME: a value of the [OVERALL] lines of a YCSB report.
-overall() { awk -F', ' -v n="$2" '$1 == "[OVERALL]" && $2 == n {print $3}' "$1"; }
+# cpu_ticks and overall are in ycsb.sh.
 
 # run_one KIND N: one time-bound run phase of cairn bench or YCSB.
 run_one() {
@@ -65,7 +62,7 @@ run_one() {
   local tput ms ops ccpu scpu ocpu
   tput=$(overall "$f.txt" 'Throughput(ops/sec)')
   ms=$(overall "$f.txt" 'RunTime(ms)')
-  [ -n "$tput" ] && [ -n "$ms" ] || ycsb_die "$f.txt has no [OVERALL] lines"
+  if [ -z "$tput" ] || [ -z "$ms" ]; then ycsb_die "$f.txt has no [OVERALL] lines"; fi
   ops=$(awk -v t="$tput" -v ms="$ms" 'BEGIN{printf "%d", t * ms / 1000 + 0.5}')
   ccpu=$(awk '{print $1 + $2}' "$f.time")
   scpu=$(awk -v d=$((s1 - s0)) -v hz="$HZ" 'BEGIN{print d / hz}')

@@ -44,9 +44,17 @@ ycsb_cleanup() {
   fi
   lite_pid=""
   if [ -n "$ycsb_root" ]; then rm -rf "$ycsb_root"; fi
+  ycsb_root=""
 }
 
 ycsb_die() { echo "ycsb.sh: $*" >&2; exit 1; }
+
+# Measurement helpers (scripts/ycsb-vs-bench.sh, scripts/bench-peers.sh).
+# cpu_ticks PID: user+system clock ticks the process has used, with those of
+# its children it has waited for (a Redis AOF rewrite runs in a child).
+cpu_ticks() { awk '{print $14 + $15 + $16 + $17}' "/proc/$1/stat"; }
+# overall FILE NAME: a value of the [OVERALL] lines of a YCSB report.
+overall() { awk -F', ' -v n="$2" '$1 == "[OVERALL]" && $2 == n {print $3}' "$1"; }
 
 # ycsb_check: the tools are there.
 ycsb_check() {
@@ -83,8 +91,10 @@ ycsb_build() {
   # Debian's Maven prints colour resets even with -B; strip them, keep errors.
   "$MVN" -q -B -ntp -Dstyle.color=never $MVN_FLAGS -f clients/java -pl ycsb -am package -Dmaven.test.skip=true 2>&1 |
     sed 's/\x1b\[[0-9;]*m//g'
-  local jar
-  jar=$(ls clients/java/ycsb/target/cairn-ycsb-*.jar 2>/dev/null | grep -v -e '-sources' -e '-tests' | head -1)
+  local jar="" j
+  for j in clients/java/ycsb/target/cairn-ycsb-*.jar; do
+    case "$j" in *-sources.jar | *-tests.jar) ;; *) [ -f "$j" ] && jar=$j && break ;; esac
+  done
   [ -n "$jar" ] || ycsb_die "the build wrote no clients/java/ycsb/target/cairn-ycsb-*.jar"
   [ -s clients/java/ycsb/target/classpath.txt ] || ycsb_die "the build wrote no clients/java/ycsb/target/classpath.txt"
   ycsb_cp="$(pwd)/$jar:$(cat clients/java/ycsb/target/classpath.txt)"
@@ -94,6 +104,7 @@ ycsb_build() {
 # (30 s at most) for its "ready at" line and sets lite_addr.
 ycsb_start_lite() {
   ycsb_root=$(mktemp -d -t cairn-ycsb.XXXXXX)
+  # shellcheck disable=SC2086
   "${server_pin[@]}" "$BIN" lite --root "$ycsb_root/store" --port 0 ${LITE_FLAGS:-} >"$ycsb_root/lite.log" 2>&1 &
   lite_pid=$!
   local deadline=$((SECONDS + 30))
