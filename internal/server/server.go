@@ -112,13 +112,23 @@ func NewRouted(router Router, meta storage.StoreMeta, cfg Config) (*Server, erro
 
 // begin checks the header and derives the request's context.
 func (s *Server) begin(ctx context.Context, h *cairnpb.RequestHeader) (context.Context, context.CancelFunc, error) {
+	d, err := s.timeout(h)
+	if err != nil {
+		return ctx, func() {}, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, d)
+	return ctx, cancel, nil
+}
+
+// timeout checks a request's header and returns how long it may take.
+func (s *Server) timeout(h *cairnpb.RequestHeader) (time.Duration, error) {
 	if h.GetStore() != "" && h.GetStore() != s.meta.Name {
-		return ctx, func() {}, errStoreMismatchFor(h.GetStore(), s.meta.Name)
+		return 0, errStoreMismatchFor(h.GetStore(), s.meta.Name)
 	}
 	// cairn lite has no topology: a request routed by one was sent by a
 	// client that took lite for a replicated store.
 	if seq := h.GetTopologySeq(); seq != 0 && s.router.Topology() == nil {
-		return ctx, func() {}, fmt.Errorf("%w: this is cairn lite, one shard and no topology, but the request was routed with topology seq %d", ErrWrongShard, seq)
+		return 0, fmt.Errorf("%w: this is cairn lite, one shard and no topology, but the request was routed with topology seq %d", ErrWrongShard, seq)
 	}
 	// A request routed with an older topology is served when this node
 	// can: the shards' partition tables, not topology sequence numbers,
@@ -126,14 +136,13 @@ func (s *Server) begin(ctx context.Context, h *cairnpb.RequestHeader) (context.C
 	// refusing it would only make every client refresh after each step of
 	// a deploy.
 	if h.GetTimeoutMs() < 0 {
-		return ctx, func() {}, badInput("invalid_argument", "header.timeout_ms: negative timeout %d", h.GetTimeoutMs())
+		return 0, badInput("invalid_argument", "header.timeout_ms: negative timeout %d", h.GetTimeoutMs())
 	}
 	d := s.cfg.DefaultTimeout
 	if h.GetTimeoutMs() > 0 {
 		d = min(time.Duration(h.GetTimeoutMs())*time.Millisecond, s.cfg.MaxTimeout)
 	}
-	ctx, cancel := context.WithTimeout(ctx, d)
-	return ctx, cancel, nil
+	return d, nil
 }
 
 func errStoreMismatchFor(asked, have string) error {
