@@ -22,6 +22,7 @@ stale topology, and retries only what was certainly not applied.
 from .client import Client
 from .errors import (CairnError, ConsistencyTimeout, DiskFull, ExecutionAborted, InvalidArgument, LimitExceeded,
                      MaybeApplied, StoreMismatch, Timeout, Unavailable)
+from .fields import decode_fields, encode_fields
 from .keys import Depth, Direction, Key, KeyRange, Version, hash_major, partition_of
 from .types import (AckPolicy, Consistency, Durability, Limits, Op, Record, Result, ReturnChoice, StoreInfo,
                     SyncPolicy)
@@ -31,7 +32,7 @@ __version__ = "0.1.0"
 __all__ = [
     "Client", "Key", "Version", "KeyRange", "Depth", "Direction", "hash_major", "partition_of",
     "Consistency", "Durability", "SyncPolicy", "AckPolicy", "ReturnChoice", "Record", "Result", "Limits",
-    "StoreInfo", "Op",
+    "StoreInfo", "Op", "encode_fields", "decode_fields",
     "CairnError", "InvalidArgument", "LimitExceeded", "Unavailable", "Timeout", "ConsistencyTimeout",
     "DiskFull", "StoreMismatch", "MaybeApplied", "ExecutionAborted",
 ]

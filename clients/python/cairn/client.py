@@ -18,6 +18,7 @@ from ._pb import kv_pb2_grpc as pbgrpc
 from ._routing import Cluster, Topology, choose
 from .errors import (CairnError, ExecutionAborted, InvalidArgument, StoreMismatch, Unavailable, from_detail,
                      from_rpc_error, make_error)
+from .fields import Fields, encode_fields
 from .keys import Depth, Direction, Key, KeyRange, Version
 from .types import (_ABSOLUTE, _IF_ABSENT, _IF_PRESENT, _IF_VERSION, _NONE_REQUIRED, Consistency, Durability, Limits,
                     Op, Record, Result, ReturnChoice, StoreInfo, _enum, _ms)
@@ -626,6 +627,29 @@ class Client:
                        timeout: Timeout = None) -> Result:
         """Writes the record only if its current version is ``match``."""
         return self._write(key, self._put_op(key, value, _IF_VERSION, match, ttl, return_), durability, timeout)
+
+    def merge_fields(self, key: Key, fields: Fields, *, ttl: Optional[datetime.timedelta] = None,
+                     durability: Optional[Durability] = None, timeout: Timeout = None) -> Version:
+        """Writes ``fields`` into the field record at key in one round trip
+        (cairn.fields): each replaces the stored field of its name, the
+        others are appended; with no record there, the record is ``fields``.
+        A stored value that is not a field record raises InvalidArgument
+        (kind not_field_record), and a merged record over max_value_bytes
+        LimitExceeded; then nothing is written. Returns the new version."""
+        op = self._put_op(key, encode_fields(fields), 0, b"", ttl, None)
+        op.merge_fields = True
+        r = self._write(key, op, durability, timeout)
+        assert r.version is not None
+        return r.version
+
+    def update_fields(self, key: Key, fields: Fields, *, ttl: Optional[datetime.timedelta] = None,
+                      return_: Optional[ReturnChoice] = None, durability: Optional[Durability] = None,
+                      timeout: Timeout = None) -> Result:
+        """merge_fields for a record that exists: with none at key,
+        ``result.done`` is False and nothing is written (YCSB's update)."""
+        op = self._put_op(key, encode_fields(fields), _IF_PRESENT, b"", ttl, return_)
+        op.merge_fields = True
+        return self._write(key, op, durability, timeout)
 
     def _delete(self, key: Key, cond: int, match: bytes, return_: Optional[ReturnChoice],
                 durability: Optional[Durability], timeout: Timeout) -> Result:

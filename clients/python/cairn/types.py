@@ -256,7 +256,8 @@ class Op:
                                                    match_version=self.match_version, **{"return": r}),
                                 abort_if_unsuccessful=self.abort)
         t = self.ttl if self.ttl is not None else ttl
-        return pb.Operation(put=pb.PutOp(key=k, value=self.value or b"", condition=_enum(self.condition),
-                                         match_version=self.match_version, ttl_ms=_ms(t), **{"return": r}),
-                            abort_if_unsuccessful=self.abort)
+        put = pb.PutOp(key=k, value=self.value or b"", condition=_enum(self.condition),
+                       match_version=self.match_version, ttl_ms=_ms(t))
+        setattr(put, "return", r)
+        return pb.Operation(put=put, abort_if_unsuccessful=self.abort)
 

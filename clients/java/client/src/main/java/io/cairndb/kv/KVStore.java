@@ -48,6 +48,18 @@ public interface KVStore extends AutoCloseable {
 
   Version putIfPresent(Key key, Value value, ReturnValueVersion prevReturn, WriteOptions options);
 
+  /**
+   * Merges a field record ({@link FieldRecord}) into the one stored under key, in one round trip: each field
+   * replaces the stored field of its name, the others are appended; with no record there, the record becomes
+   * {@code fields}. A stored value that is not a field record fails with {@link InvalidArgumentException} (kind
+   * {@code not_field_record}), a merged record over max_value_bytes with a limit error; then nothing is written.
+   * Returns the new version. {@code options} may be null.
+   */
+  Version mergeFields(Key key, Value fields, WriteOptions options);
+
+  /** {@link #mergeFields} only if a record exists (YCSB's update); the new version, or null if none did. */
+  Version updateFields(Key key, Value fields, WriteOptions options);
+
   /** Writes only if the record's version is matchVersion; the new version, or null. */
   Version putIfVersion(Key key, Value value, Version matchVersion);
 

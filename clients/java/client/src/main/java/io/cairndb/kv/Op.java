@@ -91,8 +91,13 @@ final class Op implements Operation {
 
   static PutOp putOp(Key key, Value value, Condition cond, Version match, io.cairndb.kv.proto.ReturnValueVersion r,
       long ttlMs) {
+    return putOp(key, value, cond, match, r, ttlMs, false);
+  }
+
+  static PutOp putOp(Key key, Value value, Condition cond, Version match, io.cairndb.kv.proto.ReturnValueVersion r,
+      long ttlMs, boolean mergeFields) {
     PutOp.Builder b = PutOp.newBuilder().setKey(key.pb()).setValue(UnsafeByteOperations.unsafeWrap(value.getValue()))
-        .setCondition(cond).setReturn(r).setTtlMs(ttlMs);
+        .setCondition(cond).setReturn(r).setTtlMs(ttlMs).setMergeFields(mergeFields);
     if (match != null) {
       b.setMatchVersion(match.bytes());
     }

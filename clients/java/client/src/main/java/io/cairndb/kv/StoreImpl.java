@@ -90,11 +90,16 @@ final class StoreImpl implements KVStore {
 
   private Version write(Key key, Value value, Condition cond, Version match, ReturnValueVersion prev,
       Durability d, long ttlMs, long timeoutNanos) {
+    return write(key, value, cond, match, prev, d, ttlMs, timeoutNanos, false);
+  }
+
+  private Version write(Key key, Value value, Condition cond, Version match, ReturnValueVersion prev,
+      Durability d, long ttlMs, long timeoutNanos, boolean mergeFields) {
     if (value == null) {
       throw new IllegalArgumentException("the value is null (use an empty Value)");
     }
     PutRequest.Builder req = PutRequest.newBuilder()
-        .setOp(Op.putOp(need(key), value, cond, match, ReturnValueVersion.pb(prev), ttlMs))
+        .setOp(Op.putOp(need(key), value, cond, match, ReturnValueVersion.pb(prev), ttlMs, mergeFields))
         .setDurability(durability(d));
     WriteResponse resp = router.call(Route.write(key), (stub, h) -> stub.put(req.setHeader(h).build()), timeoutNanos);
     if (prev != null) {
@@ -157,6 +162,25 @@ final class StoreImpl implements KVStore {
   @Override
   public Version putIfPresent(Key key, Value value, ReturnValueVersion prev, WriteOptions options) {
     return write(key, value, Condition.CONDITION_IF_PRESENT, null, prev, options);
+  }
+
+  @Override
+  public Version mergeFields(Key key, Value fields, WriteOptions o) {
+    return writeFields(key, fields, Condition.CONDITION_UNSPECIFIED, o);
+  }
+
+  @Override
+  public Version updateFields(Key key, Value fields, WriteOptions o) {
+    return writeFields(key, fields, Condition.CONDITION_IF_PRESENT, o);
+  }
+
+  private Version writeFields(Key key, Value fields, Condition cond, WriteOptions o) {
+    if (o == null) {
+      return write(key, fields, cond, null, null, null, 0, timeoutNanos, true);
+    }
+    long ttl = o.getTTL() == null ? 0 : o.getTTL().toMillis();
+    return write(key, fields, cond, null, null, o.getDurability(), ttl, timeout(o.getTimeout(), o.getTimeoutUnit()),
+        true);
   }
 
   @Override

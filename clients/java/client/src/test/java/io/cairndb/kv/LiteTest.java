@@ -71,6 +71,32 @@ class LiteTest {
   }
 
   @Test
+  void fieldRecords() {
+    java.util.Map<String, byte[]> f = new java.util.LinkedHashMap<>();
+    f.put("field0", "a".getBytes(UTF_8));
+    f.put("field1", new byte[0]);
+    // The bytes api/fieldrec (Go) writes for these fields.
+    assertEquals("0102066669656c64300161066669656c643100", java.util.HexFormat.of().formatHex(FieldRecord.encode(f)));
+    assertNull(store.updateFields(k("f"), Value.createValue(FieldRecord.encode(f)), null), "no record");
+    assertNotNull(store.mergeFields(k("f"), Value.createValue(FieldRecord.encode(f)), null));
+    java.util.Map<String, byte[]> upd = new java.util.LinkedHashMap<>();
+    upd.put("field9", "new".getBytes(UTF_8));
+    upd.put("field0", "b".getBytes(UTF_8));
+    Version v = store.updateFields(k("f"), Value.createValue(FieldRecord.encode(upd)), null);
+    ValueVersion got = store.get(k("f"));
+    assertEquals(v, got.getVersion());
+    java.util.Map<String, byte[]> rec = FieldRecord.decode(got.getValue().getValue());
+    assertEquals(java.util.List.of("field0", "field1", "field9"), new java.util.ArrayList<>(rec.keySet()));
+    assertEquals("b", new String(rec.get("field0"), UTF_8));
+    store.put(k("plain"), v("text"));
+    InvalidArgumentException e = assertThrows(InvalidArgumentException.class,
+        () -> store.mergeFields(k("plain"), Value.createValue(FieldRecord.encode(upd)), null));
+    assertEquals("not_field_record", e.getKind(), e.getMessage());
+    assertEquals("text", s(store.get(k("plain"))));
+    assertThrows(IllegalArgumentException.class, () -> FieldRecord.decode(new byte[] {1, 1, 5, 'a'}));
+  }
+
+  @Test
   void conditionsAndReturnValues() {
     Version v1 = store.putIfAbsent(k("c"), v("1"));
     assertNotNull(v1);

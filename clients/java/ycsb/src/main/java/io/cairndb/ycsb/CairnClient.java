@@ -54,8 +54,10 @@ import site.ycsb.Status;
  *   <li>value (default): the record is one value under {@code /<table>/<key>}
  *       in the encoding of {@link RecordCodec}. A read is one get; an insert
  *       one put; an update of every field one putIfPresent; an update of some
- *       fields a get (ABSOLUTE) and a putIfVersion, retried up to 10 times if
- *       the record changed in between.
+ *       fields one updateFields, which the server merges into the stored
+ *       record (cairn.update=merge, the default), or a get (ABSOLUTE) and a
+ *       putIfVersion, retried up to 10 times if the record changed in between
+ *       (cairn.update=rmw).
  *   <li>minor: one record per field under {@code /<table>/<key>/-/<field>},
  *       as Oracle NoSQL's nosqldb binding stores them. A read is one multiGet
  *       of the major path (one get for a single field); an insert or update is
@@ -294,6 +296,10 @@ public class CairnClient extends DB {
       Key k = Key.createKey(major(table, key));
       if (values.size() == settings.fieldNames.length) {
         Version v = store.putIfPresent(k, Value.createValue(codec.encode(values)));
+        return v == null ? Status.NOT_FOUND : Status.OK;
+      }
+      if (!settings.rmw) {
+        Version v = store.updateFields(k, Value.createValue(codec.encode(values)), null);
         return v == null ? Status.NOT_FOUND : Status.OK;
       }
       // A partial update: read, merge, write if the record did not change.

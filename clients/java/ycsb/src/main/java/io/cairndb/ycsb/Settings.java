@@ -16,6 +16,7 @@ final class Settings {
   static final String HOSTS = "cairn.hosts";
   static final String STORE = "cairn.store";
   static final String LAYOUT = "cairn.layout";
+  static final String UPDATE = "cairn.update";
   static final String CONSISTENCY = "cairn.consistency";
   static final String DURABILITY = "cairn.durability";
   static final String TIMEOUT = "cairn.timeout";
@@ -26,6 +27,9 @@ final class Settings {
   final String store;
   /** cairn.layout=minor: one record per field; default value (one value per record). */
   final boolean minor;
+  /** cairn.update=rmw: a partial update in the value layout is a get and a putIfVersion; default merge (one
+   * updateFields, merged on the server). */
+  final boolean rmw;
   /** absolute or none_required (default). */
   final String consistency;
   /** The leader's sync policy: sync, write_no_sync (default) or no_sync. */
@@ -53,6 +57,7 @@ final class Settings {
       errs.add(STORE + "=: want a store name");
     }
     minor = oneOf(p, LAYOUT, errs, "value", "minor").equals("minor");
+    rmw = oneOf(p, UPDATE, errs, "merge", "rmw").equals("rmw");
     consistency = oneOf(p, CONSISTENCY, errs, "none_required", "absolute");
     durability = oneOf(p, DURABILITY, errs, "write_no_sync", "sync", "no_sync");
     String t = get(p, TIMEOUT, "5s");
