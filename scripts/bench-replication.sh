@@ -9,8 +9,11 @@
 #   DURATION=60 RECORDS=100000 make bench-replication
 #
 # Writes OUT/<target>-<sync>-{load,a,c}.{json,txt}, OUT/summary.tsv (target,
-# sync, phase, throughput, p99 of the phase's main operation) and
-# OUT/report.html.
+# sync, phase, throughput, p99 of the phase's main operation, the servers'
+# CPU per operation: user+system time of every server process over the phase
+# (/proc/PID/stat) / operations) and OUT/report.html, and prints the
+# cluster / lite ratios of throughput and of server CPU per operation for
+# each sync mode and phase (OUT/ratios.tsv).
 #
 # Environment (default): BIN (bin/cairn), OUT (results/replication),
 # DURATION seconds per run (30), RECORDS (100000), THREADS (16),
@@ -45,9 +48,11 @@ start_target() { # sets HOSTS
 		LITE_PID=$!
 		for _ in $(seq 200); do grep -q "ready at" "$ROOT/lite.log" && break; sleep 0.05; done
 		HOSTS="127.0.0.1:$port"
+		PIDS=$LITE_PID
 	else
 		"$BIN" cluster start --root "$ROOT/cluster" --nodes 3 --rf 3 --shards 2 --partitions 100 >"$ROOT/cluster.log" 2>&1
 		HOSTS=$(python3 -c "import json;print(','.join(n['addr'] for n in json.load(open('$ROOT/cluster/cluster.json'))['nodes']))")
+		PIDS=$(python3 -c "import json;print(' '.join(str(n['pid']) for n in json.load(open('$ROOT/cluster/cluster.json'))['nodes']))")
 	fi
 }
 
@@ -56,20 +61,33 @@ stop_target() {
 	if [[ -f $ROOT/cluster/cluster.json ]]; then "$BIN" cluster stop --root "$ROOT/cluster" >/dev/null; fi
 }
 
+# cpu_ticks: user+system clock ticks of the server processes (PIDS) so far.
+cpu_ticks() {
+	local t=0 p
+	for p in $PIDS; do t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat"))); done
+	echo "$t"
+}
+HZ=$(getconf CLK_TCK)
+
 bench() { # phase workload hosts sync name [extra -p ...]
 	local phase=$1 w=$2 hosts=$3 sync=$4 name=$5; shift 5
+	local t0 t1
+	t0=$(cpu_ticks)
 	"$BIN" bench "$phase" -db cairn -P "workloads/workload$w" -threads "$THREADS" \
 		-p cairn.hosts="$hosts" -p recordcount="$RECORDS" -p operationcount=100000000 \
 		-p maxexecutiontime="$DURATION" -p requestdistribution=zipfian \
 		-p cairn.durability="$sync" -p exportfile="$OUT/$name.json" "$@" >"$OUT/$name.txt"
-	local tput op p99
+	t1=$(cpu_ticks)
+	local tput op p99 ops us
 	tput=$(awk -F', ' '/\[OVERALL\], Throughput/{printf "%.0f", $3}' "$OUT/$name.txt")
+	ops=$(awk -F', ' '/^\[(READ|UPDATE|INSERT)\], Operations/{n += $3} END {print n + 0}' "$OUT/$name.txt")
+	us=$(awk -v d=$((t1 - t0)) -v hz="$HZ" -v n="$ops" 'BEGIN {printf "%.1f", n ? d / hz * 1e6 / n : 0}')
 	op=$([[ $phase == load ]] && echo INSERT || { [[ $w == c ]] && echo READ || echo UPDATE; })
 	p99=$(awk -F', ' -v op="[$op]" '$1==op && $2=="99thPercentileLatency(us)"{print $3}' "$OUT/$name.txt")
-	printf '%s\t%s\t%s\t%s\t%s\t%s\n' "${name%%-*}" "$sync" "$phase-$w" "$tput" "$op" "$p99" | tee -a "$OUT/summary.tsv"
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "${name%%-*}" "$sync" "$phase-$w" "$tput" "$op" "$p99" "$us" | tee -a "$OUT/summary.tsv"
 }
 
-printf 'target\tsync\tphase\tops_per_sec\top\tp99_us\n' >>"$OUT/summary.tsv"
+printf 'target\tsync\tphase\tops_per_sec\top\tp99_us\tserver_cpu_us_per_op\n' >"$OUT/summary.tsv"
 for sync in $SYNCS; do
 	for target in $TARGETS; do
 		start_target "$target"
@@ -80,5 +98,13 @@ for sync in $SYNCS; do
 		stop_target
 	done
 done
+# cluster / lite, per sync mode and phase: throughput and server CPU per op.
+printf 'sync\tphase\tthroughput_cluster_over_lite\tserver_cpu_per_op_cluster_over_lite\n' >"$OUT/ratios.tsv"
+awk -F'\t' 'NR > 1 {k = $2 "\t" $3; tp[$1, k] = $4; cpu[$1, k] = $7; keys[k] = 1}
+	END {
+		for (k in keys) if (tp["lite", k] > 0 && tp["cluster", k] > 0 && cpu["lite", k] > 0)
+			printf "%s\t%.2f\t%.2f\n", k, tp["cluster", k] / tp["lite", k], cpu["cluster", k] / cpu["lite", k]
+	}' "$OUT/summary.tsv" | sort >>"$OUT/ratios.tsv"
+cat "$OUT/ratios.tsv"
 "$BIN" bench report "$OUT"/*.json -o "$OUT/report.html" --title "Cairn: lite vs 3-node RF=3"
 echo "report: $OUT/report.html"
