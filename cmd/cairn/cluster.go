@@ -65,7 +65,12 @@ not running and keeps the layout; layout flags given then must agree with it.
 every shard to have a leader, and prints how to reach the store.
 
 Flags for every 'cairn sn' pass through with --sn-flag (repeatable); they are
-remembered in cluster.json for later restarts.`,
+remembered in cluster.json for later restarts.
+
+The nodes share this machine, so each runs with GOMAXPROCS set to its share
+of the cores (the cores divided by the nodes, at least 1), unless GOMAXPROCS
+is set in the environment: a node given every core would spin and wake its
+threads against the other nodes' for nothing.`,
 		Example: `  cairn cluster start --root /tmp/cluster --nodes 3 --rf 3 --shards 2 --partitions 100
   cairn cluster start --root /tmp/cluster --sn-flag=--raft-tick=50ms
   cairn cluster start --root /tmp/cluster --node 2`,

@@ -126,7 +126,7 @@ func Start(ctx context.Context, o StartOptions) (err error) {
 		case ProcOther:
 			fmt.Fprintf(o.Out, "node %d: its recorded pid %d now belongs to another program; leaving that alone\n", n.ID, n.PID)
 		}
-		l, err := launch(o.Binary, n, f.Host, f.SNFlags)
+		l, err := launch(o.Binary, n, f.Host, f.SNFlags, nodeProcs(len(f.Nodes)))
 		if err != nil {
 			return err
 		}

@@ -12,6 +12,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -272,6 +274,16 @@ func TestClusterStartStatusStop(t *testing.T) {
 	}
 	if want := "cairn kv --hosts " + strings.Join(addrs, ",") + " --store kvstore "; !strings.Contains(out, want) {
 		t.Errorf("start output lacks %q", want)
+	}
+	// The nodes share this machine's cores (unless the environment says).
+	if _, set := os.LookupEnv("GOMAXPROCS"); !set {
+		want := "GOMAXPROCS=" + strconv.Itoa(max(1, runtime.NumCPU()/3))
+		for _, n := range f.Nodes {
+			env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", n.PID))
+			if err != nil || !slices.Contains(strings.Split(string(env), "\x00"), want) {
+				t.Errorf("node %d (pid %d) runs without %s (%v)", n.ID, n.PID, want, err)
+			}
+		}
 	}
 
 	code, st := clusterStatus(t, dir)
