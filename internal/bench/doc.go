@@ -65,10 +65,12 @@
 // # Record layouts (cairn.layout)
 //
 // value (default): the record is one value under the key /<table>/<key>,
-// encoded as drawn in layout.go (version byte, field count, then length-
+// a field record (api/fieldrec: version byte, field count, then length-
 // prefixed name and value per field). A read is one get; an insert one
 // put; an update of all fields one put-if-present; an update of some
-// fields a get and a put-if-version, retried if the record changed.
+// fields one put that the server merges into the stored record
+// (cairn.update=merge, the default), or a get and a put-if-version,
+// retried if the record changed (cairn.update=rmw).
 //
 // minor: one record per field under /<table>/<key>/-/<field>, as Oracle
 // NoSQL's YCSB binding stores records. A read of several fields is one
