@@ -42,6 +42,7 @@ type Client struct {
 	rr      atomic.Uint64      // cluster: round-robin cursor over replicas
 	// maxPutManyRecords is the store's max_put_many_records (StoreInfo).
 	maxPutManyRecords atomic.Int32
+	session           *session // the login to a secure store; nil without Config.User
 
 	mu     sync.RWMutex
 	pools  map[string]*pool // by address: the helpers and every node used
@@ -64,8 +65,11 @@ func Open(ctx context.Context, cfg Config) (*Client, error) {
 	}
 	cfg.Hosts = append([]string(nil), cfg.Hosts...)
 	c := &Client{cfg: cfg, pools: make(map[string]*pool)}
+	if cfg.User != "" {
+		c.session = newSession(cfg.User, cfg.Password)
+	}
 	for _, h := range cfg.Hosts {
-		p, err := dialPool(h, cfg.Conns, cfg.TLS)
+		p, err := dialPool(h, cfg.Conns, cfg.TLS, c.session)
 		if err != nil {
 			c.Close()
 			return nil, invalidConfig(err)
@@ -79,6 +83,12 @@ func Open(ctx context.Context, cfg Config) (*Client, error) {
 		for _, p := range c.helpers {
 			c.conns = append(c.conns, p.conns[i])
 			c.kvs = append(c.kvs, p.kvs[i])
+		}
+	}
+	if c.session != nil {
+		if err := c.login(ctx); err != nil {
+			c.Close()
+			return nil, err
 		}
 	}
 	resp, err := c.checkStore(ctx)
@@ -130,6 +140,7 @@ func (c *Client) checkStore(ctx context.Context) (*cairnpb.StoreInfoResponse, er
 // ErrUnavailable or a cancellation error. Close is idempotent.
 func (c *Client) Close() error {
 	c.closeOnce.Do(func() {
+		c.session.stop()
 		c.mu.Lock()
 		c.closed = true
 		pools := slices.Clone(c.helpers)

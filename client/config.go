@@ -52,6 +52,12 @@ type Config struct {
 	// secure store: its RootCAs hold the store CA, auth.ClientTLS builds
 	// one). Nil: plaintext.
 	TLS *tls.Config
+	// User and Password log in to a secure store when User is set: Open
+	// logs in (cairn.v1.Auth/Login), every request then carries the
+	// session token, and the client renews it before it expires. A secure
+	// store refuses requests without one (kind login_required). Needs TLS.
+	User     string
+	Password string
 }
 
 // Default values of Config fields.
@@ -110,6 +116,9 @@ func (c Config) Validate() error {
 	}
 	if c.ConnectTimeout < 0 {
 		errs = append(errs, fmt.Errorf("ConnectTimeout %v is negative", c.ConnectTimeout))
+	}
+	if c.User != "" && c.TLS == nil {
+		errs = append(errs, errors.New("User is set but TLS is not: a login travels only over TLS (set TLS from the store's CA)"))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return invalidConfig(err)

@@ -36,8 +36,9 @@ type pool struct {
 	attempts  atomic.Int64 // requests sent through the pool (for tests)
 }
 
-// dialPool creates n connections to addr, with TLS when tc is set.
-func dialPool(addr string, n int, tc *tls.Config) (*pool, error) {
+// dialPool creates n connections to addr, with TLS when tc is set and a
+// login's token on every call when s is.
+func dialPool(addr string, n int, tc *tls.Config, s *session) (*pool, error) {
 	p := &pool{addr: addr}
 	opts := []grpc.DialOption{
 		grpc.WithDefaultCallOptions(grpc.MaxCallSendMsgSize(maxMsgBytes), grpc.MaxCallRecvMsgSize(maxMsgBytes)),
@@ -45,6 +46,9 @@ func dialPool(addr string, n int, tc *tls.Config) (*pool, error) {
 	}
 	if tc != nil {
 		opts = append(opts, grpc.WithTransportCredentials(credentials.NewTLS(tc)))
+	}
+	if s != nil {
+		opts = append(opts, grpc.WithPerRPCCredentials(s))
 	}
 	for range n {
 		cc, err := grpcconn.New(addr, opts...)

@@ -2918,6 +2918,224 @@ func (x *ErrorDetail) GetTopologySeq() uint64 {
 	return 0
 }
 
+type LoginRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	User          string                 `protobuf:"bytes,1,opt,name=user" json:"user,omitempty"`
+	Password      string                 `protobuf:"bytes,2,opt,name=password" json:"password,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LoginRequest) Reset() {
+	*x = LoginRequest{}
+	mi := &file_api_cairnpb_kv_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LoginRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LoginRequest) ProtoMessage() {}
+
+func (x *LoginRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_api_cairnpb_kv_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LoginRequest.ProtoReflect.Descriptor instead.
+func (*LoginRequest) Descriptor() ([]byte, []int) {
+	return file_api_cairnpb_kv_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *LoginRequest) GetUser() string {
+	if x != nil {
+		return x.User
+	}
+	return ""
+}
+
+func (x *LoginRequest) GetPassword() string {
+	if x != nil {
+		return x.Password
+	}
+	return ""
+}
+
+type LoginResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Token         string                 `protobuf:"bytes,1,opt,name=token" json:"token,omitempty"`
+	ExpiresAtMs   int64                  `protobuf:"varint,2,opt,name=expires_at_ms,json=expiresAtMs" json:"expires_at_ms,omitempty"` // Unix milliseconds
+	Role          string                 `protobuf:"bytes,3,opt,name=role" json:"role,omitempty"`                                     // the user's role: readonly, readwrite, dbadmin or sysadmin
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LoginResponse) Reset() {
+	*x = LoginResponse{}
+	mi := &file_api_cairnpb_kv_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LoginResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LoginResponse) ProtoMessage() {}
+
+func (x *LoginResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_api_cairnpb_kv_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LoginResponse.ProtoReflect.Descriptor instead.
+func (*LoginResponse) Descriptor() ([]byte, []int) {
+	return file_api_cairnpb_kv_proto_rawDescGZIP(), []int{35}
+}
+
+func (x *LoginResponse) GetToken() string {
+	if x != nil {
+		return x.Token
+	}
+	return ""
+}
+
+func (x *LoginResponse) GetExpiresAtMs() int64 {
+	if x != nil {
+		return x.ExpiresAtMs
+	}
+	return 0
+}
+
+func (x *LoginResponse) GetRole() string {
+	if x != nil {
+		return x.Role
+	}
+	return ""
+}
+
+// RenewRequest trades a valid token for a new one, if its user still exists
+// with the same role and password.
+type RenewRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Token         string                 `protobuf:"bytes,1,opt,name=token" json:"token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RenewRequest) Reset() {
+	*x = RenewRequest{}
+	mi := &file_api_cairnpb_kv_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RenewRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RenewRequest) ProtoMessage() {}
+
+func (x *RenewRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_api_cairnpb_kv_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RenewRequest.ProtoReflect.Descriptor instead.
+func (*RenewRequest) Descriptor() ([]byte, []int) {
+	return file_api_cairnpb_kv_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *RenewRequest) GetToken() string {
+	if x != nil {
+		return x.Token
+	}
+	return ""
+}
+
+type RenewResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Token         string                 `protobuf:"bytes,1,opt,name=token" json:"token,omitempty"`
+	ExpiresAtMs   int64                  `protobuf:"varint,2,opt,name=expires_at_ms,json=expiresAtMs" json:"expires_at_ms,omitempty"`
+	Role          string                 `protobuf:"bytes,3,opt,name=role" json:"role,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RenewResponse) Reset() {
+	*x = RenewResponse{}
+	mi := &file_api_cairnpb_kv_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RenewResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RenewResponse) ProtoMessage() {}
+
+func (x *RenewResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_api_cairnpb_kv_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RenewResponse.ProtoReflect.Descriptor instead.
+func (*RenewResponse) Descriptor() ([]byte, []int) {
+	return file_api_cairnpb_kv_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *RenewResponse) GetToken() string {
+	if x != nil {
+		return x.Token
+	}
+	return ""
+}
+
+func (x *RenewResponse) GetExpiresAtMs() int64 {
+	if x != nil {
+		return x.ExpiresAtMs
+	}
+	return 0
+}
+
+func (x *RenewResponse) GetRole() string {
+	if x != nil {
+		return x.Role
+	}
+	return ""
+}
+
 var File_api_cairnpb_kv_proto protoreflect.FileDescriptor
 
 const file_api_cairnpb_kv_proto_rawDesc = "" +
@@ -3135,7 +3353,20 @@ const file_api_cairnpb_kv_proto_rawDesc = "" +
 	"\fACTION_RETRY\x10\x01\x12\x12\n" +
 	"\x0eACTION_REFRESH\x10\x02\x12\x14\n" +
 	"\x10ACTION_FIX_INPUT\x10\x03\x12\x0f\n" +
-	"\vACTION_NONE\x10\x04*w\n" +
+	"\vACTION_NONE\x10\x04\">\n" +
+	"\fLoginRequest\x12\x12\n" +
+	"\x04user\x18\x01 \x01(\tR\x04user\x12\x1a\n" +
+	"\bpassword\x18\x02 \x01(\tR\bpassword\"]\n" +
+	"\rLoginResponse\x12\x14\n" +
+	"\x05token\x18\x01 \x01(\tR\x05token\x12\"\n" +
+	"\rexpires_at_ms\x18\x02 \x01(\x03R\vexpiresAtMs\x12\x12\n" +
+	"\x04role\x18\x03 \x01(\tR\x04role\"$\n" +
+	"\fRenewRequest\x12\x14\n" +
+	"\x05token\x18\x01 \x01(\tR\x05token\"]\n" +
+	"\rRenewResponse\x12\x14\n" +
+	"\x05token\x18\x01 \x01(\tR\x05token\x12\"\n" +
+	"\rexpires_at_ms\x18\x02 \x01(\x03R\vexpiresAtMs\x12\x12\n" +
+	"\x04role\x18\x03 \x01(\tR\x04role*w\n" +
 	"\n" +
 	"SyncPolicy\x12\x1b\n" +
 	"\x17SYNC_POLICY_UNSPECIFIED\x10\x00\x12\x14\n" +
@@ -3184,7 +3415,10 @@ const file_api_cairnpb_kv_proto_rawDesc = "" +
 	"\bMultiGet\x12\x19.cairn.v1.MultiGetRequest\x1a\x1a.cairn.v1.MultiGetResponse\x12J\n" +
 	"\vMultiDelete\x12\x1c.cairn.v1.MultiDeleteRequest\x1a\x1d.cairn.v1.MultiDeleteResponse\x12D\n" +
 	"\tStoreScan\x12\x1a.cairn.v1.StoreScanRequest\x1a\x1b.cairn.v1.StoreScanResponse\x12D\n" +
-	"\tStoreInfo\x12\x1a.cairn.v1.StoreInfoRequest\x1a\x1b.cairn.v1.StoreInfoResponseBM\n" +
+	"\tStoreInfo\x12\x1a.cairn.v1.StoreInfoRequest\x1a\x1b.cairn.v1.StoreInfoResponse2z\n" +
+	"\x04Auth\x128\n" +
+	"\x05Login\x12\x16.cairn.v1.LoginRequest\x1a\x17.cairn.v1.LoginResponse\x128\n" +
+	"\x05Renew\x12\x16.cairn.v1.RenewRequest\x1a\x17.cairn.v1.RenewResponseBM\n" +
 	"\x13io.cairndb.kv.protoB\aKvProtoP\x01Z$github.com/cairndb/cairn/api/cairnpb\x92\x03\x04\b\x02 \x03b\beditionsp\xe8\a"
 
 var (
@@ -3200,7 +3434,7 @@ func file_api_cairnpb_kv_proto_rawDescGZIP() []byte {
 }
 
 var file_api_cairnpb_kv_proto_enumTypes = make([]protoimpl.EnumInfo, 8)
-var file_api_cairnpb_kv_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
+var file_api_cairnpb_kv_proto_msgTypes = make([]protoimpl.MessageInfo, 38)
 var file_api_cairnpb_kv_proto_goTypes = []any{
 	(SyncPolicy)(0),             // 0: cairn.v1.SyncPolicy
 	(ReplicaAckPolicy)(0),       // 1: cairn.v1.ReplicaAckPolicy
@@ -3244,6 +3478,10 @@ var file_api_cairnpb_kv_proto_goTypes = []any{
 	(*ShardStatus)(nil),         // 39: cairn.v1.ShardStatus
 	(*Limits)(nil),              // 40: cairn.v1.Limits
 	(*ErrorDetail)(nil),         // 41: cairn.v1.ErrorDetail
+	(*LoginRequest)(nil),        // 42: cairn.v1.LoginRequest
+	(*LoginResponse)(nil),       // 43: cairn.v1.LoginResponse
+	(*RenewRequest)(nil),        // 44: cairn.v1.RenewRequest
+	(*RenewResponse)(nil),       // 45: cairn.v1.RenewResponse
 }
 var file_api_cairnpb_kv_proto_depIdxs = []int32{
 	0,  // 0: cairn.v1.Durability.master_sync:type_name -> cairn.v1.SyncPolicy
@@ -3314,17 +3552,21 @@ var file_api_cairnpb_kv_proto_depIdxs = []int32{
 	28, // 65: cairn.v1.KV.MultiDelete:input_type -> cairn.v1.MultiDeleteRequest
 	32, // 66: cairn.v1.KV.StoreScan:input_type -> cairn.v1.StoreScanRequest
 	34, // 67: cairn.v1.KV.StoreInfo:input_type -> cairn.v1.StoreInfoRequest
-	19, // 68: cairn.v1.KV.Get:output_type -> cairn.v1.GetResponse
-	21, // 69: cairn.v1.KV.Put:output_type -> cairn.v1.WriteResponse
-	21, // 70: cairn.v1.KV.Delete:output_type -> cairn.v1.WriteResponse
-	24, // 71: cairn.v1.KV.Execute:output_type -> cairn.v1.ExecuteResponse
-	26, // 72: cairn.v1.KV.PutMany:output_type -> cairn.v1.PutManyResponse
-	31, // 73: cairn.v1.KV.MultiGet:output_type -> cairn.v1.MultiGetResponse
-	29, // 74: cairn.v1.KV.MultiDelete:output_type -> cairn.v1.MultiDeleteResponse
-	33, // 75: cairn.v1.KV.StoreScan:output_type -> cairn.v1.StoreScanResponse
-	35, // 76: cairn.v1.KV.StoreInfo:output_type -> cairn.v1.StoreInfoResponse
-	68, // [68:77] is the sub-list for method output_type
-	59, // [59:68] is the sub-list for method input_type
+	42, // 68: cairn.v1.Auth.Login:input_type -> cairn.v1.LoginRequest
+	44, // 69: cairn.v1.Auth.Renew:input_type -> cairn.v1.RenewRequest
+	19, // 70: cairn.v1.KV.Get:output_type -> cairn.v1.GetResponse
+	21, // 71: cairn.v1.KV.Put:output_type -> cairn.v1.WriteResponse
+	21, // 72: cairn.v1.KV.Delete:output_type -> cairn.v1.WriteResponse
+	24, // 73: cairn.v1.KV.Execute:output_type -> cairn.v1.ExecuteResponse
+	26, // 74: cairn.v1.KV.PutMany:output_type -> cairn.v1.PutManyResponse
+	31, // 75: cairn.v1.KV.MultiGet:output_type -> cairn.v1.MultiGetResponse
+	29, // 76: cairn.v1.KV.MultiDelete:output_type -> cairn.v1.MultiDeleteResponse
+	33, // 77: cairn.v1.KV.StoreScan:output_type -> cairn.v1.StoreScanResponse
+	35, // 78: cairn.v1.KV.StoreInfo:output_type -> cairn.v1.StoreInfoResponse
+	43, // 79: cairn.v1.Auth.Login:output_type -> cairn.v1.LoginResponse
+	45, // 80: cairn.v1.Auth.Renew:output_type -> cairn.v1.RenewResponse
+	70, // [70:81] is the sub-list for method output_type
+	59, // [59:70] is the sub-list for method input_type
 	59, // [59:59] is the sub-list for extension type_name
 	59, // [59:59] is the sub-list for extension extendee
 	0,  // [0:59] is the sub-list for field type_name
@@ -3345,9 +3587,9 @@ func file_api_cairnpb_kv_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_api_cairnpb_kv_proto_rawDesc), len(file_api_cairnpb_kv_proto_rawDesc)),
 			NumEnums:      8,
-			NumMessages:   34,
+			NumMessages:   38,
 			NumExtensions: 0,
-			NumServices:   1,
+			NumServices:   2,
 		},
 		GoTypes:           file_api_cairnpb_kv_proto_goTypes,
 		DependencyIndexes: file_api_cairnpb_kv_proto_depIdxs,

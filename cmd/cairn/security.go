@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -19,10 +20,13 @@ one port, and verify each other with certificates from the store's own CA.
 
   cairn security init      makes the store CA, this host's node certificate,
                            the token-signing key and a login file
-  cairn security add-node  issues a certificate for another host from the CA`,
+  cairn security add-node  issues a certificate for another host from the CA
+  cairn security add-user  creates a user of a secure lite store (or sets its
+                           password and role), and writes its login file
+  cairn security users     lists the users and their roles`,
 		Args: noSubcommand,
 	}
-	cmd.AddCommand(newSecurityInitCmd(), newSecurityAddNodeCmd())
+	cmd.AddCommand(newSecurityInitCmd(), newSecurityAddNodeCmd(), newSecurityAddUserCmd(), newSecurityUsersCmd())
 	return cmd
 }
 
@@ -106,4 +110,102 @@ func splitHosts(s string) []string {
 		}
 	}
 	return out
+}
+
+func newSecurityAddUserCmd() *cobra.Command {
+	var dir, name, roleName, pwFile string
+	cmd := &cobra.Command{
+		Use:   "add-user",
+		Short: "Create a user of a secure lite store, or set its password and role",
+		Long: `Add a user to the user table in --dir (ROOT/security of a secure cairn lite;
+a running lite reads the change within a second). The password is read from
+--password-file, or generated and written to DIR/NAME.passwd (0600). A login
+file for the user is written to DIR/NAME.security, for cairn kv|bench
+--security. Setting a user's password or role again ends its sessions.
+
+Roles: readonly (reads), readwrite (reads and writes), dbadmin (and plans,
+topology, snapshots), sysadmin (and users and security).`,
+		Example: `  cairn security add-user --dir /tmp/s/security --name alice --role readwrite
+  cairn security add-user --dir /tmp/s/security --name bob --role readonly --password-file bob.pw`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			role, err := auth.ParseRole(roleName)
+			if err != nil {
+				return usageErr("--role: %v", err)
+			}
+			pw, pwPath, err := userPassword(dir, name, pwFile)
+			if err != nil {
+				return err
+			}
+			users, err := auth.OpenUsers(dir)
+			if err != nil {
+				return err
+			}
+			if err := users.Set(name, pw, role); err != nil {
+				return usageErr("%v", err)
+			}
+			login := filepath.Join(dir, name+".security")
+			text := fmt.Sprintf("# Cairn login file for %s: cairn kv|bench --security %s\ncairn.ssl.ca=%s\ncairn.auth.username=%s\ncairn.auth.password.file=%s\n",
+				name, login, filepath.Join(dir, auth.CAFile), name, pwPath)
+			if err := os.WriteFile(login, []byte(text), 0o600); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "user %s: role %s; login file %s\n", name, role, login)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&dir, "dir", "", "the security directory (ROOT/security of a secure lite) (required)")
+	f.StringVar(&name, "name", "", "the user's name (required)")
+	f.StringVar(&roleName, "role", "", "readonly, readwrite, dbadmin or sysadmin (required)")
+	f.StringVar(&pwFile, "password-file", "", "a file whose first line is the password (default: generate one into DIR/NAME.passwd)")
+	for _, r := range []string{"dir", "name", "role"} {
+		_ = cmd.MarkFlagRequired(r)
+	}
+	return cmd
+}
+
+// userPassword reads the password file, or generates a password into
+// DIR/NAME.passwd; it returns the password and the file that holds it.
+func userPassword(dir, name, pwFile string) (string, string, error) {
+	if pwFile != "" {
+		l := auth.Login{User: name, PasswordFile: pwFile}
+		pw, err := l.Password()
+		if err != nil {
+			return "", "", usageErr("--password-file: %v", err)
+		}
+		abs, _ := filepath.Abs(pwFile)
+		return pw, abs, nil
+	}
+	pw, err := auth.NewPassword()
+	if err != nil {
+		return "", "", err
+	}
+	path := filepath.Join(dir, name+".passwd")
+	if err := os.WriteFile(path, []byte(pw+"\n"), 0o600); err != nil {
+		return "", "", err
+	}
+	return pw, path, nil
+}
+
+func newSecurityUsersCmd() *cobra.Command {
+	var dir string
+	cmd := &cobra.Command{
+		Use:   "users",
+		Short: "List the users of a secure lite store and their roles",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			users, err := auth.OpenUsers(dir)
+			if err != nil {
+				return err
+			}
+			for _, u := range users.Names() {
+				fmt.Fprintf(cmd.OutOrStdout(), "%s\t%s\n", u[0], u[1])
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&dir, "dir", "", "the security directory (required)")
+	_ = cmd.MarkFlagRequired("dir")
+	return cmd
 }

@@ -71,12 +71,10 @@ func InitDir(dir, store string, hosts []string, now time.Time) ([]string, error)
 	if err := writeFile(filepath.Join(dir, TokenKeyFile), tk, 0o600); err != nil {
 		return nil, err
 	}
-	login := fmt.Sprintf("# Cairn login file: cairn kv|admin|bench --security %s\ncairn.ssl.ca=%s\n",
-		filepath.Join(dir, LoginFile), filepath.Join(dir, CAFile))
-	if err := writeFile(filepath.Join(dir, LoginFile), []byte(login), 0o600); err != nil {
+	if _, err := EnsureUsers(dir); err != nil {
 		return nil, err
 	}
-	return append(written, TokenKeyFile, LoginFile), nil
+	return append(written, TokenKeyFile, UsersFile, AdminPasswordFile, LoginFile), nil
 }
 
 // IssueNode writes node.pem and node-key.pem into outDir for hosts, signed

@@ -76,3 +76,20 @@ func resolve(file, p string) string {
 	}
 	return filepath.Join(filepath.Dir(file), p)
 }
+
+// Password reads the password file (its first line); "" when the login
+// file names no user.
+func (l Login) Password() (string, error) {
+	if l.User == "" {
+		return "", nil
+	}
+	if l.PasswordFile == "" {
+		return "", fmt.Errorf("login file: cairn.auth.username is %q but cairn.auth.password.file is missing", l.User)
+	}
+	b, err := os.ReadFile(l.PasswordFile)
+	if err != nil {
+		return "", fmt.Errorf("login file: the password file: %w", err)
+	}
+	pw, _, _ := strings.Cut(string(b), "\n")
+	return strings.TrimRight(pw, "\r"), nil
+}

@@ -33,6 +33,10 @@ func openCairn(ctx context.Context, cfg *Config, log *errLog) (*cairnBinding, er
 		if ccfg.TLS, err = l.TLS(); err != nil {
 			return nil, fmt.Errorf("bench: cairn.security: %w", err)
 		}
+		if ccfg.Password, err = l.Password(); err != nil {
+			return nil, fmt.Errorf("bench: cairn.security: %w", err)
+		}
+		ccfg.User = l.User
 	}
 	c, err := client.Open(ctx, ccfg)
 	if err != nil {

@@ -61,6 +61,10 @@ func (g Globals) Config() (client.Config, error) {
 		if cfg.TLS, err = l.TLS(); err != nil {
 			return client.Config{}, Usagef("--security: %v", err)
 		}
+		if cfg.Password, err = l.Password(); err != nil {
+			return client.Config{}, Usagef("--security: %v", err)
+		}
+		cfg.User = l.User
 	}
 	return cfg, nil
 }

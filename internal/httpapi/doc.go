@@ -16,7 +16,12 @@
 //	POST   /v1/execute                         execute   {"operations": [{"op": "put", "key": ..., "value": ...}, ...]}
 //	GET    /v1/scan?parent=/users&limit=100    one page of a store scan, and the cursor of the next
 //	GET    /v1/store                           the store's name, partitions, topology seq and limits
+//	POST   /v1/login                           a secure store's session token: {"user": ..., "password": ...}
 //	GET    /openapi.json                       the OpenAPI 3.1 document (openapi.json here)
+//
+// On a secure node a request carries "Authorization: Bearer TOKEN" (from
+// POST /v1/login) or Basic credentials (auth.go); the node checks the
+// token and the user's role, and refuses a request without one (401).
 //
 // Every request may carry ?timeout=DURATION. A record comes back as the
 // JSON `cairn kv -json` prints (internal/cli RecordJSON): "value" for a

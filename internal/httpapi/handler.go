@@ -24,6 +24,7 @@ type Handler struct {
 	// component must be refused as malformed, not quietly turned into
 	// another key.
 	keyRoutes map[string]map[string]http.HandlerFunc
+	basic     basicCache // tokens of Basic credentials (auth.go)
 }
 
 // New returns the handler for c. maxValue bounds the body a put reads (the
@@ -36,6 +37,7 @@ func New(c *client.Client, maxValue int64) *Handler {
 		"/v1/multi/": {"GET": h.multiGet, "DELETE": h.multiDelete},
 	}
 	h.mux.HandleFunc("POST /v1/execute", h.execute)
+	h.mux.HandleFunc("POST /v1/login", h.login)
 	h.mux.HandleFunc("GET /v1/store", h.store)
 	h.mux.HandleFunc("GET /v1/scan", h.scan)
 	h.mux.HandleFunc("GET /openapi.json", serveOpenAPI)
@@ -54,6 +56,12 @@ func serveOpenAPI(w http.ResponseWriter, _ *http.Request) {
 }
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	ctx, err := h.withCredentials(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	r = r.WithContext(ctx)
 	for prefix, methods := range h.keyRoutes {
 		if !strings.HasPrefix(r.URL.Path, prefix) {
 			continue
@@ -73,7 +81,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func (h *Handler) notFound(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusNotFound, map[string]errorJSON{"error": {Code: "NotFound", Kind: "no_such_endpoint", Action: client.ActionFixInput.String(),
-		Message: r.Method + " " + r.URL.Path + " is not part of the API: GET, PUT or DELETE /v1/kv/{key}, GET or DELETE /v1/multi/{parent}, POST /v1/execute, GET /v1/scan, GET /v1/store, GET /openapi.json"}})
+		Message: r.Method + " " + r.URL.Path + " is not part of the API: GET, PUT or DELETE /v1/kv/{key}, GET or DELETE /v1/multi/{parent}, POST /v1/execute, GET /v1/scan, GET /v1/store, POST /v1/login, GET /openapi.json"}})
 }
 
 // get answers GET /v1/kv/{key}: 200 with the record, 404 if there is none.

@@ -21,6 +21,7 @@ func TestOpenAPIDocumentsEveryRoute(t *testing.T) {
 		"/v1/kv/{key}":       {"get", "put", "delete"},
 		"/v1/multi/{parent}": {"get", "delete"},
 		"/v1/execute":        {"post"},
+		"/v1/login":          {"post"},
 		"/v1/store":          {"get"},
 		"/v1/scan":           {"get"},
 		"/openapi.json":      {"get"},

@@ -17,6 +17,7 @@ import (
 
 	"github.com/cairndb/cairn/api/cairnpb"
 	"github.com/cairndb/cairn/client"
+	"github.com/cairndb/cairn/internal/auth"
 	"github.com/cairndb/cairn/internal/httpapi"
 	"github.com/cairndb/cairn/internal/keys"
 	"github.com/cairndb/cairn/internal/replica"
@@ -69,6 +70,9 @@ type LiteConfig struct {
 	// Insecure allows serving plaintext on a non-loopback Host, which is
 	// otherwise refused (docs/design/20261127_security.md §8).
 	Insecure bool
+	// TokenLifetime is how long a login's session token lasts in secure
+	// mode. Default auth.DefaultTokenLifetime (1 hour).
+	TokenLifetime time.Duration
 	// GCPercent is set as the process's GC percent (runtime/debug.SetGCPercent)
 	// when the node starts, unless the GOGC environment variable is set; 0
 	// leaves the runtime's setting. The node's Go heap is small (Pebble's
@@ -149,7 +153,8 @@ type Lite struct {
 	scrub   *scrubber    // nil unless Scrub.Rate is set
 	debug   *debugServer // nil unless PprofAddr is set
 	served  chan error
-	marked  bool // ROOT/store.json was there at start (litestore.go)
+	marked  bool             // ROOT/store.json was there at start (litestore.go)
+	audit   *files.AppendLog // ROOT/audit.log in secure mode: logins (secure.go)
 
 	closeOnce sync.Once
 	closeErr  error
@@ -229,14 +234,22 @@ func (n *Lite) start() error {
 	gopts := []grpc.ServerOption{grpc.MaxRecvMsgSize(64 << 20), grpc.MaxSendMsgSize(64 << 20),
 		grpc.NumStreamWorkers(uint32(n.cfg.StreamWorkers))}
 	var tlsCfg *tls.Config
+	var guard *auth.Guard
 	if n.cfg.Secure {
 		if tlsCfg, err = liteTLS(n.cfg, n.log); err != nil {
 			return err
 		}
-		gopts = append(gopts, grpc.Creds(handshaken{}))
+		if guard, err = n.liteGuard(meta.Name); err != nil {
+			return err
+		}
+		gopts = append(gopts, grpc.Creds(handshaken{}),
+			grpc.ChainUnaryInterceptor(guard.Unary), grpc.ChainStreamInterceptor(guard.Stream))
 	}
 	n.grpc = grpc.NewServer(gopts...)
 	cairnpb.RegisterKVServer(n.grpc, srv)
+	if guard != nil {
+		cairnpb.RegisterAuthServer(n.grpc, guard)
+	}
 	if n.cfg.PprofAddr != "" {
 		if n.debug, err = startDebug(n.cfg.PprofAddr); err != nil {
 			return err
@@ -303,5 +316,8 @@ func (n *Lite) shutdown() error {
 		n.replica.Close()
 	}
 	n.scrub.stop()
+	if n.audit != nil {
+		_ = n.audit.Close()
+	}
 	return n.engine.Close()
 }

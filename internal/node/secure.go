@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cairndb/cairn/internal/auth"
+	"github.com/cairndb/cairn/internal/storage/files"
 )
 
 // SecurityDir is where a secure node keeps its certificates and keys.
@@ -104,4 +105,28 @@ func InsecureWarning(host, addr string, secure bool) string {
 		return ""
 	}
 	return fmt.Sprintf("INSECURE: serving plaintext on %s: anyone who reaches it can read, write and administer this store (--insecure)", addr)
+}
+
+// liteGuard is a secure lite node's logins and access checks: the user
+// table in ROOT/security (made with an admin user if missing, as for a
+// store made before users existed) and its audit log, ROOT/audit.log.
+func (n *Lite) liteGuard(store string) (*auth.Guard, error) {
+	dir := SecurityDir(n.cfg.Root)
+	made, err := auth.EnsureUsers(dir)
+	if err != nil {
+		return nil, err
+	}
+	if made {
+		n.log.Info("secure mode: made the user admin (role sysadmin); its login file logs in as admin",
+			"login_file", filepath.Join(dir, auth.LoginFile))
+	}
+	if n.audit, err = files.OpenAppendLog(n.cfg.FS, filepath.Join(n.cfg.Root, AuditFile), auditMaxBytes, auditKeep); err != nil {
+		return nil, err
+	}
+	return auth.NewGuard(dir, store, n.cfg.TokenLifetime, func(e auth.AuditEntry) {
+		e.Node = "lite"
+		if err := n.audit.Append(e.Line()); err != nil {
+			n.log.Error("audit log: a login was not recorded", "err", err, "user", e.User, "what", e.What)
+		}
+	})
 }

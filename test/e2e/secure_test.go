@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"io"
 	"net/http"
 	"path/filepath"
@@ -90,15 +91,50 @@ func TestSecureLite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hc := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: tc}}
-	resp, err := hc.Get("https://" + l.addr + "/v1/kv/a/-/b")
+	pw, err := lg.Password()
 	if err != nil {
-		t.Fatalf("https get: %v", err)
+		t.Fatal(err)
 	}
-	raw, _ := io.ReadAll(resp.Body)
+	hc := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: tc}}
+	httpsGet := func(auth func(*http.Request)) (int, string) {
+		req, _ := http.NewRequest(http.MethodGet, "https://"+l.addr+"/v1/kv/a/-/b", nil)
+		auth(req)
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatalf("https get: %v", err)
+		}
+		defer resp.Body.Close()
+		raw, _ := io.ReadAll(resp.Body)
+		if resp.TLS == nil || resp.TLS.Version != tls.VersionTLS13 {
+			t.Errorf("https get: not TLS 1.3 (%v)", resp.TLS != nil)
+		}
+		return resp.StatusCode, string(raw)
+	}
+	// Without credentials: 401, told to log in.
+	if code, body := httpsGet(func(*http.Request) {}); code != http.StatusUnauthorized || !strings.Contains(body, "login_required") {
+		t.Errorf("https get without credentials: %d %s", code, body)
+	}
+	// Basic credentials (curl -u admin:PASSWORD --cacert ca.pem).
+	if code, body := httpsGet(func(r *http.Request) { r.SetBasicAuth(lg.User, pw) }); code != 200 || !strings.Contains(body, `"value": "hello"`) {
+		t.Errorf("https get with Basic: %d %s", code, body)
+	}
+	// A token from POST /v1/login, as a Bearer.
+	resp, err := hc.Post("https://"+l.addr+"/v1/login", "application/json",
+		strings.NewReader(`{"user": "`+lg.User+`", "password": "`+pw+`"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lr struct {
+		Token string `json:"token"`
+		Role  string `json:"role"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&lr)
 	resp.Body.Close()
-	if resp.StatusCode != 200 || !strings.Contains(string(raw), `"value": "hello"`) || resp.TLS == nil || resp.TLS.Version != tls.VersionTLS13 {
-		t.Errorf("https get: %d %s (TLS %v)", resp.StatusCode, raw, resp.TLS != nil)
+	if err != nil || lr.Token == "" || lr.Role != "sysadmin" {
+		t.Fatalf("POST /v1/login: %v %+v", err, lr)
+	}
+	if code, body := httpsGet(func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+lr.Token) }); code != 200 || !strings.Contains(body, `"value": "hello"`) {
+		t.Errorf("https get with a Bearer token: %d %s", code, body)
 	}
 
 	// A client that trusts another CA is refused at the handshake.
@@ -120,7 +156,7 @@ func TestSecureLite(t *testing.T) {
 	}
 
 	// The node still serves the right client, over the Go client too.
-	c, err := client.Open(ctx, client.Config{Hosts: []string{l.addr}, Store: "kvstore", TLS: tc})
+	c, err := client.Open(ctx, client.Config{Hosts: []string{l.addr}, Store: "kvstore", TLS: tc, User: lg.User, Password: pw})
 	if err != nil {
 		t.Fatalf("secure Go client: %v", err)
 	}

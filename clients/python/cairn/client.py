@@ -16,6 +16,7 @@ import grpc
 from ._pb import kv_pb2 as pb
 from ._pb import kv_pb2_grpc as pbgrpc
 from ._routing import Cluster, Topology, choose
+from ._session import Session
 from .errors import (CairnError, ExecutionAborted, InvalidArgument, StoreMismatch, Unavailable, from_detail,
                      from_rpc_error, make_error)
 from .fields import Fields, encode_fields
@@ -45,23 +46,44 @@ def _reroutable(e: object) -> bool:
 _STATUS_CODES = {c.value[0]: c for c in grpc.StatusCode}
 
 
-def _credentials(security: Optional[str], ca_file: Optional[str]) -> Optional[grpc.ChannelCredentials]:
-    """TLS credentials for a secure store: the CA from ``ca_file``, or from
-    the login file ``security`` (cairn.ssl.ca=..., as `cairn lite --secure`
-    writes it; relative paths are read from the login file's directory)."""
-    if security is not None:
-        ca_file = _login_ca(security)
+def _credentials(ca_file: Optional[str], session: Optional[Session]) -> Optional[grpc.ChannelCredentials]:
+    """TLS credentials for a secure store, with the session's token on every
+    call when there is a login."""
     if ca_file is None:
         return None
     try:
         with open(ca_file, "rb") as f:
-            return grpc.ssl_channel_credentials(root_certificates=f.read())
+            creds = grpc.ssl_channel_credentials(root_certificates=f.read())
     except OSError as e:
         raise InvalidArgument(f"config: the store CA {ca_file}: {e}", code=grpc.StatusCode.INVALID_ARGUMENT,
                               kind="invalid_config", action="FIX_INPUT") from None
+    if session is None:
+        return creds
+    return grpc.composite_channel_credentials(creds, grpc.metadata_call_credentials(session))
 
 
-def _login_ca(path: str) -> str:
+def _read_login(path: str) -> Tuple[str, Optional[str], Optional[str]]:
+    """The login file's CA, user and password (cairn.ssl.ca,
+    cairn.auth.username, cairn.auth.password.file: as `cairn lite --secure`
+    writes it; relative paths are read from the login file's directory)."""
+    bad = lambda msg: InvalidArgument(f"login file {path}: {msg}", code=grpc.StatusCode.INVALID_ARGUMENT,  # noqa: E731
+                                      kind="invalid_config", action="FIX_INPUT")
+    ca, user, pw_file = _login_values(path)
+    if ca is None:
+        raise bad("cairn.ssl.ca (the store CA's ca.pem) is missing")
+    if user is None:
+        return ca, None, None
+    if pw_file is None:
+        raise bad(f"cairn.auth.username is {user!r} but cairn.auth.password.file is missing")
+    try:
+        with open(pw_file, encoding="utf-8") as f:
+            pw = f.read().split("\n", 1)[0].rstrip("\r")
+    except OSError as e:
+        raise bad(f"the password file: {e}") from None
+    return ca, user, pw
+
+
+def _login_values(path: str) -> Tuple[Optional[str], Optional[str], Optional[str]]:
     bad = lambda msg: InvalidArgument(f"login file {path}: {msg}", code=grpc.StatusCode.INVALID_ARGUMENT,  # noqa: E731
                                       kind="invalid_config", action="FIX_INPUT")
     try:
@@ -69,6 +91,7 @@ def _login_ca(path: str) -> str:
             lines = f.read().splitlines()
     except OSError as e:
         raise bad(str(e)) from None
+    found: Dict[str, str] = {}
     for n, line in enumerate(lines, 1):
         line = line.strip()
         if not line or line[0] in "#!":
@@ -76,10 +99,9 @@ def _login_ca(path: str) -> str:
         key, sep, value = line.partition("=")
         if not sep:
             raise bad(f"line {n}: want key=value, got {line!r}")
-        if key.strip() == "cairn.ssl.ca":
-            v = value.strip()
-            return v if os.path.isabs(v) else os.path.join(os.path.dirname(path), v)
-    raise bad("cairn.ssl.ca (the store CA's ca.pem) is missing")
+        found[key.strip()] = value.strip()
+    rel = lambda v: v if v is None or os.path.isabs(v) else os.path.join(os.path.dirname(path), v)  # noqa: E731
+    return rel(found.get("cairn.ssl.ca")), found.get("cairn.auth.username"), rel(found.get("cairn.auth.password.file"))
 
 
 def _record_error(r: Any) -> CairnError:
@@ -266,13 +288,17 @@ class Client:
     default; every method takes ``timeout=`` too. ``durability`` and
     ``consistency`` are the defaults of writes and reads. For a secure
     store (TLS), give ``security``, the login file `cairn lite --secure`
-    writes (ROOT/security/client.security), or ``ca_file``, the store CA.
+    writes (ROOT/security/client.security: the store CA, a user and its
+    password file), or ``ca_file`` (the store CA) with ``user`` and
+    ``password``. The client logs in at once, sends the session token with
+    every call and renews it before it expires.
     """
 
     def __init__(self, hosts: Sequence[str], store: str, *, timeout: Timeout = 5.0,
                  durability: Optional[Durability] = None, consistency: Optional[Consistency] = None,
                  connect_timeout: Timeout = 2.0, security: Optional[str] = None,
-                 ca_file: Optional[str] = None) -> None:
+                 ca_file: Optional[str] = None, user: Optional[str] = None,
+                 password: Optional[str] = None) -> None:
         if isinstance(hosts, str):
             hosts = [hosts]
         if not hosts:
@@ -287,7 +313,15 @@ class Client:
         self.durability = durability
         self.consistency = consistency
         self._hosts = list(hosts)
-        self._creds = _credentials(security, ca_file)
+        self._session: Optional[Session] = None
+        if security is not None:
+            ca_file, user, password = _read_login(security)
+        if user is not None:
+            if ca_file is None:
+                raise InvalidArgument("config: a login (user=) travels only over TLS: give ca_file= or security=",
+                                      code=grpc.StatusCode.INVALID_ARGUMENT, kind="invalid_config", action="FIX_INPUT")
+            self._session = Session(user, password or "")
+        self._creds = _credentials(ca_file, self._session)
         self._mu = threading.Lock()
         self._conns: Dict[str, _Conn] = {}
         self._closed = False
@@ -296,6 +330,8 @@ class Client:
         self._cluster: Optional[Cluster] = None
         self._put_many_limit = 0  # max_put_many_records, read once from StoreInfo
         try:
+            if self._session is not None:
+                self._login()
             resp = self._check_store()
             if resp.HasField("topology"):
                 self._cluster = Cluster(resp)
@@ -317,8 +353,25 @@ class Client:
                 c = self._conns[addr] = _Conn(addr, self._creds)
             return c
 
+    def _login(self) -> None:
+        """Logs in through the first helper host that answers."""
+        assert self._session is not None
+        last: Optional[grpc.RpcError] = None
+        for c in self._helpers:
+            try:
+                self._session.login(c.channel, self.timeout)
+                return
+            except grpc.RpcError as e:
+                last = e
+                if e.code() in (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED):
+                    break  # the password is wrong everywhere
+        assert last is not None
+        raise from_rpc_error(last, False, False, pb.ErrorDetail)
+
     def close(self) -> None:
         """Closes every connection. Idempotent."""
+        if self._session is not None:
+            self._session.close()
         with self._mu:
             self._closed = True
             conns = list(self._conns.values())

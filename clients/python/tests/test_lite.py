@@ -263,8 +263,18 @@ def test_secure_lite(cairn_bin, tmp_path):
             v = c.put(Key.parse("/sec/-/a"), b"hello")
             rec = c.get(Key.parse("/sec/-/a"))
             assert rec is not None and rec.value == b"hello" and rec.version == v
-        with Client([lt.addr], store=STORE, ca_file=str(tmp_path / "s" / "security" / "ca.pem")) as c:
+        ca = str(tmp_path / "s" / "security" / "ca.pem")
+        pw = (tmp_path / "s" / "security" / "admin.passwd").read_text().strip()
+        with Client([lt.addr], store=STORE, ca_file=ca, user="admin", password=pw) as c:
             assert c.get(Key.parse("/sec/-/a")).value == b"hello"
+        # TLS without a login: refused, told to log in.
+        with pytest.raises(CairnError) as e:
+            Client([lt.addr], store=STORE, ca_file=ca, timeout=3)
+        assert e.value.kind == "login_required" and "login" in str(e.value)
+        # A wrong password.
+        with pytest.raises(CairnError) as e:
+            Client([lt.addr], store=STORE, ca_file=ca, user="admin", password="wrong-password", timeout=3)
+        assert e.value.kind == "login_failed"
         with pytest.raises(CairnError) as e:
             Client([lt.addr], store=STORE, timeout=3)
         assert "secure mode" in str(e.value)

@@ -517,3 +517,37 @@ class ErrorDetail(_message.Message):
     partitions: int
     topology_seq: int
     def __init__(self, kind: _Optional[str] = ..., action: _Optional[_Union[ErrorDetail.Action, str]] = ..., limit: _Optional[str] = ..., max: _Optional[int] = ..., seen: _Optional[int] = ..., maybe_applied: _Optional[bool] = ..., leader_node: _Optional[int] = ..., leader_addr: _Optional[str] = ..., moved_to_shard: _Optional[int] = ..., partitions: _Optional[int] = ..., topology_seq: _Optional[int] = ...) -> None: ...
+
+class LoginRequest(_message.Message):
+    __slots__ = ("user", "password")
+    USER_FIELD_NUMBER: _ClassVar[int]
+    PASSWORD_FIELD_NUMBER: _ClassVar[int]
+    user: str
+    password: str
+    def __init__(self, user: _Optional[str] = ..., password: _Optional[str] = ...) -> None: ...
+
+class LoginResponse(_message.Message):
+    __slots__ = ("token", "expires_at_ms", "role")
+    TOKEN_FIELD_NUMBER: _ClassVar[int]
+    EXPIRES_AT_MS_FIELD_NUMBER: _ClassVar[int]
+    ROLE_FIELD_NUMBER: _ClassVar[int]
+    token: str
+    expires_at_ms: int
+    role: str
+    def __init__(self, token: _Optional[str] = ..., expires_at_ms: _Optional[int] = ..., role: _Optional[str] = ...) -> None: ...
+
+class RenewRequest(_message.Message):
+    __slots__ = ("token",)
+    TOKEN_FIELD_NUMBER: _ClassVar[int]
+    token: str
+    def __init__(self, token: _Optional[str] = ...) -> None: ...
+
+class RenewResponse(_message.Message):
+    __slots__ = ("token", "expires_at_ms", "role")
+    TOKEN_FIELD_NUMBER: _ClassVar[int]
+    EXPIRES_AT_MS_FIELD_NUMBER: _ClassVar[int]
+    ROLE_FIELD_NUMBER: _ClassVar[int]
+    token: str
+    expires_at_ms: int
+    role: str
+    def __init__(self, token: _Optional[str] = ..., expires_at_ms: _Optional[int] = ..., role: _Optional[str] = ...) -> None: ...

@@ -439,3 +439,139 @@ class KV:
             timeout,
             metadata,
             _registered_method=True)
+
+
+class AuthStub:
+    """Auth logs users in to a secure store (docs/design/20261127_security.md
+    §4). A login gives a session token, which the client sends with every
+    request as gRPC metadata "authorization: Bearer TOKEN" and renews before
+    it expires. A wrong user or password is UNAUTHENTICATED (kind
+    login_failed), slowed down after repeated failures from one user or
+    address; a store that is not secure answers FAILED_PRECONDITION (kind
+    not_secure).
+    """
+
+    def __init__(self, channel):
+        """Constructor.
+
+        Args:
+            channel: A grpc.Channel.
+        """
+        self.Login = channel.unary_unary(
+                '/cairn.v1.Auth/Login',
+                request_serializer=kv__pb2.LoginRequest.SerializeToString,
+                response_deserializer=kv__pb2.LoginResponse.FromString,
+                _registered_method=True)
+        self.Renew = channel.unary_unary(
+                '/cairn.v1.Auth/Renew',
+                request_serializer=kv__pb2.RenewRequest.SerializeToString,
+                response_deserializer=kv__pb2.RenewResponse.FromString,
+                _registered_method=True)
+
+
+class AuthServicer:
+    """Auth logs users in to a secure store (docs/design/20261127_security.md
+    §4). A login gives a session token, which the client sends with every
+    request as gRPC metadata "authorization: Bearer TOKEN" and renews before
+    it expires. A wrong user or password is UNAUTHENTICATED (kind
+    login_failed), slowed down after repeated failures from one user or
+    address; a store that is not secure answers FAILED_PRECONDITION (kind
+    not_secure).
+    """
+
+    def Login(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Renew(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+
+def add_AuthServicer_to_server(servicer, server):
+    rpc_method_handlers = {
+            'Login': grpc.unary_unary_rpc_method_handler(
+                    servicer.Login,
+                    request_deserializer=kv__pb2.LoginRequest.FromString,
+                    response_serializer=kv__pb2.LoginResponse.SerializeToString,
+            ),
+            'Renew': grpc.unary_unary_rpc_method_handler(
+                    servicer.Renew,
+                    request_deserializer=kv__pb2.RenewRequest.FromString,
+                    response_serializer=kv__pb2.RenewResponse.SerializeToString,
+            ),
+    }
+    generic_handler = grpc.method_handlers_generic_handler(
+            'cairn.v1.Auth', rpc_method_handlers)
+    server.add_generic_rpc_handlers((generic_handler,))
+    server.add_registered_method_handlers('cairn.v1.Auth', rpc_method_handlers)
+
+
+ # This class is part of an EXPERIMENTAL API.
+class Auth:
+    """Auth logs users in to a secure store (docs/design/20261127_security.md
+    §4). A login gives a session token, which the client sends with every
+    request as gRPC metadata "authorization: Bearer TOKEN" and renews before
+    it expires. A wrong user or password is UNAUTHENTICATED (kind
+    login_failed), slowed down after repeated failures from one user or
+    address; a store that is not secure answers FAILED_PRECONDITION (kind
+    not_secure).
+    """
+
+    @staticmethod
+    def Login(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/cairn.v1.Auth/Login',
+            kv__pb2.LoginRequest.SerializeToString,
+            kv__pb2.LoginResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Renew(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/cairn.v1.Auth/Renew',
+            kv__pb2.RenewRequest.SerializeToString,
+            kv__pb2.RenewResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)

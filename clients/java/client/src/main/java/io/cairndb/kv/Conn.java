@@ -23,7 +23,7 @@ final class Conn {
   final KVGrpc.KVBlockingStub stub;
   private volatile long failingUntil;
 
-  Conn(String addr, SslContext tls) {
+  Conn(String addr, SslContext tls, io.grpc.CallCredentials creds) {
     this.addr = addr;
     NettyChannelBuilder b = NettyChannelBuilder.forTarget(addr);
     if (tls == null) {
@@ -36,7 +36,8 @@ final class Conn {
         .disableRetry()
         .maxInboundMessageSize(64 << 20)
         .build();
-    this.stub = KVGrpc.newBlockingStub(channel);
+    KVGrpc.KVBlockingStub s = KVGrpc.newBlockingStub(channel);
+    this.stub = creds == null ? s : s.withCallCredentials(creds);
     channel.getState(true); // connect now
   }
 

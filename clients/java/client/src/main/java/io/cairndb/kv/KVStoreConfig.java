@@ -17,6 +17,8 @@ public class KVStoreConfig {
   private Consistency consistency = Consistency.NONE_REQUIRED;
   private Durability durability = Durability.COMMIT_WRITE_NO_SYNC;
   private String trustedCAFile;
+  private String user;
+  private String password;
 
   /**
    * @param storeName the store's name (a node serving another store is refused)
@@ -101,7 +103,30 @@ public class KVStoreConfig {
    */
   public KVStoreConfig setSecurityFile(String loginFile) {
     setTrustedCAFile(Login.caFile(loginFile));
+    String u = Login.user(loginFile);
+    if (u != null) {
+      setCredentials(u, Login.password(loginFile));
+    }
     return this;
+  }
+
+  /**
+   * Log in to a secure store as user: the store opens with a login, every call carries the session token, and the
+   * client renews it before it expires. Needs the store CA ({@link #setTrustedCAFile}); a login never travels in
+   * plaintext.
+   */
+  public KVStoreConfig setCredentials(String user, String password) {
+    this.user = user;
+    this.password = password;
+    return this;
+  }
+
+  public String getUser() {
+    return user;
+  }
+
+  String getPassword() {
+    return password;
   }
 
   /** A secure store (TLS): the store CA's certificate (ca.pem). Null: plaintext. */

@@ -58,11 +58,12 @@ final class Router {
   /** The store's max_put_many_records (StoreInfo), set once by open(). */
   volatile int maxPutManyRecords = 1;
 
-  Router(String store, List<String> hosts, long connectTimeoutNanos, String caFile) {
+  Router(String store, List<String> hosts, long connectTimeoutNanos, String caFile, Session session) {
     this.store = store;
     this.hosts = hosts;
     this.connectTimeout = connectTimeoutNanos;
     this.tls = caFile == null ? null : tlsContext(caFile);
+    this.session = session;
     for (String h : hosts) {
       helpers.add(conn(h));
     }
@@ -70,6 +71,8 @@ final class Router {
 
   /** TLS to a secure store, the server verified against the store CA alone; null: plaintext. */
   private final SslContext tls;
+  /** The login to a secure store; null without credentials. */
+  final Session session;
 
   private static SslContext tlsContext(String caFile) {
     try {
@@ -88,7 +91,7 @@ final class Router {
       if (closed) {
         throw Errors.closed();
       }
-      return conns.computeIfAbsent(addr, a -> new Conn(a, tls));
+      return conns.computeIfAbsent(addr, a -> new Conn(a, tls, session));
     }
   }
 
@@ -97,6 +100,9 @@ final class Router {
   }
 
   void close() {
+    if (session != null) {
+      session.close();
+    }
     List<Conn> all;
     synchronized (conns) {
       closed = true;
@@ -124,6 +130,27 @@ final class Router {
    * Asks the helper hosts for StoreInfo until one answers and checks its
    * store name. The answer of a replicated store carries its topology.
    */
+  /** Logs in through the first helper host that answers (a wrong password is refused everywhere). */
+  void login(long timeoutNanos) {
+    StringBuilder failures = new StringBuilder();
+    ErrorInfo last = null;
+    for (Conn c : helpers) {
+      try {
+        session.login(c.channel, timeoutNanos);
+        return;
+      } catch (StatusRuntimeException err) {
+        last = Errors.fromStatus(err, false);
+        if (last.code == Status.Code.UNAUTHENTICATED || last.code == Status.Code.PERMISSION_DENIED) {
+          throw last.toException();
+        }
+        failures.append(failures.length() == 0 ? "" : "; ").append(c.addr).append(": ").append(last.text);
+      }
+    }
+    ErrorInfo e = ErrorInfo.of("login: no host answered: " + failures, last.code, last.kind, last.action);
+    e.cause = last.cause;
+    throw e.toException();
+  }
+
   StoreInfoResponse checkStore(long timeoutNanos) {
     long deadline = System.nanoTime() + timeoutNanos;
     StringBuilder failures = new StringBuilder();

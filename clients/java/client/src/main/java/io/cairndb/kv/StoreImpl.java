@@ -28,13 +28,17 @@ final class StoreImpl implements KVStore {
     this.consistency = cfg.getConsistency();
     this.durability = cfg.getDurability();
     this.router = new Router(cfg.getStoreName(), List.of(cfg.getHelperHosts()),
-        cfg.getSocketOpenTimeout(TimeUnit.NANOSECONDS), cfg.getTrustedCAFile());
+        cfg.getSocketOpenTimeout(TimeUnit.NANOSECONDS), cfg.getTrustedCAFile(),
+        cfg.getUser() == null ? null : new Session(cfg.getUser(), cfg.getPassword()));
     this.multi = new Multi(this);
   }
 
   static StoreImpl open(KVStoreConfig cfg) {
     StoreImpl s = new StoreImpl(cfg);
     try {
+      if (s.router.session != null) {
+        s.router.login(s.timeoutNanos);
+      }
       StoreInfoResponse resp = s.router.checkStore(s.timeoutNanos);
       s.router.maxPutManyRecords = Math.max(1, resp.getLimits().getMaxPutManyRecords());
       if (resp.hasTopology()) {

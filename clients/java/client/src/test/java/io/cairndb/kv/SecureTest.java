@@ -25,6 +25,20 @@ class SecureTest {
         assertEquals("hello", new String(got.getValue().getValue(), UTF_8));
         assertEquals(v, got.getVersion());
       }
+      // TLS without a login is refused, told to log in; so is a wrong password.
+      String ca = root.resolve("security/ca.pem").toString();
+      InvalidArgumentException noLogin = assertThrows(InvalidArgumentException.class, () -> KVStoreFactory.getStore(
+          new KVStoreConfig(Procs.STORE, lite.addr).setTrustedCAFile(ca)).close());
+      assertEquals("login_required", noLogin.getKind());
+      InvalidArgumentException wrong = assertThrows(InvalidArgumentException.class, () -> KVStoreFactory.getStore(
+          new KVStoreConfig(Procs.STORE, lite.addr).setTrustedCAFile(ca).setCredentials("admin", "wrong-password"))
+          .close());
+      assertEquals("login_failed", wrong.getKind());
+      String pw = Files.readString(root.resolve("security/admin.passwd"), UTF_8).strip();
+      try (KVStore s = KVStoreFactory.getStore(
+          new KVStoreConfig(Procs.STORE, lite.addr).setTrustedCAFile(ca).setCredentials("admin", pw))) {
+        assertEquals("hello", new String(s.get(k).getValue().getValue(), UTF_8));
+      }
       KVStoreConfig plain = new KVStoreConfig(Procs.STORE, lite.addr)
           .setRequestTimeout(3, java.util.concurrent.TimeUnit.SECONDS);
       InvalidArgumentException e = assertThrows(InvalidArgumentException.class, () -> KVStoreFactory.getStore(plain).close());

@@ -196,6 +196,26 @@ public final class KvProto extends com.google.protobuf.GeneratedFile {
   static final 
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
       internal_static_cairn_v1_ErrorDetail_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_cairn_v1_LoginRequest_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_cairn_v1_LoginRequest_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_cairn_v1_LoginResponse_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_cairn_v1_LoginResponse_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_cairn_v1_RenewRequest_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_cairn_v1_RenewRequest_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_cairn_v1_RenewResponse_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_cairn_v1_RenewResponse_fieldAccessorTable;
 
   public static com.google.protobuf.Descriptors.FileDescriptor
       getDescriptor() {
@@ -318,50 +338,58 @@ public final class KvProto extends com.google.protobuf.GeneratedFile {
       "\001(\004\022\022\n\npartitions\030\n \001(\r\022\024\n\014topology_seq\030" +
       "\013 \001(\004\"m\n\006Action\022\026\n\022ACTION_UNSPECIFIED\020\000\022" +
       "\020\n\014ACTION_RETRY\020\001\022\022\n\016ACTION_REFRESH\020\002\022\024\n" +
-      "\020ACTION_FIX_INPUT\020\003\022\017\n\013ACTION_NONE\020\004*w\n\n" +
-      "SyncPolicy\022\033\n\027SYNC_POLICY_UNSPECIFIED\020\000\022" +
-      "\024\n\020SYNC_POLICY_SYNC\020\001\022\035\n\031SYNC_POLICY_WRI" +
-      "TE_NO_SYNC\020\002\022\027\n\023SYNC_POLICY_NO_SYNC\020\003*\227\001" +
-      "\n\020ReplicaAckPolicy\022\"\n\036REPLICA_ACK_POLICY" +
-      "_UNSPECIFIED\020\000\022\032\n\026REPLICA_ACK_POLICY_ALL" +
-      "\020\001\022&\n\"REPLICA_ACK_POLICY_SIMPLE_MAJORITY" +
-      "\020\002\022\033\n\027REPLICA_ACK_POLICY_NONE\020\003*\263\001\n\017Cons" +
-      "istencyKind\022 \n\034CONSISTENCY_KIND_UNSPECIF" +
-      "IED\020\000\022\035\n\031CONSISTENCY_KIND_ABSOLUTE\020\001\022\"\n\036" +
-      "CONSISTENCY_KIND_NONE_REQUIRED\020\002\022\035\n\031CONS" +
-      "ISTENCY_KIND_TIME_LAG\020\003\022\034\n\030CONSISTENCY_K" +
-      "IND_VERSION\020\004*\271\001\n\022ReturnValueVersion\022$\n " +
-      "RETURN_VALUE_VERSION_UNSPECIFIED\020\000\022\035\n\031RE" +
-      "TURN_VALUE_VERSION_NONE\020\001\022\036\n\032RETURN_VALU" +
-      "E_VERSION_VALUE\020\002\022 \n\034RETURN_VALUE_VERSIO" +
-      "N_VERSION\020\003\022\034\n\030RETURN_VALUE_VERSION_ALL\020" +
-      "\004*\224\001\n\005Depth\022\025\n\021DEPTH_UNSPECIFIED\020\000\022\027\n\023DE" +
-      "PTH_CHILDREN_ONLY\020\001\022\035\n\031DEPTH_PARENT_AND_" +
-      "CHILDREN\020\002\022\032\n\026DEPTH_DESCENDANTS_ONLY\020\003\022 " +
-      "\n\034DEPTH_PARENT_AND_DESCENDANTS\020\004*m\n\tDire" +
-      "ction\022\031\n\025DIRECTION_UNSPECIFIED\020\000\022\025\n\021DIRE" +
-      "CTION_FORWARD\020\001\022\025\n\021DIRECTION_REVERSE\020\002\022\027" +
-      "\n\023DIRECTION_UNORDERED\020\003*s\n\tCondition\022\031\n\025" +
-      "CONDITION_UNSPECIFIED\020\000\022\027\n\023CONDITION_IF_" +
-      "ABSENT\020\001\022\030\n\024CONDITION_IF_PRESENT\020\002\022\030\n\024CO" +
-      "NDITION_IF_VERSION\020\0032\305\004\n\002KV\0222\n\003Get\022\024.cai" +
-      "rn.v1.GetRequest\032\025.cairn.v1.GetResponse\022" +
-      "4\n\003Put\022\024.cairn.v1.PutRequest\032\027.cairn.v1." +
-      "WriteResponse\022:\n\006Delete\022\027.cairn.v1.Delet" +
-      "eRequest\032\027.cairn.v1.WriteResponse\022>\n\007Exe" +
-      "cute\022\030.cairn.v1.ExecuteRequest\032\031.cairn.v" +
-      "1.ExecuteResponse\022>\n\007PutMany\022\030.cairn.v1." +
-      "PutManyRequest\032\031.cairn.v1.PutManyRespons" +
-      "e\022A\n\010MultiGet\022\031.cairn.v1.MultiGetRequest" +
-      "\032\032.cairn.v1.MultiGetResponse\022J\n\013MultiDel" +
-      "ete\022\034.cairn.v1.MultiDeleteRequest\032\035.cair" +
-      "n.v1.MultiDeleteResponse\022D\n\tStoreScan\022\032." +
-      "cairn.v1.StoreScanRequest\032\033.cairn.v1.Sto" +
-      "reScanResponse\022D\n\tStoreInfo\022\032.cairn.v1.S" +
-      "toreInfoRequest\032\033.cairn.v1.StoreInfoResp" +
-      "onseBM\n\023io.cairndb.kv.protoB\007KvProtoP\001Z$" +
-      "github.com/cairndb/cairn/api/cairnpb\222\003\004\010" +
-      "\002 \003b\010editionsp\350\007"
+      "\020ACTION_FIX_INPUT\020\003\022\017\n\013ACTION_NONE\020\004\".\n\014" +
+      "LoginRequest\022\014\n\004user\030\001 \001(\t\022\020\n\010password\030\002" +
+      " \001(\t\"C\n\rLoginResponse\022\r\n\005token\030\001 \001(\t\022\025\n\r" +
+      "expires_at_ms\030\002 \001(\003\022\014\n\004role\030\003 \001(\t\"\035\n\014Ren" +
+      "ewRequest\022\r\n\005token\030\001 \001(\t\"C\n\rRenewRespons" +
+      "e\022\r\n\005token\030\001 \001(\t\022\025\n\rexpires_at_ms\030\002 \001(\003\022" +
+      "\014\n\004role\030\003 \001(\t*w\n\nSyncPolicy\022\033\n\027SYNC_POLI" +
+      "CY_UNSPECIFIED\020\000\022\024\n\020SYNC_POLICY_SYNC\020\001\022\035" +
+      "\n\031SYNC_POLICY_WRITE_NO_SYNC\020\002\022\027\n\023SYNC_PO" +
+      "LICY_NO_SYNC\020\003*\227\001\n\020ReplicaAckPolicy\022\"\n\036R" +
+      "EPLICA_ACK_POLICY_UNSPECIFIED\020\000\022\032\n\026REPLI" +
+      "CA_ACK_POLICY_ALL\020\001\022&\n\"REPLICA_ACK_POLIC" +
+      "Y_SIMPLE_MAJORITY\020\002\022\033\n\027REPLICA_ACK_POLIC" +
+      "Y_NONE\020\003*\263\001\n\017ConsistencyKind\022 \n\034CONSISTE" +
+      "NCY_KIND_UNSPECIFIED\020\000\022\035\n\031CONSISTENCY_KI" +
+      "ND_ABSOLUTE\020\001\022\"\n\036CONSISTENCY_KIND_NONE_R" +
+      "EQUIRED\020\002\022\035\n\031CONSISTENCY_KIND_TIME_LAG\020\003" +
+      "\022\034\n\030CONSISTENCY_KIND_VERSION\020\004*\271\001\n\022Retur" +
+      "nValueVersion\022$\n RETURN_VALUE_VERSION_UN" +
+      "SPECIFIED\020\000\022\035\n\031RETURN_VALUE_VERSION_NONE" +
+      "\020\001\022\036\n\032RETURN_VALUE_VERSION_VALUE\020\002\022 \n\034RE" +
+      "TURN_VALUE_VERSION_VERSION\020\003\022\034\n\030RETURN_V" +
+      "ALUE_VERSION_ALL\020\004*\224\001\n\005Depth\022\025\n\021DEPTH_UN" +
+      "SPECIFIED\020\000\022\027\n\023DEPTH_CHILDREN_ONLY\020\001\022\035\n\031" +
+      "DEPTH_PARENT_AND_CHILDREN\020\002\022\032\n\026DEPTH_DES" +
+      "CENDANTS_ONLY\020\003\022 \n\034DEPTH_PARENT_AND_DESC" +
+      "ENDANTS\020\004*m\n\tDirection\022\031\n\025DIRECTION_UNSP" +
+      "ECIFIED\020\000\022\025\n\021DIRECTION_FORWARD\020\001\022\025\n\021DIRE" +
+      "CTION_REVERSE\020\002\022\027\n\023DIRECTION_UNORDERED\020\003" +
+      "*s\n\tCondition\022\031\n\025CONDITION_UNSPECIFIED\020\000" +
+      "\022\027\n\023CONDITION_IF_ABSENT\020\001\022\030\n\024CONDITION_I" +
+      "F_PRESENT\020\002\022\030\n\024CONDITION_IF_VERSION\020\0032\305\004" +
+      "\n\002KV\0222\n\003Get\022\024.cairn.v1.GetRequest\032\025.cair" +
+      "n.v1.GetResponse\0224\n\003Put\022\024.cairn.v1.PutRe" +
+      "quest\032\027.cairn.v1.WriteResponse\022:\n\006Delete" +
+      "\022\027.cairn.v1.DeleteRequest\032\027.cairn.v1.Wri" +
+      "teResponse\022>\n\007Execute\022\030.cairn.v1.Execute" +
+      "Request\032\031.cairn.v1.ExecuteResponse\022>\n\007Pu" +
+      "tMany\022\030.cairn.v1.PutManyRequest\032\031.cairn." +
+      "v1.PutManyResponse\022A\n\010MultiGet\022\031.cairn.v" +
+      "1.MultiGetRequest\032\032.cairn.v1.MultiGetRes" +
+      "ponse\022J\n\013MultiDelete\022\034.cairn.v1.MultiDel" +
+      "eteRequest\032\035.cairn.v1.MultiDeleteRespons" +
+      "e\022D\n\tStoreScan\022\032.cairn.v1.StoreScanReque" +
+      "st\032\033.cairn.v1.StoreScanResponse\022D\n\tStore" +
+      "Info\022\032.cairn.v1.StoreInfoRequest\032\033.cairn" +
+      ".v1.StoreInfoResponse2z\n\004Auth\0228\n\005Login\022\026" +
+      ".cairn.v1.LoginRequest\032\027.cairn.v1.LoginR" +
+      "esponse\0228\n\005Renew\022\026.cairn.v1.RenewRequest" +
+      "\032\027.cairn.v1.RenewResponseBM\n\023io.cairndb." +
+      "kv.protoB\007KvProtoP\001Z$github.com/cairndb/" +
+      "cairn/api/cairnpb\222\003\004\010\002 \003b\010editionsp\350\007"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -571,6 +599,30 @@ public final class KvProto extends com.google.protobuf.GeneratedFile {
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_cairn_v1_ErrorDetail_descriptor,
         new java.lang.String[] { "Kind", "Action", "Limit", "Max", "Seen", "MaybeApplied", "LeaderNode", "LeaderAddr", "MovedToShard", "Partitions", "TopologySeq", });
+    internal_static_cairn_v1_LoginRequest_descriptor =
+      getDescriptor().getMessageType(34);
+    internal_static_cairn_v1_LoginRequest_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_cairn_v1_LoginRequest_descriptor,
+        new java.lang.String[] { "User", "Password", });
+    internal_static_cairn_v1_LoginResponse_descriptor =
+      getDescriptor().getMessageType(35);
+    internal_static_cairn_v1_LoginResponse_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_cairn_v1_LoginResponse_descriptor,
+        new java.lang.String[] { "Token", "ExpiresAtMs", "Role", });
+    internal_static_cairn_v1_RenewRequest_descriptor =
+      getDescriptor().getMessageType(36);
+    internal_static_cairn_v1_RenewRequest_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_cairn_v1_RenewRequest_descriptor,
+        new java.lang.String[] { "Token", });
+    internal_static_cairn_v1_RenewResponse_descriptor =
+      getDescriptor().getMessageType(37);
+    internal_static_cairn_v1_RenewResponse_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_cairn_v1_RenewResponse_descriptor,
+        new java.lang.String[] { "Token", "ExpiresAtMs", "Role", });
     descriptor.resolveAllFeaturesImmutable();
   }
 

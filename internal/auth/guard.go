@@ -1,0 +1,250 @@
+package auth
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/peer"
+	"google.golang.org/grpc/status"
+
+	"github.com/cairndb/cairn/api/cairnpb"
+)
+
+// DefaultTokenLifetime is how long a session token is valid.
+const DefaultTokenLifetime = time.Hour
+
+// The error kinds of refused callers (ErrorDetail.kind).
+const (
+	KindLoginRequired    = "login_required"
+	KindLoginFailed      = "login_failed"
+	KindTokenExpired     = "token_expired"
+	KindTokenInvalid     = "token_invalid"
+	KindTokenRevoked     = "token_revoked"
+	KindPermissionDenied = "permission_denied"
+)
+
+// methodRoles is the role each KV method needs. A method not listed (and
+// not Auth's) needs sysadmin: what is not named is refused.
+var methodRoles = map[string]Role{
+	"/cairn.v1.KV/Get":         RoleReadOnly,
+	"/cairn.v1.KV/MultiGet":    RoleReadOnly,
+	"/cairn.v1.KV/StoreScan":   RoleReadOnly,
+	"/cairn.v1.KV/StoreInfo":   RoleReadOnly,
+	"/cairn.v1.KV/Put":         RoleReadWrite,
+	"/cairn.v1.KV/Delete":      RoleReadWrite,
+	"/cairn.v1.KV/Execute":     RoleReadWrite,
+	"/cairn.v1.KV/PutMany":     RoleReadWrite,
+	"/cairn.v1.KV/MultiDelete": RoleReadWrite,
+}
+
+// nodeMethods may be called by a peer holding this store's node
+// certificate without a token: a node's own client (the HTTP API's) asks
+// StoreInfo before it forwards a user's request with the user's token.
+var nodeMethods = map[string]bool{"/cairn.v1.KV/StoreInfo": true}
+
+// Guard is a secure node's authentication and authorization: it serves
+// cairn.v1.Auth (logins) and checks every other call's token and role
+// (Unary and Stream interceptors). Safe for concurrent use.
+type Guard struct {
+	cairnpb.UnimplementedAuthServer
+	key      []byte
+	users    *Users
+	store    string
+	throttle *Throttle
+	lifetime time.Duration
+	audit    func(AuditEntry)
+	now      func() time.Time
+	reloaded atomic.Int64 // when users were last reloaded (Unix ns)
+}
+
+// NewGuard reads dir's token key and user table. audit, if not nil, gets
+// one entry per login, failed login and renewal.
+func NewGuard(dir, store string, lifetime time.Duration, audit func(AuditEntry)) (*Guard, error) {
+	key, err := os.ReadFile(filepath.Join(dir, TokenKeyFile))
+	if err != nil {
+		return nil, fmt.Errorf("auth: the token key: %w", err)
+	}
+	if len(key) < 32 {
+		return nil, fmt.Errorf("auth: %s holds %d bytes; want 32", filepath.Join(dir, TokenKeyFile), len(key))
+	}
+	users, err := OpenUsers(dir)
+	if err != nil {
+		return nil, err
+	}
+	if lifetime <= 0 {
+		lifetime = DefaultTokenLifetime
+	}
+	if audit == nil {
+		audit = func(AuditEntry) {}
+	}
+	return &Guard{key: key, users: users, store: store, throttle: NewThrottle(), lifetime: lifetime, audit: audit, now: time.Now}, nil
+}
+
+// Users is the guard's user table.
+func (g *Guard) Users() *Users { return g.users }
+
+// fresh reloads the user table at most once a second, so an offline
+// change reaches a running node within a second.
+func (g *Guard) fresh() {
+	now := g.now().UnixNano()
+	if last := g.reloaded.Load(); now-last >= int64(time.Second) && g.reloaded.CompareAndSwap(last, now) {
+		_ = g.users.Reload() // a bad file keeps the table loaded last
+	}
+}
+
+// Login checks a user's password and returns a session token.
+func (g *Guard) Login(ctx context.Context, req *cairnpb.LoginRequest) (*cairnpb.LoginResponse, error) {
+	from := callerAddr(ctx)
+	if d := g.throttle.Delay(req.GetUser(), from, g.now()); d > 0 {
+		select {
+		case <-time.After(d):
+		case <-ctx.Done():
+			return nil, status.FromContextError(ctx.Err()).Err()
+		}
+	}
+	g.users.Reload()
+	u, role, err := g.users.Lookup(req.GetUser())
+	ok := false
+	if err == nil {
+		ok, err = CheckPassword(u.Hash, req.GetPassword())
+	}
+	if !ok {
+		g.throttle.Failed(req.GetUser(), from, g.now())
+		g.audit(AuditEntry{Time: g.now(), User: req.GetUser(), From: from, What: "login", Outcome: "error: wrong user or password"})
+		return nil, refusal(codes.Unauthenticated, KindLoginFailed, "login failed: wrong user or password")
+	}
+	g.throttle.Succeeded(req.GetUser(), from)
+	g.audit(AuditEntry{Time: g.now(), User: u.Name, From: from, What: "login", Outcome: "ok"})
+	tok, exp := g.issue(u.Name, role)
+	return &cairnpb.LoginResponse{Token: tok, ExpiresAtMs: exp.UnixMilli(), Role: role.String()}, nil
+}
+
+// Renew trades a valid token for a new one.
+func (g *Guard) Renew(ctx context.Context, req *cairnpb.RenewRequest) (*cairnpb.RenewResponse, error) {
+	c, err := g.check(req.GetToken())
+	if err != nil {
+		return nil, err
+	}
+	g.audit(AuditEntry{Time: g.now(), User: c.User, From: callerAddr(ctx), What: "renew", Outcome: "ok"})
+	tok, exp := g.issue(c.User, c.Role)
+	return &cairnpb.RenewResponse{Token: tok, ExpiresAtMs: exp.UnixMilli(), Role: c.Role.String()}, nil
+}
+
+func (g *Guard) issue(user string, role Role) (string, time.Time) {
+	now := g.now()
+	exp := now.Add(g.lifetime)
+	return SignToken(g.key, Claims{User: user, Role: role, UsersSeq: g.users.Seq(), Issued: now, Expires: exp}), exp
+}
+
+// check verifies a token, and that its user still holds what it says.
+func (g *Guard) check(tok string) (Claims, error) {
+	c, err := VerifyToken(g.key, tok, g.now())
+	switch {
+	case errors.Is(err, ErrTokenExpired):
+		return c, refusal(codes.Unauthenticated, KindTokenExpired, err.Error())
+	case err != nil:
+		return c, refusal(codes.Unauthenticated, KindTokenInvalid, err.Error())
+	}
+	g.fresh()
+	u, role, err := g.users.Lookup(c.User)
+	if err != nil || u.ChangedSeq > c.UsersSeq || role != c.Role {
+		return c, refusal(codes.Unauthenticated, KindTokenRevoked,
+			"the session ended: the user was removed or changed since the login (log in again)")
+	}
+	return c, nil
+}
+
+// authorize checks the caller of method.
+func (g *Guard) authorize(ctx context.Context, method string) error {
+	if strings.HasPrefix(method, "/cairn.v1.Auth/") {
+		return nil
+	}
+	need, ok := methodRoles[method]
+	if !ok {
+		need = RoleSysAdmin
+	}
+	tok := bearer(ctx)
+	if tok == "" {
+		if nodeMethods[method] && g.nodeCaller(ctx) {
+			return nil
+		}
+		return refusal(codes.Unauthenticated, KindLoginRequired,
+			"this store requires a login: give a user and password (cairn kv --security FILE with cairn.auth.username and cairn.auth.password.file)")
+	}
+	c, err := g.check(tok)
+	if err != nil {
+		return err
+	}
+	if !c.Role.Covers(need) {
+		return refusal(codes.PermissionDenied, KindPermissionDenied,
+			fmt.Sprintf("user %q has role %s; %s needs role %s", c.User, c.Role, strings.TrimPrefix(method, "/cairn.v1."), need))
+	}
+	return nil
+}
+
+func (g *Guard) nodeCaller(ctx context.Context) bool {
+	p, ok := peer.FromContext(ctx)
+	if !ok {
+		return false
+	}
+	ti, ok := p.AuthInfo.(credentials.TLSInfo)
+	return ok && NodePeer(ti.State, g.store)
+}
+
+// Unary is the unary server interceptor.
+func (g *Guard) Unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+	if err := g.authorize(ctx, info.FullMethod); err != nil {
+		return nil, err
+	}
+	return h(ctx, req)
+}
+
+// Stream is the stream server interceptor.
+func (g *Guard) Stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+	if err := g.authorize(ss.Context(), info.FullMethod); err != nil {
+		return err
+	}
+	return h(srv, ss)
+}
+
+// bearer is the token of an "authorization: Bearer TOKEN" header.
+func bearer(ctx context.Context) string {
+	md, _ := metadata.FromIncomingContext(ctx)
+	for _, v := range md.Get("authorization") {
+		if t, ok := strings.CutPrefix(v, "Bearer "); ok {
+			return strings.TrimSpace(t)
+		}
+	}
+	return ""
+}
+
+func callerAddr(ctx context.Context) string {
+	p, ok := peer.FromContext(ctx)
+	if !ok || p.Addr == nil {
+		return ""
+	}
+	if host, _, err := net.SplitHostPort(p.Addr.String()); err == nil {
+		return host
+	}
+	return p.Addr.String()
+}
+
+// refusal is a status carrying an ErrorDetail of kind, action FIX_INPUT.
+func refusal(code codes.Code, kind, msg string) error {
+	st := status.New(code, msg)
+	if d, err := st.WithDetails(&cairnpb.ErrorDetail{Kind: kind, Action: cairnpb.ErrorDetail_ACTION_FIX_INPUT}); err == nil {
+		return d.Err()
+	}
+	return st.Err()
+}
