@@ -136,6 +136,12 @@ bench-null: build
 bench-replication: build
 	BIN=$(BIN) ./scripts/bench-replication.sh
 
+# What secure mode costs: cairn lite plain and --secure (TLS, login, token
+# checks) alternating, workloads C and A, pinned: results/secure/.
+.PHONY: bench-secure
+bench-secure: build
+	BIN=$(BIN) ./scripts/bench-secure.sh
+
 clean:
 	rm -rf bin
 

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -66,6 +67,34 @@ type Guard struct {
 	audit    func(AuditEntry)
 	now      func() time.Time
 	reloaded atomic.Int64 // when users were last reloaded (Unix ns)
+	verified tokenCache   // tokens whose MAC checked out, by token
+}
+
+// tokenCache remembers verified tokens, so a session's calls after its
+// first skip the HMAC (design §4). Only the MAC check is skipped: expiry
+// and revocation are checked on every call. Bounded: it starts over when
+// full.
+type tokenCache struct {
+	mu sync.RWMutex
+	m  map[string]Claims
+}
+
+const maxVerifiedTokens = 4096
+
+func (t *tokenCache) get(tok string) (Claims, bool) {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	c, ok := t.m[tok]
+	return c, ok
+}
+
+func (t *tokenCache) put(tok string, c Claims) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.m == nil || len(t.m) >= maxVerifiedTokens {
+		t.m = make(map[string]Claims)
+	}
+	t.m[tok] = c
 }
 
 // NewGuard reads dir's token key and user table. audit, if not nil, gets
@@ -149,12 +178,20 @@ func (g *Guard) issue(user string, role Role) (string, time.Time) {
 
 // check verifies a token, and that its user still holds what it says.
 func (g *Guard) check(tok string) (Claims, error) {
-	c, err := VerifyToken(g.key, tok, g.now())
-	switch {
-	case errors.Is(err, ErrTokenExpired):
-		return c, refusal(codes.Unauthenticated, KindTokenExpired, err.Error())
-	case err != nil:
-		return c, refusal(codes.Unauthenticated, KindTokenInvalid, err.Error())
+	now := g.now()
+	c, ok := g.verified.get(tok)
+	if !ok {
+		var err error
+		c, err = VerifyToken(g.key, tok, now)
+		switch {
+		case errors.Is(err, ErrTokenExpired):
+			return c, refusal(codes.Unauthenticated, KindTokenExpired, err.Error())
+		case err != nil:
+			return c, refusal(codes.Unauthenticated, KindTokenInvalid, err.Error())
+		}
+		g.verified.put(tok, c)
+	} else if !now.Before(c.Expires) {
+		return c, refusal(codes.Unauthenticated, KindTokenExpired, ErrTokenExpired.Error())
 	}
 	g.fresh()
 	u, role, err := g.users.Lookup(c.User)
@@ -220,8 +257,7 @@ func (g *Guard) Stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInf
 
 // bearer is the token of an "authorization: Bearer TOKEN" header.
 func bearer(ctx context.Context) string {
-	md, _ := metadata.FromIncomingContext(ctx)
-	for _, v := range md.Get("authorization") {
+	for _, v := range metadata.ValueFromIncomingContext(ctx, "authorization") { // no copy of the metadata
 		if t, ok := strings.CutPrefix(v, "Bearer "); ok {
 			return strings.TrimSpace(t)
 		}

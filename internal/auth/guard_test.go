@@ -101,6 +101,11 @@ func TestGuardRolesAndRevocation(t *testing.T) {
 	if code, _ := kindOf(g.authorize(with(ro), "/cairn.v1.KV/Get")); code != codes.OK {
 		t.Errorf("another user's session after rw's change: %v", code)
 	}
+	// A verified (cached) token still expires.
+	g.now = func() time.Time { return time.Now().Add(2 * time.Hour) }
+	if code, kind := kindOf(g.authorize(with(ro), "/cairn.v1.KV/Get")); code != codes.Unauthenticated || kind != KindTokenExpired {
+		t.Errorf("a cached token past its expiry: %v %q", code, kind)
+	}
 }
 
 func TestUsersTable(t *testing.T) {

@@ -32,8 +32,8 @@ import (
 // own protocol that names the fix, never a hang or a reset.
 
 // SecureModeMessage is what a plaintext caller of a secure node is told.
-const SecureModeMessage = "this node is in secure mode (TLS): connect with a login file (cairn kv --security FILE, " +
-	"client.Config.TLS) or https://, not plaintext"
+const SecureModeMessage = "this node is in secure mode (TLS and logins): log in with a login file " +
+	"(cairn kv --security FILE; client.Config TLS, User and Password) or use https:// with credentials; plaintext is refused"
 
 // servePortTLS is servePort for a secure node: cfg is its TLS configuration
 // (NextProtos must list "h2"; "http/1.1" first lets curl pick HTTP/1.1).

@@ -65,8 +65,8 @@ func TestSecureLite(t *testing.T) {
 
 	// A plaintext kv client is refused: exit >= 2, told what to do.
 	code, _, errOut := runCairn(t, "kv", "--hosts", l.addr, "get", "/a/-/b")
-	if code < 2 || !strings.Contains(errOut, "secure mode") || !strings.Contains(errOut, "--security") {
-		t.Errorf("plaintext kv get: exit %d, stderr %q; want >= 2 naming secure mode and --security", code, errOut)
+	if code < 2 || !strings.Contains(errOut, "secure mode") || !strings.Contains(errOut, "log in") || !strings.Contains(errOut, "--security") {
+		t.Errorf("plaintext kv get: exit %d, stderr %q; want >= 2 saying to log in with --security", code, errOut)
 	}
 
 	// cairn bench with -security loads and runs with data integrity checks.
