@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -14,11 +15,16 @@ import (
 	"golang.org/x/term"
 
 	"github.com/cairndb/cairn/internal/admin"
+	"github.com/cairndb/cairn/internal/auth"
 	"github.com/cairndb/cairn/internal/shell"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/status"
 )
 
 const adminUsage = `Usage: cairn admin [-host HOST] [-port PORT] [-helper-hosts HOST:PORT,...]
-                   [-json] [-script FILE] [COMMAND [OPTIONS]]
+                   [-security FILE] [-json] [-script FILE] [COMMAND [OPTIONS]]
 
 The admin shell (Oracle NoSQL's runadmin): name the store, deploy zones,
 storage nodes, admins and topologies, run and follow plans, check health.
@@ -34,6 +40,9 @@ Options take one or two dashes, and -opt=value also works:
   -port PORT                 its port (default 5000)
   -helper-hosts HOST:PORT,.. more storage nodes, tried in order when one is down
                              (without -host and -port, only these)
+  -security FILE             a secure store: the login file (store CA, user,
+                             password file) to log in with over TLS; admin
+                             commands need the role dbadmin
   -json                      print each command's result as a JSON document
   -script FILE               run the commands in FILE
   -h, -help                  show this help
@@ -46,7 +55,7 @@ or timed out. See 'cairn --help'.
 `
 
 // adminFlags are the options of cairn admin itself.
-const adminFlags = "-host, -port, -helper-hosts, -json, -script, -help"
+const adminFlags = "-host, -port, -helper-hosts, -security, -json, -script, -help"
 
 // adminArgs is a parsed cairn admin command line.
 type adminArgs struct {
@@ -55,6 +64,7 @@ type adminArgs struct {
 	hostSet  bool // -host or -port given
 	helpers  []string
 	json     bool
+	security string
 	script   string
 	help     bool
 	commands []string // the admin command and its options, if given
@@ -144,6 +154,8 @@ func parseAdminArgs(args []string) (adminArgs, error) {
 			}
 		case "script":
 			a.script, err = value()
+		case "security":
+			a.security, err = value()
 		default:
 			err = adminUsageErr("unknown option %q; the options are %s", arg, adminFlags)
 		}
@@ -197,10 +209,10 @@ func runAdmin(ctx context.Context, args []string, in io.Reader, out, errw io.Wri
 			return &exitError{code: shell.ExitUsage, err: reported{}}
 		}
 	}
-	c, err := admin.Dial(a.addrs())
+	c, err := dialAdmin(ctx, a)
 	if err != nil {
 		fmt.Fprintf(errw, "cairn admin: %v\n", err)
-		return &exitError{code: shell.ExitUsage, err: reported{}}
+		return &exitError{code: adminDialExit(err), err: reported{}}
 	}
 	defer c.Close()
 	sh := &shell.Shell{Caller: c, In: in, Out: out, Err: errw, JSON: a.json}
@@ -240,4 +252,55 @@ func splitQuotedCommand(words []string) ([]string, error) {
 		return words, nil
 	}
 	return shell.Tokenize(words[0])
+}
+
+// dialAdmin connects to a's storage nodes, over TLS with a login when a
+// names a login file.
+func dialAdmin(ctx context.Context, a adminArgs) (*admin.Client, error) {
+	if a.security == "" {
+		return admin.Dial(a.addrs())
+	}
+	l, err := auth.ReadLogin(a.security)
+	if err != nil {
+		return nil, fmt.Errorf("-security: %w", err)
+	}
+	tc, err := l.TLS()
+	if err != nil {
+		return nil, fmt.Errorf("-security: %w", err)
+	}
+	pw, err := l.Password()
+	if err != nil {
+		return nil, fmt.Errorf("-security: %w", err)
+	}
+	if l.User == "" {
+		return nil, fmt.Errorf("-security: %s names no user (cairn.auth.username): admin commands need a login", a.security)
+	}
+	var s admin.Session
+	c, err := admin.Dial(a.addrs(), grpc.WithTransportCredentials(credentials.NewTLS(tc)), grpc.WithPerRPCCredentials(&s))
+	if err != nil {
+		return nil, err
+	}
+	tok, err := c.Login(ctx, l.User, pw)
+	if err != nil {
+		c.Close()
+		return nil, loginError{fmt.Errorf("login as %q: %s", l.User, status.Convert(err).Message()), status.Code(err)}
+	}
+	s.SetToken(tok)
+	return c, nil
+}
+
+// loginError is a failed login: exit 2 when refused, 3 when no node answered.
+type loginError struct {
+	err  error
+	code codes.Code
+}
+
+func (e loginError) Error() string { return e.err.Error() }
+
+func adminDialExit(err error) int {
+	var le loginError
+	if errors.As(err, &le) && le.code != codes.Unauthenticated && le.code != codes.PermissionDenied {
+		return shell.ExitUnreachable
+	}
+	return shell.ExitUsage
 }

@@ -99,6 +99,7 @@ threads against the other nodes' for nothing.`,
 	f.StringVar(&o.Spec.Host, cluster.FlagHost, o.Spec.Host, "host every node listens on")
 	f.IntVar(&o.Spec.BasePort, cluster.FlagBasePort, o.Spec.BasePort, "node I listens on base-port+I-1 (0: free ports)")
 	f.Uint64Var(&node, "node", 0, "start only this node of an existing cluster")
+	f.BoolVar(&o.Spec.Secure, "secure", false, "a new cluster in secure mode: makes ROOT/security (the store CA, the admin user and its login file client.security) and runs every node with --secure")
 	f.StringArrayVar(&o.SNFlags, "sn-flag", nil, "a flag for every 'cairn sn', e.g. --sn-flag=--raft-tick=50ms (repeatable)")
 	f.DurationVar(&o.Wait, "wait", o.Wait, "how long to wait for the nodes to be ready and every shard to have a leader")
 	_ = cmd.MarkFlagRequired("root")

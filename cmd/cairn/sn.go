@@ -78,6 +78,7 @@ func addSNTuningFlags(cmd *cobra.Command, cfg *node.SNConfig, logLevel *string) 
 	})
 	f.DurationVar(&cfg.TickInterval, "raft-tick", cfg.TickInterval, "Raft tick; an election takes 10 ticks")
 	f.Uint64Var(&cfg.LogKeep, "raft-log-keep", cfg.LogKeep, "applied Raft entries kept for lagging replicas")
+	f.BoolVar(&cfg.Secure, "secure", false, "serve TLS 1.3 only with ROOT/security (cairn security init; the store's ca.pem, token.key and users.json, and this node's certificate): peers need a certificate from the store CA, users a login")
 }
 
 func runSN(ctx context.Context, cfg node.SNConfig) error {
@@ -90,7 +91,7 @@ func runSN(ctx context.Context, cfg node.SNConfig) error {
 	if err != nil {
 		return startError(err, false)
 	}
-	if w := node.InsecureWarning(cfg.Host, n.Addr(), false); w != "" {
+	if w := node.InsecureWarning(cfg.Host, n.Addr(), cfg.Secure); w != "" {
 		cfg.Logger.Warn(w)
 	}
 	switch t := n.Topology(); {

@@ -122,7 +122,7 @@ replicas then rejoin their shards and catch up by snapshot.`,
 		},
 	}
 	cmd.Flags().StringVar(&cfg.Root, "root", "", "the node's directory, holding config.json (required)")
-	cmd.Flags().BoolVar(&cfg.Insecure, "insecure", false, "serve plaintext even on a non-loopback --host (refused otherwise: storage nodes have no secure mode yet, so anyone who reaches the port can read, write and administer the store)")
+	cmd.Flags().BoolVar(&cfg.Insecure, "insecure", false, "serve plaintext even on a non-loopback --host (refused otherwise without --secure: anyone who reaches the port could read, write and administer the store)")
 	cmd.Flags().StringVar(&rejoinAs, "rejoin-as", "", "start on an empty root as storage node snN of a store, whose root was lost for good; asks the admin (show rejoin-config) through --helper-hosts")
 	cmd.Flags().StringSliceVar(&helpers, "helper-hosts", nil, "HOST:PORT,... of running storage nodes of the store, for --rejoin-as")
 	addSNTuningFlags(cmd, &cfg, &logLevel)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/cairndb/cairn/api/cairnpb"
@@ -28,13 +29,13 @@ var ErrUnreachable = errors.New("admin: no storage node answered")
 
 // Dial prepares connections to addrs (host:port). It does not wait for
 // them; the first Call does.
-func Dial(addrs []string) (*Client, error) {
+func Dial(addrs []string, opts ...grpc.DialOption) (*Client, error) {
 	if len(addrs) == 0 {
 		return nil, errors.New("admin: give at least one host:port of a storage node")
 	}
 	c := &Client{addrs: addrs}
 	for _, a := range addrs {
-		cc, err := grpcconn.New(a)
+		cc, err := grpcconn.New(a, opts...)
 		if err != nil {
 			c.Close()
 			return nil, fmt.Errorf("admin: %s: %w", a, err)
@@ -95,3 +96,49 @@ func Message(err error) string {
 	}
 	return err.Error()
 }
+
+// Login logs in to a secure store through the first node that answers and
+// returns the session token, which Session then sends with every command.
+func (c *Client) Login(ctx context.Context, user, password string) (string, error) {
+	var last error
+	for _, cc := range c.conns {
+		lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		r, err := cairnpb.NewAuthClient(cc).Login(lctx, &cairnpb.LoginRequest{User: user, Password: password})
+		cancel()
+		if err == nil {
+			return r.GetToken(), nil
+		}
+		last = err
+		if c := status.Code(err); c == codes.Unauthenticated || c == codes.PermissionDenied {
+			break
+		}
+	}
+	return "", last
+}
+
+// Session is a login's token as per-call credentials (set Token after
+// Login; until then calls carry none). Safe for concurrent use.
+type Session struct {
+	mu    sync.Mutex
+	token string
+}
+
+// SetToken sets the token calls carry.
+func (s *Session) SetToken(t string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.token = t
+}
+
+// GetRequestMetadata implements credentials.PerRPCCredentials.
+func (s *Session) GetRequestMetadata(context.Context, ...string) (map[string]string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.token == "" {
+		return nil, nil
+	}
+	return map[string]string{"authorization": "Bearer " + s.token}, nil
+}
+
+// RequireTransportSecurity implements credentials.PerRPCCredentials.
+func (s *Session) RequireTransportSecurity() bool { return true }

@@ -40,6 +40,9 @@ type Config struct {
 	// Default 5 minutes.
 	PlanTimeout time.Duration
 	Logger      *slog.Logger
+	// DialOptions are added to every connection to a node (a secure
+	// store's TLS credentials).
+	DialOptions []grpc.DialOption
 }
 
 // Service is the admin service of one admin replica. Commands run on the
@@ -295,7 +298,7 @@ func (s *Service) conn(addr string) *grpc.ClientConn {
 	if c, ok := s.conns[addr]; ok {
 		return c
 	}
-	c, err := grpcconn.New(addr)
+	c, err := grpcconn.New(addr, s.cfg.DialOptions...)
 	if err != nil {
 		panic(fmt.Sprintf("admin: grpcconn.New(%q): %v", addr, err)) // only fails on a malformed target
 	}

@@ -47,12 +47,8 @@ var methodRoles = map[string]Role{
 	"/cairn.v1.KV/Execute":     RoleReadWrite,
 	"/cairn.v1.KV/PutMany":     RoleReadWrite,
 	"/cairn.v1.KV/MultiDelete": RoleReadWrite,
+	"/cairn.v1.Admin/Command":  RoleDBAdmin,
 }
-
-// nodeMethods may be called by a peer holding this store's node
-// certificate without a token: a node's own client (the HTTP API's) asks
-// StoreInfo before it forwards a user's request with the user's token.
-var nodeMethods = map[string]bool{"/cairn.v1.KV/StoreInfo": true}
 
 // Guard is a secure node's authentication and authorization: it serves
 // cairn.v1.Auth (logins) and checks every other call's token and role
@@ -68,6 +64,31 @@ type Guard struct {
 	now      func() time.Time
 	reloaded atomic.Int64 // when users were last reloaded (Unix ns)
 	verified tokenCache   // tokens whose MAC checked out, by token
+	// nodeOnly are method prefixes only a node of the store may call (its
+	// certificate is its credential; a user's token is never enough), and
+	// nodeAlso methods a node may call without a token besides users with
+	// the role (AllowNodes).
+	nodeOnly []string
+	nodeAlso map[string]bool
+}
+
+// AllowNodes sets the services only nodes may call (method prefixes, such
+// as "/cairn.transport.v1.Raft/") and the methods nodes may call as well
+// as users (a node forwarding an admin command). Call before serving.
+func (g *Guard) AllowNodes(only []string, also ...string) {
+	g.nodeOnly = only
+	for _, m := range also {
+		g.nodeAlso[m] = true
+	}
+}
+
+func (g *Guard) isNodeOnly(method string) bool {
+	for _, p := range g.nodeOnly {
+		if strings.HasPrefix(method, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // tokenCache remembers verified tokens, so a session's calls after its
@@ -117,7 +138,8 @@ func NewGuard(dir, store string, lifetime time.Duration, audit func(AuditEntry))
 	if audit == nil {
 		audit = func(AuditEntry) {}
 	}
-	return &Guard{key: key, users: users, store: store, throttle: NewThrottle(), lifetime: lifetime, audit: audit, now: time.Now}, nil
+	return &Guard{key: key, users: users, store: store, throttle: NewThrottle(), lifetime: lifetime, audit: audit, now: time.Now,
+		nodeAlso: map[string]bool{"/cairn.v1.KV/StoreInfo": true}}, nil
 }
 
 // Users is the guard's user table.
@@ -207,15 +229,20 @@ func (g *Guard) authorize(ctx context.Context, method string) error {
 	if strings.HasPrefix(method, "/cairn.v1.Auth/") {
 		return nil
 	}
+	only := g.isNodeOnly(method)
+	if (only || g.nodeAlso[method]) && g.nodeCaller(ctx) {
+		return nil
+	}
+	if only {
+		return refusal(codes.PermissionDenied, KindPermissionDenied,
+			fmt.Sprintf("only a storage node of store %q, with its certificate from the store CA, may call %s", g.store, method))
+	}
 	need, ok := methodRoles[method]
 	if !ok {
 		need = RoleSysAdmin
 	}
 	tok := bearer(ctx)
 	if tok == "" {
-		if nodeMethods[method] && g.nodeCaller(ctx) {
-			return nil
-		}
 		return refusal(codes.Unauthenticated, KindLoginRequired,
 			"this store requires a login: give a user and password (cairn kv --security FILE with cairn.auth.username and cairn.auth.password.file)")
 	}

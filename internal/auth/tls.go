@@ -3,6 +3,7 @@ package auth
 import (
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/pem"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -77,4 +78,27 @@ func caPool(path string) (*x509.CertPool, error) {
 		return nil, fmt.Errorf("auth: %s holds no PEM certificate", path)
 	}
 	return pool, nil
+}
+
+// CertStore returns the store named by the node certificate in dir (its
+// URI SAN cairn-node://STORE).
+func CertStore(dir string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(dir, NodeCertFile))
+	if err != nil {
+		return "", fmt.Errorf("auth: the node certificate: %w", err)
+	}
+	blk, _ := pem.Decode(b)
+	if blk == nil {
+		return "", fmt.Errorf("auth: %s is not PEM", filepath.Join(dir, NodeCertFile))
+	}
+	c, err := x509.ParseCertificate(blk.Bytes)
+	if err != nil {
+		return "", fmt.Errorf("auth: %s: %w", filepath.Join(dir, NodeCertFile), err)
+	}
+	for _, u := range c.URIs {
+		if u.Scheme == "cairn-node" && u.Host != "" {
+			return u.Host, nil
+		}
+	}
+	return "", fmt.Errorf("auth: %s is not a node certificate (no cairn-node:// URI)", filepath.Join(dir, NodeCertFile))
 }

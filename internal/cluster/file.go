@@ -41,6 +41,9 @@ type Spec struct {
 	// BasePort: node I listens on BasePort+I-1; 0 (the default) picks free
 	// ports when the cluster is created.
 	BasePort int
+	// Secure makes a secure store (secure.go): ROOT/security holds its CA,
+	// the admin user's login file, and every node runs with --secure.
+	Secure bool
 }
 
 // The names of Spec's fields as flags, for StartOptions.Given and errors.

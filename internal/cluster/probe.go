@@ -34,10 +34,16 @@ type prober struct {
 	clients map[topology.NodeID]cairnpb.KVClient
 }
 
-func newProber(nodes []Node) (*prober, error) {
+// newProber dials nodes, with the cluster's node certificate when it is
+// secure (StoreInfo is open to nodes of the store without a login).
+func newProber(dir string, nodes []Node) (*prober, error) {
 	p := &prober{nodes: nodes, clients: make(map[topology.NodeID]cairnpb.KVClient)}
+	opts, err := dialSecure(dir)
+	if err != nil {
+		return nil, err
+	}
 	for _, n := range nodes {
-		c, err := grpcconn.New(n.Addr)
+		c, err := grpcconn.New(n.Addr, opts...)
 		if err != nil {
 			p.close()
 			return nil, fmt.Errorf("cluster: node %d at %s: %w", n.ID, n.Addr, err)

@@ -12,7 +12,7 @@ import (
 // node reaches it within about a second of its restart.
 func TestProberReconnectsAfterOutage(t *testing.T) {
 	grpcconntest.CheckReconnect(t, func(addr string) *grpc.ClientConn {
-		p, err := newProber([]Node{{ID: 1, Addr: addr}})
+		p, err := newProber(t.TempDir(), []Node{{ID: 1, Addr: addr}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -197,6 +197,12 @@ func create(dir string, s Spec, snFlags []string) (*File, error) {
 			return nil, fmt.Errorf("cluster: node %d: %w", n.ID, err)
 		}
 	}
+	if s.Secure {
+		if err := secureLayout(dir, f); err != nil {
+			return nil, err
+		}
+		f.SNFlags = append(f.SNFlags, "--secure")
+	}
 	return f, f.Save(dir)
 }
 
@@ -292,7 +298,7 @@ func exitedEarly(l *launched) error {
 // changes. It fails at once when a shard cannot elect a leader because too
 // few of its replicas' processes run.
 func waitLeaders(ctx context.Context, out io.Writer, dir string, f *File, topo *topology.Topology, started []*launched, deadline time.Time) (*Status, error) {
-	p, err := newProber(f.Nodes)
+	p, err := newProber(dir, f.Nodes)
 	if err != nil {
 		return nil, err
 	}
@@ -384,8 +390,12 @@ func printSummary(out io.Writer, dir string, f *File, st *Status) {
 	}
 	hosts := strings.Join(f.Addrs(), ",")
 	fmt.Fprintf(out, "\nuse it:\n")
-	fmt.Fprintf(out, "  cairn kv --hosts %s --store %s put /users/alice/-/email alice@example.com\n", hosts, f.Store)
-	fmt.Fprintf(out, "  cairn kv --hosts %s --store %s get /users/alice/-/email\n", hosts, f.Store)
+	sec := ""
+	if login := loginFile(dir); login != "" {
+		sec = " --security " + login
+	}
+	fmt.Fprintf(out, "  cairn kv --hosts %s --store %s%s put /users/alice/-/email alice@example.com\n", hosts, f.Store, sec)
+	fmt.Fprintf(out, "  cairn kv --hosts %s --store %s%s get /users/alice/-/email\n", hosts, f.Store, sec)
 	fmt.Fprintf(out, "  cairn cluster status --root %s\n", dir)
 	fmt.Fprintf(out, "  cairn cluster stop --root %s\n", dir)
 	fmt.Fprintf(out, "logs: %s\n", filepath.Join(dir, "n*", LogName))

@@ -112,7 +112,7 @@ func GetStatus(ctx context.Context, dir string) (_ *Status, err error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := newProber(f.Nodes)
+	p, err := newProber(dir, f.Nodes)
 	if err != nil {
 		return nil, err
 	}

@@ -26,7 +26,8 @@ const Help = `Exit codes (the same for every cairn command):
      problems found, a plan or bench run that failed, a node that could
      not start)
   2  usage or bad input to fix: unknown command, flag or option, bad value,
-     missing file, malformed key, wrong store name, an invalid request
+     missing file, malformed key, wrong store name, an invalid request,
+     a secure store's refusal (log in; a wrong password; too small a role)
   3  unavailable: no node answered, or the one that did cannot serve the
      request now (no leader or admin yet, timed out); retry later`
 
@@ -97,8 +98,8 @@ func ofStatus(c codes.Code) int {
 	switch c {
 	case codes.OK:
 		return OK
-	case codes.InvalidArgument:
-		return Usage
+	case codes.InvalidArgument, codes.Unauthenticated, codes.PermissionDenied:
+		return Usage // fix the request or the credentials; no retry helps
 	case codes.Unavailable, codes.DeadlineExceeded:
 		return Unavailable
 	}

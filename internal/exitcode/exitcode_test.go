@@ -34,6 +34,8 @@ func TestOf(t *testing.T) {
 		{"no topology yet", &client.Error{Code: codes.FailedPrecondition}, Failed},
 		{"client internal", &client.Error{Code: codes.Internal, Action: client.ActionNone}, Failed},
 		{"status invalid", status.Error(codes.InvalidArgument, "x"), Usage},
+		{"status permission denied", status.Error(codes.PermissionDenied, "x"), Usage},
+		{"status unauthenticated", status.Error(codes.Unauthenticated, "x"), Usage},
 		{"status unavailable", status.Error(codes.Unavailable, "no leader"), Unavailable},
 		{"status deadline", status.Error(codes.DeadlineExceeded, "slow"), Unavailable},
 		{"status precondition", status.Error(codes.FailedPrecondition, "not in a store"), Failed},

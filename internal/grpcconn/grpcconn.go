@@ -55,6 +55,9 @@ func New(addr string, extra ...grpc.DialOption) (*grpc.ClientConn, error) {
 // Cache keeps one connection per address, made by New on first use and
 // closed by Close. The zero Cache is ready to use.
 type Cache struct {
+	// Extra are dial options for every connection (set before the first
+	// Get), e.g. a secure node's TLS credentials.
+	Extra  []grpc.DialOption
 	mu     sync.Mutex
 	conns  map[string]*grpc.ClientConn
 	closed bool
@@ -70,7 +73,7 @@ func (c *Cache) Get(addr string) (*grpc.ClientConn, error) {
 	if cc, ok := c.conns[addr]; ok {
 		return cc, nil
 	}
-	cc, err := New(addr)
+	cc, err := New(addr, c.Extra...)
 	if err != nil {
 		return nil, fmt.Errorf("grpcconn: %s: %w", addr, err)
 	}

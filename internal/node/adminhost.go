@@ -83,7 +83,8 @@ func (n *SN) openAdmin(founder, rebuild bool) error {
 		rep.Admit()
 	}
 	delay, _ := time.ParseDuration(os.Getenv(failpointTaskDelay))
-	svc := admin.New(admin.Config{Replica: rep, Node: id, Self: n.describe, TaskDelay: delay, Logger: n.log})
+	svc := admin.New(admin.Config{Replica: rep, Node: id, Self: n.describe, TaskDelay: delay, Logger: n.log,
+		DialOptions: n.sec.dialOptions()})
 	n.admin.Store(&adminHost{engine: e, rep: rep, svc: svc})
 	n.log.Info("admin replica started", "founder", founder, "rebuild", rebuild)
 	return nil

@@ -73,6 +73,11 @@ type SNConfig struct {
 	// Insecure allows serving plaintext on a non-loopback Host, which is
 	// otherwise refused (docs/design/20261127_security.md §8).
 	Insecure bool
+	// Secure serves TLS 1.3 only with ROOT/security (made by cairn security
+	// init or add-node, with the store's token.key and users.json copied
+	// in): peers must present a certificate from the store CA, users a
+	// login's token (sn_secure.go).
+	Secure bool
 	// FS is the file system every file of the node goes through: its own
 	// (config.json, membership.json, node.json, topology.json, snapshots)
 	// and its engines' (data, admin). Nil means files.Default.
@@ -119,7 +124,7 @@ func (c SNConfig) Validate() error {
 	if err := c.Scrub.validate(); err != nil {
 		return err
 	}
-	if err := checkExposure(c.Host, false, c.Insecure, "storage nodes have no secure mode yet (docs/design/20261127_security.md)"); err != nil {
+	if err := checkExposure(c.Host, c.Secure, c.Insecure, "start it with --secure (cairn security init, docs/design/20261127_security.md)"); err != nil {
 		return err
 	}
 	return c.Limits.Validate()
@@ -138,6 +143,7 @@ type SN struct {
 	cfg    SNConfig
 	log    *slog.Logger
 	audit  *files.AppendLog               // ROOT/audit.log: the admin commands this node received (audit.go)
+	sec    *snSecurity                    // secure mode's TLS and guard; nil when plaintext (sn_secure.go)
 	eng    atomic.Pointer[storage.Engine] // replaced by a heal (heal.go)
 	topo   atomic.Pointer[topology.Topology]
 	selfID atomic.Uint64
@@ -238,6 +244,12 @@ func StartSN(ctx context.Context, cfg SNConfig) (*SN, error) {
 	if n.incidents, err = loadIncidents(cfg.FS, cfg.Root); err != nil {
 		return nil, err
 	}
+	if cfg.Secure {
+		if n.sec, err = n.openSecurity(); err != nil {
+			return nil, err
+		}
+		n.adminConns.Extra = n.sec.dialOptions()
+	}
 	if err := n.openEngine(topo, joined); err != nil {
 		return nil, err
 	}
@@ -286,22 +298,34 @@ func (n *SN) start(addr string, topo *topology.Topology) error {
 			return err
 		}
 	}
-	n.grpc = grpc.NewServer(grpc.MaxRecvMsgSize(64<<20), grpc.MaxSendMsgSize(64<<20),
-		grpc.NumStreamWorkers(uint32(max(n.cfg.StreamWorkers, 0))))
+	gopts := []grpc.ServerOption{grpc.MaxRecvMsgSize(64 << 20), grpc.MaxSendMsgSize(64 << 20),
+		grpc.NumStreamWorkers(uint32(max(n.cfg.StreamWorkers, 0)))}
+	if n.sec != nil {
+		gopts = append(gopts, grpc.Creds(handshaken{}),
+			grpc.ChainUnaryInterceptor(n.sec.guard.Unary), grpc.ChainStreamInterceptor(n.sec.guard.Stream))
+	}
+	n.grpc = grpc.NewServer(gopts...)
 	cairnpb.RegisterKVServer(n.grpc, kvGate{n: n})
 	transportpb.RegisterRaftServer(n.grpc, raftGate{n: n})
 	cairnpb.RegisterAdminServer(n.grpc, adminRPC{n: n})
 	controlpb.RegisterControlServer(n.grpc, controlRPC{n: n})
+	if n.sec != nil {
+		cairnpb.RegisterAuthServer(n.grpc, n.sec.guard)
+	}
 	if !n.cfg.NoHTTP {
 		n.httpAPI = httpapi.NewLazy(func(ctx context.Context) (*client.Client, error) {
 			t := n.topology()
 			if t == nil {
 				return nil, errors.New("this storage node is not in a deployed store yet (plan deploy-sn, then plan deploy-topology)")
 			}
-			return client.Open(ctx, client.Config{Hosts: []string{n.Addr()}, Store: t.Store})
+			return client.Open(ctx, client.Config{Hosts: []string{n.Addr()}, Store: t.Store, TLS: n.sec.dialTLS()})
 		}, int64(n.cfg.Limits.MaxValueBytes))
 	}
-	n.port = servePort(n.lis, n.grpc, n.httpAPI.Handler(), n.served)
+	if n.sec != nil {
+		n.port = servePortTLS(n.lis, n.sec.server, n.grpc, n.httpAPI.Handler(), n.served)
+	} else {
+		n.port = servePort(n.lis, n.grpc, n.httpAPI.Handler(), n.served)
+	}
 	if n.cfg.PprofAddr != "" {
 		if n.debug, err = startDebug(n.cfg.PprofAddr); err != nil {
 			return err
@@ -360,6 +384,7 @@ func (n *SN) ensureTransport(id topology.NodeID) error {
 		return nil
 	}
 	tr, err := transport.New(transport.Config{
+		TLS:     n.sec.dialTLS(),
 		NodeID:  transport.NodeID(id),
 		Resolve: n.resolve,
 		OnUnreachable: func(s transport.ShardID, to transport.NodeID) {

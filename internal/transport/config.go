@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -79,6 +80,10 @@ type Config struct {
 	SnapshotChunkBytes int
 	// DialTimeout bounds establishing a connection to a peer. Default 2s.
 	DialTimeout time.Duration
+	// TLS, when set, makes connections to peers TLS with this
+	// configuration (a secure store: the store CA as roots and this node's
+	// certificate, which the peer requires of a node). Nil: plaintext.
+	TLS *tls.Config
 	// Logger receives connection state changes (Info/Warn) and dropped
 	// inbound messages (Warn, rate limited). Default slog.Default().
 	Logger *slog.Logger

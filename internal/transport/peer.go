@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/connectivity"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/cairndb/cairn/internal/transport/transportpb"
@@ -282,8 +283,12 @@ var errNoAddress = errors.New("transport: no address for peer")
 // from Resolve is always current and gRPC's own reconnect backoff (up to
 // 120s) never delays recovery; this package's backoff governs instead.
 func (t *Transport) dial(ctx context.Context, addr string) (*grpc.ClientConn, error) {
+	creds := insecure.NewCredentials()
+	if t.cfg.TLS != nil {
+		creds = credentials.NewTLS(t.cfg.TLS)
+	}
 	conn, err := grpc.NewClient("passthrough:///"+addr,
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithTransportCredentials(creds),
 		grpc.WithDefaultCallOptions(
 			grpc.MaxCallSendMsgSize(maxMsgBytes),
 			grpc.MaxCallRecvMsgSize(maxMsgBytes),
