@@ -176,7 +176,7 @@ func parseAdminArgs(args []string) (adminArgs, error) {
 // as Oracle's runadmin does, so cobra does not parse them.
 func newAdminCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:                "admin [-host HOST] [-port PORT] [-helper-hosts LIST] [-json] [-script FILE] [COMMAND...]",
+		Use:                "admin [-host HOST] [-port PORT] [-helper-hosts LIST] [-security FILE] [-json] [-script FILE] [COMMAND...]",
 		Short:              "The admin shell: deploy zones, storage nodes and topologies, run plans (runadmin)",
 		Long:               adminUsage,
 		DisableFlagParsing: true,
