@@ -30,7 +30,7 @@ func TestAdminBogusFlag(t *testing.T) {
 	cmd.SetArgs([]string{"--bogus"})
 	cmd.SetErr(&errw)
 	_ = cmd.Execute()
-	if want := `cairn admin: unknown option "--bogus"; the options are -host, -port, -helper-hosts, -json, -script, -help`; !strings.Contains(errw.String(), want) {
+	if want := `cairn admin: unknown option "--bogus"; the options are -host, -port, -helper-hosts, -security, -json, -script, -help`; !strings.Contains(errw.String(), want) {
 		t.Errorf("stderr %q, want %q", errw.String(), want)
 	}
 }
