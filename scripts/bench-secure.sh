@@ -7,6 +7,7 @@
 #
 #   make bench-secure                               # workloads C and A, 2 pairs, 20 s runs
 #   REPS=4 WORKLOADS=c DURATION=30 scripts/bench-secure.sh
+#   TARGET=cluster WORKLOADS=a scripts/bench-secure.sh   # 3 nodes, RF 3: cluster start [--secure]
 #
 # Each run: a fresh lite (pinned to core 0 when the machine has two or more
 # cores), `cairn bench load` of RECORDS records of 10 x 100 B, then `cairn
@@ -15,46 +16,72 @@
 # client.security (its admin user). The order alternates (plain, secure;
 # secure, plain; ...).
 #
+# With TARGET=cluster each run is a fresh `cairn cluster start` (3 nodes,
+# RF 3, 2 shards; `--secure` on the secure side, whose nodes then speak
+# mTLS to each other), unpinned, and the server CPU is the three nodes'.
+#
 # Environment (default): REPS (2), WORKLOADS (c a), DURATION (20), RECORDS
-# (50000), THREADS (16), BIN (bin/cairn), PORT (5800), OUT
+# (50000), THREADS (16), TARGET (lite), BIN (bin/cairn), PORT (5800), OUT
 # (results/secure). Writes OUT/summary.tsv and prints the means and ratios.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPS=${REPS:-2} WORKLOADS=${WORKLOADS:-c a} DURATION=${DURATION:-20} RECORDS=${RECORDS:-50000}
-THREADS=${THREADS:-16} BIN=${BIN:-bin/cairn} PORT=${PORT:-5800} OUT=${OUT:-results/secure}
+THREADS=${THREADS:-16} BIN=${BIN:-bin/cairn} PORT=${PORT:-5800} OUT=${OUT:-results/secure} TARGET=${TARGET:-lite}
+case $TARGET in lite | cluster) ;; *) echo "bench-secure.sh: TARGET=$TARGET: want lite or cluster" >&2; exit 2 ;; esac
 [ -x "$BIN" ] || { echo "bench-secure.sh: no $BIN: run make build first" >&2; exit 2; }
 pin_server=() pin_client=()
-if command -v taskset >/dev/null && [ "$(nproc)" -ge 2 ]; then pin_server=(taskset -c 0) pin_client=(taskset -c 1); fi
+if [ "$TARGET" = lite ] && command -v taskset >/dev/null && [ "$(nproc)" -ge 2 ]; then pin_server=(taskset -c 0) pin_client=(taskset -c 1); fi
 hz=$(getconf CLK_TCK)
 root=$(mktemp -d -t cairn-bench-secure.XXXXXX)
 pid=""
 cleanup() {
 	if [ -n "$pid" ]; then kill -TERM "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; fi
+	if [ -f "$root/s/cluster.json" ]; then "$BIN" cluster stop --root "$root/s" >/dev/null 2>&1 || true; fi
 	rm -rf "$root"
 }
 trap cleanup EXIT
 rm -rf "$OUT" && mkdir -p "$OUT"
 printf 'rep\tworkload\tside\tops_per_s\tserver_us_per_op\tclient_us_per_op\tload\n' >"$OUT/summary.tsv"
 
+ticks() { # user+system ticks of the given pids
+	local t=0 p
+	for p in "$@"; do t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat"))); done
+	echo "$t"
+}
+
 run_one() { # workload side rep
 	local w=$1 side=$2 rep=$3 f s0 s1 ops tput c
 	local flags=() sec=()
 	f="$OUT/$w-$side-$rep"
+	local hosts pids
 	rm -rf "$root/s"
 	if [ "$side" = secure ]; then flags=(--secure) sec=(-security "$root/s/security/client.security"); fi
-	"${pin_server[@]}" "$BIN" lite --root "$root/s" --port "$PORT" "${flags[@]}" >"$f.lite" 2>&1 &
-	pid=$!
-	for _ in $(seq 200); do grep -q 'ready at' "$f.lite" && break; sleep 0.05; done
-	"${pin_client[@]}" "$BIN" bench load -db cairn -P "workloads/workload$w" -p cairn.hosts="127.0.0.1:$PORT" "${sec[@]}" \
+	if [ "$TARGET" = lite ]; then
+		"${pin_server[@]}" "$BIN" lite --root "$root/s" --port "$PORT" "${flags[@]}" >"$f.lite" 2>&1 &
+		pid=$!
+		for _ in $(seq 200); do grep -q 'ready at' "$f.lite" && break; sleep 0.05; done
+		hosts="127.0.0.1:$PORT" pids=$pid
+	else
+		"$BIN" cluster start --root "$root/s" --nodes 3 --rf 3 --shards 2 --base-port "$PORT" "${flags[@]}" >"$f.lite" 2>&1
+		hosts=$(python3 -c "import json;print(','.join(n['addr'] for n in json.load(open('$root/s/cluster.json'))['nodes']))")
+		pids=$(python3 -c "import json;print(' '.join(str(n['pid']) for n in json.load(open('$root/s/cluster.json'))['nodes']))")
+	fi
+	"${pin_client[@]}" "$BIN" bench load -db cairn -P "workloads/workload$w" -p cairn.hosts="$hosts" "${sec[@]}" \
 		-p recordcount="$RECORDS" -threads "$THREADS" >"$f.load" 2>&1
-	s0=$(awk '{print $14 + $15}' "/proc/$pid/stat")
+	# shellcheck disable=SC2086
+	s0=$(ticks $pids)
 	/usr/bin/time -f '%U %S' -o "$f.time" "${pin_client[@]}" "$BIN" bench run -db cairn -P "workloads/workload$w" \
-		-p cairn.hosts="127.0.0.1:$PORT" "${sec[@]}" -p recordcount="$RECORDS" -p operationcount=1000000000 \
+		-p cairn.hosts="$hosts" "${sec[@]}" -p recordcount="$RECORDS" -p operationcount=1000000000 \
 		-p maxexecutiontime="$DURATION" -p requestdistribution=zipfian -threads "$THREADS" >"$f.run" 2>&1
-	s1=$(awk '{print $14 + $15}' "/proc/$pid/stat")
-	kill -TERM "$pid"
-	wait "$pid" || true
-	pid=""
+	# shellcheck disable=SC2086
+	s1=$(ticks $pids)
+	if [ "$TARGET" = lite ]; then
+		kill -TERM "$pid"
+		wait "$pid" || true
+		pid=""
+	else
+		"$BIN" cluster stop --root "$root/s" >/dev/null
+	fi
 	tput=$(awk -F', ' '/\[OVERALL\], Throughput/{printf "%.0f", $3}' "$f.run")
 	ops=$(awk -F', ' '/^\[(READ|UPDATE|INSERT|SCAN|READ-MODIFY-WRITE)\], Operations/{n += $3} END {print n + 0}' "$f.run")
 	c=$(awk '{print $1 + $2}' "$f.time")
@@ -64,7 +91,7 @@ run_one() { # workload side rep
 		"$(cut -d' ' -f1 /proc/loadavg)" | tee -a "$OUT/summary.tsv"
 }
 
-echo "== workloads $WORKLOADS, $RECORDS records, $THREADS threads, ${DURATION}s runs, $REPS pairs each"
+echo "== $TARGET, workloads $WORKLOADS, $RECORDS records, $THREADS threads, ${DURATION}s runs, $REPS pairs each"
 for w in $WORKLOADS; do
 	for rep in $(seq "$REPS"); do
 		if [ $((rep % 2)) = 1 ]; then run_one "$w" plain "$rep"; run_one "$w" secure "$rep"
