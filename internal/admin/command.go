@@ -41,7 +41,14 @@ type Command struct {
 	Help    string // what it does, what to do next; may span lines
 	// Plan commands create a plan and also take -wait and -noexecute.
 	Plan bool
+	// Immediate commands accept -wait (as Oracle's scripts give it) but are
+	// done when they answer: the user commands.
+	Immediate bool
 }
+
+// userWait is accepted by the user commands, as Oracle's scripts give it:
+// they are done when they answer.
+var userWait = Arg{Name: "wait", Kind: Flag, Help: "accepted for Oracle's scripts: the command is done when it answers"}
 
 // planArgs are added to every plan command.
 var planArgs = []Arg{
@@ -204,6 +211,38 @@ var Commands = []Command{
 	{Name: "show plan", Summary: "show one plan and its tasks",
 		Args: []Arg{{Name: "id", Kind: Int, Required: true, Help: "plan id"}}},
 	{Name: "show topology", Summary: "show the deployed topology"},
+	{Name: "plan create-user", Immediate: true, Summary: "create a user of a secure store (role readwrite, or sysadmin with -admin)",
+		Args: []Arg{
+			{Name: "name", Required: true, Help: "the user's name"},
+			{Name: "password", Required: true, Help: "the user's password (at least 8 characters; never stored, only its argon2id hash)"},
+			{Name: "admin", Kind: Flag, Help: "make the user a sysadmin (users and security) instead of readwrite"},
+			userWait,
+		},
+		Help: "Needs role sysadmin. The user table reaches every storage node within a second.\n" +
+			"Next: plan grant -role R -user NAME for another role; the user logs in with a login file."},
+	{Name: "plan drop-user", Immediate: true, Summary: "remove a user; its sessions end",
+		Args: []Arg{{Name: "name", Required: true, Help: "the user's name"}, userWait}, Help: "Needs role sysadmin."},
+	{Name: "plan change-user", Immediate: true, Summary: "set a user's password; its sessions end",
+		Args: []Arg{
+			{Name: "name", Required: true, Help: "the user's name"},
+			{Name: "set-password", Kind: Flag, Required: true, Help: "set a new password"},
+			{Name: "password", Required: true, Help: "the new password"},
+			userWait,
+		}, Help: "Needs role sysadmin."},
+	{Name: "plan grant", Immediate: true, Summary: "give a user a role (and the roles it includes)",
+		Args: []Arg{
+			{Name: "role", Required: true, Choices: []string{"readonly", "readwrite", "dbadmin", "sysadmin"}, Help: "the role"},
+			{Name: "user", Required: true, Help: "the user's name"},
+			userWait,
+		}, Help: "Needs role sysadmin. Roles nest: sysadmin > dbadmin > readwrite > readonly. The user's sessions end."},
+	{Name: "plan revoke", Immediate: true, Summary: "take a role (and those above it) from a user",
+		Args: []Arg{
+			{Name: "role", Required: true, Choices: []string{"readonly", "readwrite", "dbadmin", "sysadmin"}, Help: "the role"},
+			{Name: "user", Required: true, Help: "the user's name"},
+			userWait,
+		}, Help: "Needs role sysadmin. The user keeps the role below; the user's sessions end."},
+	{Name: "show users", Summary: "list the users of a secure store and their roles (never passwords)"},
+	{Name: "show roles", Summary: "list the built-in roles and what each allows"},
 	{Name: "show rejoin-config", Summary: "what a storage node that lost its whole root needs to rejoin under its old id (Oracle's generateconfig)",
 		Args: []Arg{{Name: "sn", Required: true, Help: "storage node id (sn1 or 1)"}},
 		Help: "Refused if the node still answers as that member, or was replaced by plan migrate-sn.\n" +

@@ -22,6 +22,13 @@ func init() {
 	handlers = map[string]handler{
 		"configure":            (*Service).configure,
 		"plan deploy-zone":     (*Service).planDeployZone,
+		"plan create-user":     (*Service).planCreateUser,
+		"plan drop-user":       (*Service).planDropUser,
+		"plan change-user":     (*Service).planChangeUser,
+		"plan grant":           (*Service).planGrant,
+		"plan revoke":          (*Service).planRevoke,
+		"show users":           (*Service).showUsers,
+		"show roles":           (*Service).showRoles,
 		"plan deploy-sn":       (*Service).planDeploySN,
 		"plan deploy-admin":    (*Service).planDeployAdmin,
 		"plan deploy-topology": (*Service).planDeployTopology,

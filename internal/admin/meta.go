@@ -2,6 +2,7 @@ package admin
 
 import (
 	"fmt"
+	"github.com/cairndb/cairn/internal/auth"
 	"slices"
 	"strconv"
 	"strings"
@@ -43,6 +44,10 @@ type Meta struct {
 	// StorageIncidents are, per storage node, the last storage incidents
 	// recorded in Events (incidents.go).
 	StorageIncidents map[uint64]IncidentMark `json:"storage_incidents,omitempty"`
+	// Users is a secure store's user table (users.go); nil until the first
+	// user command. UsersSeq counts its changes.
+	Users    []auth.User `json:"users,omitempty"`
+	UsersSeq uint64      `json:"users_seq,omitempty"`
 }
 
 // Zone is a group of storage nodes with a replication factor.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/cairndb/cairn/internal/auth"
 	"log/slog"
 	"maps"
 	"slices"
@@ -43,6 +44,10 @@ type Config struct {
 	// DialOptions are added to every connection to a node (a secure
 	// store's TLS credentials).
 	DialOptions []grpc.DialOption
+	// LocalUsers reads this node's user table (a secure node's
+	// ROOT/security/users.json), which the first user command starts from.
+	// Nil on a node that is not secure.
+	LocalUsers func() (uint64, []auth.User, error)
 }
 
 // Service is the admin service of one admin replica. Commands run on the

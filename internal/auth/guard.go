@@ -224,17 +224,35 @@ func (g *Guard) check(tok string) (Claims, error) {
 	return c, nil
 }
 
-// authorize checks the caller of method.
-func (g *Guard) authorize(ctx context.Context, method string) error {
+type claimsKey struct{}
+
+// ClaimsFrom returns the claims of the logged-in user whose call ctx is
+// (false for a node or an unguarded server).
+func ClaimsFrom(ctx context.Context) (Claims, bool) {
+	c, ok := ctx.Value(claimsKey{}).(Claims)
+	return c, ok
+}
+
+// authorize checks the caller of method; for a user, it returns ctx with
+// the user's claims (ClaimsFrom).
+func (g *Guard) authorize(ctx context.Context, method string) (context.Context, error) {
+	c, err := g.authorizeClaims(ctx, method)
+	if err != nil || c == nil {
+		return ctx, err
+	}
+	return context.WithValue(ctx, claimsKey{}, *c), nil
+}
+
+func (g *Guard) authorizeClaims(ctx context.Context, method string) (*Claims, error) {
 	if strings.HasPrefix(method, "/cairn.v1.Auth/") {
-		return nil
+		return nil, nil
 	}
 	only := g.isNodeOnly(method)
 	if (only || g.nodeAlso[method]) && g.nodeCaller(ctx) {
-		return nil
+		return nil, nil
 	}
 	if only {
-		return refusal(codes.PermissionDenied, KindPermissionDenied,
+		return nil, refusal(codes.PermissionDenied, KindPermissionDenied,
 			fmt.Sprintf("only a storage node of store %q, with its certificate from the store CA, may call %s", g.store, method))
 	}
 	need, ok := methodRoles[method]
@@ -243,18 +261,18 @@ func (g *Guard) authorize(ctx context.Context, method string) error {
 	}
 	tok := bearer(ctx)
 	if tok == "" {
-		return refusal(codes.Unauthenticated, KindLoginRequired,
+		return nil, refusal(codes.Unauthenticated, KindLoginRequired,
 			"this store requires a login: give a user and password (cairn kv --security FILE with cairn.auth.username and cairn.auth.password.file)")
 	}
 	c, err := g.check(tok)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if !c.Role.Covers(need) {
-		return refusal(codes.PermissionDenied, KindPermissionDenied,
+		return nil, refusal(codes.PermissionDenied, KindPermissionDenied,
 			fmt.Sprintf("user %q has role %s; %s needs role %s", c.User, c.Role, strings.TrimPrefix(method, "/cairn.v1."), need))
 	}
-	return nil
+	return &c, nil
 }
 
 func (g *Guard) nodeCaller(ctx context.Context) bool {
@@ -268,7 +286,8 @@ func (g *Guard) nodeCaller(ctx context.Context) bool {
 
 // Unary is the unary server interceptor.
 func (g *Guard) Unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
-	if err := g.authorize(ctx, info.FullMethod); err != nil {
+	ctx, err := g.authorize(ctx, info.FullMethod)
+	if err != nil {
 		return nil, err
 	}
 	return h(ctx, req)
@@ -276,7 +295,7 @@ func (g *Guard) Unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, 
 
 // Stream is the stream server interceptor.
 func (g *Guard) Stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
-	if err := g.authorize(ss.Context(), info.FullMethod); err != nil {
+	if _, err := g.authorize(ss.Context(), info.FullMethod); err != nil {
 		return err
 	}
 	return h(srv, ss)

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strings"
 	"sync"
 )
 
@@ -127,6 +128,14 @@ func (u *Users) Names() [][2]string {
 	return out
 }
 
+// CheckUserName reports whether name can be a user's name.
+func CheckUserName(name string) error {
+	if !userName.MatchString(name) {
+		return fmt.Errorf("auth: user name %q: use 1 to 64 letters, digits, '_', '.', '@' or '-'", name)
+	}
+	return nil
+}
+
 // Set creates user name, or changes its password and role, and saves the
 // table. Every session of the user made before ends.
 func (u *Users) Set(name, password string, role Role) error {
@@ -223,4 +232,38 @@ func EnsureUsers(dir string) (bool, error) {
 		return false, err
 	}
 	return true, os.Rename(tmp, filepath.Join(dir, LoginFile))
+}
+
+// EncodeUsers is the user table document of users at seq.
+func EncodeUsers(seq uint64, users []User) ([]byte, error) {
+	return json.MarshalIndent(usersDoc{Format: 1, Seq: seq, Users: users}, "", "  ")
+}
+
+// ReadUsers returns dir's user table: its seq and users (none if missing).
+func ReadUsers(dir string) (uint64, []User, error) {
+	u, err := OpenUsers(dir)
+	if err != nil {
+		return 0, nil, err
+	}
+	u.mu.RLock()
+	defer u.mu.RUnlock()
+	return u.doc.Seq, slices.Clone(u.doc.Users), nil
+}
+
+// InstallUsers replaces dir's user table with doc (EncodeUsers), after
+// checking it: every user has a valid name, an argon2id hash and a role.
+func InstallUsers(dir string, doc []byte) error {
+	var d usersDoc
+	if err := json.Unmarshal(doc, &d); err != nil || d.Format != 1 {
+		return fmt.Errorf("auth: not a Cairn user table (format 1): %v", err)
+	}
+	for _, x := range d.Users {
+		if !userName.MatchString(x.Name) || !strings.HasPrefix(x.Hash, "$argon2id$") {
+			return fmt.Errorf("auth: user table: user %q has a bad name or hash", x.Name)
+		}
+		if _, err := ParseRole(x.Role); err != nil {
+			return fmt.Errorf("auth: user table: user %q: %w", x.Name, err)
+		}
+	}
+	return writeUsers(filepath.Join(dir, UsersFile), d)
 }

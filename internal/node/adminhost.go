@@ -84,7 +84,7 @@ func (n *SN) openAdmin(founder, rebuild bool) error {
 	}
 	delay, _ := time.ParseDuration(os.Getenv(failpointTaskDelay))
 	svc := admin.New(admin.Config{Replica: rep, Node: id, Self: n.describe, TaskDelay: delay, Logger: n.log,
-		DialOptions: n.sec.dialOptions()})
+		DialOptions: n.sec.dialOptions(), LocalUsers: n.localUsers()})
 	n.admin.Store(&adminHost{engine: e, rep: rep, svc: svc})
 	n.log.Info("admin replica started", "founder", founder, "rebuild", rebuild)
 	return nil
@@ -131,6 +131,10 @@ type adminRPC struct {
 // from a proto3 copy of it would fail to read a reply that is not.
 func (a adminRPC) Command(ctx context.Context, req *cairnpb.AdminRequest) (*cairnpb.AdminReply, error) {
 	if err := checkAdminUTF8(req); err != nil {
+		return nil, err
+	}
+	if err := a.n.checkAdminCaller(ctx, req.GetCommand(), req.GetForwarded()); err != nil {
+		a.n.auditCommand(ctx, req, err)
 		return nil, err
 	}
 	r, err := a.command(ctx, req)

@@ -33,6 +33,9 @@ func (n *SN) auditCommand(ctx context.Context, req *cairnpb.AdminRequest, err er
 	if p, ok := peer.FromContext(ctx); ok && p.Addr != nil {
 		e.From = p.Addr.String()
 	}
+	if c, ok := auth.ClaimsFrom(ctx); ok {
+		e.User = c.User
+	}
 	if err != nil {
 		st := status.Convert(err)
 		e.Outcome = fmt.Sprintf("error: %v: %s", st.Code(), st.Message())

@@ -1,6 +1,7 @@
 package node
 
 import (
+	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -9,8 +10,11 @@ import (
 	"path/filepath"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/status"
 
+	"github.com/cairndb/cairn/internal/admin/controlpb"
 	"github.com/cairndb/cairn/internal/auth"
 )
 
@@ -83,4 +87,51 @@ func (s *snSecurity) dialOptions() []grpc.DialOption {
 		return nil
 	}
 	return []grpc.DialOption{grpc.WithTransportCredentials(credentials.NewTLS(s.dial))}
+}
+
+// InstallUsers writes the admin's user table into the node's security
+// directory; the guard reads it within a second.
+func (c controlRPC) InstallUsers(_ context.Context, r *controlpb.InstallUsersRequest) (*controlpb.NodeInfo, error) {
+	n := c.n
+	if n.sec == nil {
+		return nil, status.Error(codes.FailedPrecondition, "this storage node is not secure (cairn sn start --secure): it has no users")
+	}
+	if err := n.checkStore(r.GetStore()); err != nil {
+		return nil, err
+	}
+	if err := auth.InstallUsers(SecurityDir(n.cfg.Root), r.GetUsers()); err != nil {
+		return nil, status.Error(codes.InvalidArgument, err.Error())
+	}
+	return n.describe(), nil
+}
+
+// userCommands change the user table: sysadmin only.
+var userCommands = map[string]bool{
+	"plan create-user": true, "plan drop-user": true, "plan change-user": true, "plan grant": true, "plan revoke": true,
+}
+
+// checkAdminCaller refuses a user command from a user below sysadmin, and
+// any user command on a node that is not secure. A command forwarded by
+// another node was checked there.
+func (n *SN) checkAdminCaller(ctx context.Context, command string, forwarded bool) error {
+	if !userCommands[command] || forwarded {
+		return nil
+	}
+	if n.sec == nil {
+		return status.Errorf(codes.FailedPrecondition, "%s: this store is not secure (cairn sn start --secure): it has no users", command)
+	}
+	c, ok := auth.ClaimsFrom(ctx)
+	if !ok || !c.Role.Covers(auth.RoleSysAdmin) {
+		return status.Errorf(codes.PermissionDenied, "user %q has role %s; %s needs role sysadmin", c.User, c.Role, command)
+	}
+	return nil
+}
+
+// localUsers reads the node's user table, for the admin's first user
+// command; nil on a node that is not secure.
+func (n *SN) localUsers() func() (uint64, []auth.User, error) {
+	if n.sec == nil {
+		return nil
+	}
+	return func() (uint64, []auth.User, error) { return auth.ReadUsers(SecurityDir(n.cfg.Root)) }
 }

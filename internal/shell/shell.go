@@ -213,7 +213,7 @@ func (s *Shell) run(ctx context.Context, c admin.Command, args map[string]string
 	if err != nil {
 		return failure(err)
 	}
-	if args["wait"] == "true" {
+	if args["wait"] == "true" && !c.Immediate { // an immediate command is done when it answers
 		if !s.JSON {
 			s.writeText(reply.GetText())
 		}

@@ -31,6 +31,7 @@ func TestSecureWhitePaperDeployment(t *testing.T) {
 	mustCairn(t, "security", "init", "--root", filepath.Dir(sec), "--store", "kvstore", "--hosts", "127.0.0.1")
 	mustCairn(t, "security", "add-user", "--dir", sec, "--name", "app", "--role", "readwrite")
 	mustCairn(t, "security", "add-user", "--dir", sec, "--name", "viewer", "--role", "readonly")
+	mustCairn(t, "security", "add-user", "--dir", sec, "--name", "ops", "--role", "dbadmin")
 	for _, sn := range nodes {
 		copySecurity(t, sec, filepath.Join(sn.root, "security"))
 		sn.extra = []string{"--secure"}
@@ -65,6 +66,46 @@ func TestSecureWhitePaperDeployment(t *testing.T) {
 		t.Errorf("readonly user's admin command: exit %d, %q %q", code, out, errOut)
 	}
 
+	// Users through the admin (sysadmin): create, log in, revoke, drop.
+	if code, out, errOut := secAdmin(nodes[0], login, "plan", "create-user", "-name", "carol", "-password", "carol-pass-1", "-wait"); code != 0 {
+		t.Fatalf("plan create-user: exit %d: %s %s", code, out, errOut)
+	}
+	carolPw := filepath.Join(t.TempDir(), "carol.pw")
+	if err := os.WriteFile(carolPw, []byte("carol-pass-1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	carol := filepath.Join(t.TempDir(), "carol.security")
+	if err := os.WriteFile(carol, []byte("cairn.ssl.ca="+filepath.Join(sec, auth.CAFile)+"\ncairn.auth.username=carol\ncairn.auth.password.file="+carolPw+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	putAs := func(who string) (int, string) {
+		code, _, errOut := runCairn(t, "kv", "--hosts", nodes[2].addr(), "--security", who, "put", "/users/-/x", "y")
+		return code, errOut
+	}
+	waitFor(t, 10*time.Second, "carol's login on sn3", func() bool { code, _ := putAs(carol); return code == 0 })
+	if _, out, _ := secAdmin(nodes[1], login, "show", "users"); !strings.Contains(out, "user: carol  role: readwrite") || strings.Contains(out, "argon2") {
+		t.Errorf("show users:\n%s", out)
+	}
+	if code, out, errOut := secAdmin(nodes[0], filepath.Join(sec, "ops.security"), "plan", "create-user", "-name", "mallory", "-password", "mallory-pass"); code != 2 ||
+		!strings.Contains(out+errOut, "needs role sysadmin") {
+		t.Errorf("a dbadmin user's create-user: exit %d, %q %q", code, out, errOut)
+	}
+	mustCairn(t, "admin", "-port", strconv.Itoa(nodes[0].port), "-security", login, "plan", "revoke", "-role", "readwrite", "-user", "carol")
+	waitFor(t, 10*time.Second, "carol's writes refused after the revoke", func() bool {
+		code, errOut := putAs(carol)
+		return code == 2 && strings.Contains(errOut, "needs role readwrite")
+	})
+	mustCairn(t, "admin", "-port", strconv.Itoa(nodes[0].port), "-security", login, "plan", "drop-user", "-name", "carol")
+	waitFor(t, 10*time.Second, "carol's login refused after the drop", func() bool {
+		code, errOut := putAs(carol)
+		return code == 2 && strings.Contains(errOut, "login failed")
+	})
+	audit, err := os.ReadFile(filepath.Join(nodes[0].root, "audit.log"))
+	if err != nil || !strings.Contains(string(audit), `"user":"admin"`) || !strings.Contains(string(audit), "plan create-user -name carol -password ***") ||
+		strings.Contains(string(audit), "carol-pass-1") {
+		t.Errorf("audit log of the user commands (%v):\n%s", err, audit)
+	}
+
 	// cairn bench workload A with data integrity, as the readwrite user.
 	hosts := nodes[0].addr() + "," + nodes[1].addr() + "," + nodes[2].addr()
 	appLogin := filepath.Join(sec, "app.security")
@@ -79,7 +120,7 @@ func TestSecureWhitePaperDeployment(t *testing.T) {
 	// Node-only services: a user's login is not enough, and a certificate
 	// from another CA does not get through the handshake.
 	userConn := tlsConn(t, nodes[0].addr(), sec, "")
-	_, err := controlpb.NewControlClient(userConn).Describe(context.Background(), &controlpb.DescribeRequest{})
+	_, err = controlpb.NewControlClient(userConn).Describe(context.Background(), &controlpb.DescribeRequest{})
 	if st, _ := errorDetail(err); st == nil || st.Code() != codes.PermissionDenied || !strings.Contains(st.Message(), "only a storage node") {
 		t.Errorf("a caller without a node certificate on Control: %v", err)
 	}

@@ -29,6 +29,58 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+type InstallUsersRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Store         string                 `protobuf:"bytes,1,opt,name=store,proto3" json:"store,omitempty"`
+	Users         []byte                 `protobuf:"bytes,2,opt,name=users,proto3" json:"users,omitempty"` // the user table document (internal/auth/users.go)
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *InstallUsersRequest) Reset() {
+	*x = InstallUsersRequest{}
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *InstallUsersRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*InstallUsersRequest) ProtoMessage() {}
+
+func (x *InstallUsersRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use InstallUsersRequest.ProtoReflect.Descriptor instead.
+func (*InstallUsersRequest) Descriptor() ([]byte, []int) {
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *InstallUsersRequest) GetStore() string {
+	if x != nil {
+		return x.Store
+	}
+	return ""
+}
+
+func (x *InstallUsersRequest) GetUsers() []byte {
+	if x != nil {
+		return x.Users
+	}
+	return nil
+}
+
 type DescribeRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -37,7 +89,7 @@ type DescribeRequest struct {
 
 func (x *DescribeRequest) Reset() {
 	*x = DescribeRequest{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[0]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -49,7 +101,7 @@ func (x *DescribeRequest) String() string {
 func (*DescribeRequest) ProtoMessage() {}
 
 func (x *DescribeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[0]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -62,7 +114,7 @@ func (x *DescribeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DescribeRequest.ProtoReflect.Descriptor instead.
 func (*DescribeRequest) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{0}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{1}
 }
 
 // NodeInfo is what a storage node says about itself.
@@ -87,7 +139,7 @@ type NodeInfo struct {
 
 func (x *NodeInfo) Reset() {
 	*x = NodeInfo{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[1]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -99,7 +151,7 @@ func (x *NodeInfo) String() string {
 func (*NodeInfo) ProtoMessage() {}
 
 func (x *NodeInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[1]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -112,7 +164,7 @@ func (x *NodeInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeInfo.ProtoReflect.Descriptor instead.
 func (*NodeInfo) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{1}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *NodeInfo) GetUid() string {
@@ -231,7 +283,7 @@ type StorageInfo struct {
 
 func (x *StorageInfo) Reset() {
 	*x = StorageInfo{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[2]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -243,7 +295,7 @@ func (x *StorageInfo) String() string {
 func (*StorageInfo) ProtoMessage() {}
 
 func (x *StorageInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[2]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -256,7 +308,7 @@ func (x *StorageInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StorageInfo.ProtoReflect.Descriptor instead.
 func (*StorageInfo) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{2}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *StorageInfo) GetState() string {
@@ -311,7 +363,7 @@ type AsideDir struct {
 
 func (x *AsideDir) Reset() {
 	*x = AsideDir{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[3]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -323,7 +375,7 @@ func (x *AsideDir) String() string {
 func (*AsideDir) ProtoMessage() {}
 
 func (x *AsideDir) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[3]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -336,7 +388,7 @@ func (x *AsideDir) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AsideDir.ProtoReflect.Descriptor instead.
 func (*AsideDir) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{3}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *AsideDir) GetPath() string {
@@ -372,7 +424,7 @@ type Incident struct {
 
 func (x *Incident) Reset() {
 	*x = Incident{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[4]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -384,7 +436,7 @@ func (x *Incident) String() string {
 func (*Incident) ProtoMessage() {}
 
 func (x *Incident) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[4]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -397,7 +449,7 @@ func (x *Incident) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Incident.ProtoReflect.Descriptor instead.
 func (*Incident) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{4}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Incident) GetSeq() int64 {
@@ -481,7 +533,7 @@ type ShardState struct {
 
 func (x *ShardState) Reset() {
 	*x = ShardState{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[5]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -493,7 +545,7 @@ func (x *ShardState) String() string {
 func (*ShardState) ProtoMessage() {}
 
 func (x *ShardState) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[5]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -506,7 +558,7 @@ func (x *ShardState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShardState.ProtoReflect.Descriptor instead.
 func (*ShardState) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{5}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ShardState) GetShard() uint64 {
@@ -577,7 +629,7 @@ type JoinRequest struct {
 
 func (x *JoinRequest) Reset() {
 	*x = JoinRequest{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[6]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -589,7 +641,7 @@ func (x *JoinRequest) String() string {
 func (*JoinRequest) ProtoMessage() {}
 
 func (x *JoinRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[6]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -602,7 +654,7 @@ func (x *JoinRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JoinRequest.ProtoReflect.Descriptor instead.
 func (*JoinRequest) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{6}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *JoinRequest) GetStore() string {
@@ -647,7 +699,7 @@ type HostAdminRequest struct {
 
 func (x *HostAdminRequest) Reset() {
 	*x = HostAdminRequest{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[7]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -659,7 +711,7 @@ func (x *HostAdminRequest) String() string {
 func (*HostAdminRequest) ProtoMessage() {}
 
 func (x *HostAdminRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[7]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -672,7 +724,7 @@ func (x *HostAdminRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HostAdminRequest.ProtoReflect.Descriptor instead.
 func (*HostAdminRequest) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{7}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *HostAdminRequest) GetStore() string {
@@ -713,7 +765,7 @@ type DropAdminRequest struct {
 
 func (x *DropAdminRequest) Reset() {
 	*x = DropAdminRequest{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[8]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -725,7 +777,7 @@ func (x *DropAdminRequest) String() string {
 func (*DropAdminRequest) ProtoMessage() {}
 
 func (x *DropAdminRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[8]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -738,7 +790,7 @@ func (x *DropAdminRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DropAdminRequest.ProtoReflect.Descriptor instead.
 func (*DropAdminRequest) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{8}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *DropAdminRequest) GetStore() string {
@@ -766,7 +818,7 @@ type InstallTopologyRequest struct {
 
 func (x *InstallTopologyRequest) Reset() {
 	*x = InstallTopologyRequest{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[9]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -778,7 +830,7 @@ func (x *InstallTopologyRequest) String() string {
 func (*InstallTopologyRequest) ProtoMessage() {}
 
 func (x *InstallTopologyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[9]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -791,7 +843,7 @@ func (x *InstallTopologyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InstallTopologyRequest.ProtoReflect.Descriptor instead.
 func (*InstallTopologyRequest) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{9}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *InstallTopologyRequest) GetStore() string {
@@ -826,7 +878,7 @@ type SetServiceRequest struct {
 
 func (x *SetServiceRequest) Reset() {
 	*x = SetServiceRequest{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[10]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -838,7 +890,7 @@ func (x *SetServiceRequest) String() string {
 func (*SetServiceRequest) ProtoMessage() {}
 
 func (x *SetServiceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[10]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -851,7 +903,7 @@ func (x *SetServiceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetServiceRequest.ProtoReflect.Descriptor instead.
 func (*SetServiceRequest) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{10}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *SetServiceRequest) GetStore() string {
@@ -886,7 +938,7 @@ type SnapshotShardRequest struct {
 
 func (x *SnapshotShardRequest) Reset() {
 	*x = SnapshotShardRequest{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[11]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -898,7 +950,7 @@ func (x *SnapshotShardRequest) String() string {
 func (*SnapshotShardRequest) ProtoMessage() {}
 
 func (x *SnapshotShardRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[11]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -911,7 +963,7 @@ func (x *SnapshotShardRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshotShardRequest.ProtoReflect.Descriptor instead.
 func (*SnapshotShardRequest) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{11}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *SnapshotShardRequest) GetStore() string {
@@ -947,7 +999,7 @@ type SnapshotShardReply struct {
 
 func (x *SnapshotShardReply) Reset() {
 	*x = SnapshotShardReply{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[12]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -959,7 +1011,7 @@ func (x *SnapshotShardReply) String() string {
 func (*SnapshotShardReply) ProtoMessage() {}
 
 func (x *SnapshotShardReply) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[12]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -972,7 +1024,7 @@ func (x *SnapshotShardReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshotShardReply.ProtoReflect.Descriptor instead.
 func (*SnapshotShardReply) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{12}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *SnapshotShardReply) GetIndex() uint64 {
@@ -1014,7 +1066,7 @@ type FetchSnapshotRequest struct {
 
 func (x *FetchSnapshotRequest) Reset() {
 	*x = FetchSnapshotRequest{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[13]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1026,7 +1078,7 @@ func (x *FetchSnapshotRequest) String() string {
 func (*FetchSnapshotRequest) ProtoMessage() {}
 
 func (x *FetchSnapshotRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[13]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1039,7 +1091,7 @@ func (x *FetchSnapshotRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FetchSnapshotRequest.ProtoReflect.Descriptor instead.
 func (*FetchSnapshotRequest) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{13}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *FetchSnapshotRequest) GetStore() string {
@@ -1083,7 +1135,7 @@ type SnapshotChunk struct {
 
 func (x *SnapshotChunk) Reset() {
 	*x = SnapshotChunk{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[14]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1095,7 +1147,7 @@ func (x *SnapshotChunk) String() string {
 func (*SnapshotChunk) ProtoMessage() {}
 
 func (x *SnapshotChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[14]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1108,7 +1160,7 @@ func (x *SnapshotChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshotChunk.ProtoReflect.Descriptor instead.
 func (*SnapshotChunk) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{14}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *SnapshotChunk) GetHeader() *SnapshotHeader {
@@ -1136,7 +1188,7 @@ type SnapshotHeader struct {
 
 func (x *SnapshotHeader) Reset() {
 	*x = SnapshotHeader{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[15]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1148,7 +1200,7 @@ func (x *SnapshotHeader) String() string {
 func (*SnapshotHeader) ProtoMessage() {}
 
 func (x *SnapshotHeader) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[15]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1161,7 +1213,7 @@ func (x *SnapshotHeader) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshotHeader.ProtoReflect.Descriptor instead.
 func (*SnapshotHeader) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{15}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *SnapshotHeader) GetName() string {
@@ -1197,7 +1249,7 @@ type CopySnapshotRequest struct {
 
 func (x *CopySnapshotRequest) Reset() {
 	*x = CopySnapshotRequest{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[16]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1209,7 +1261,7 @@ func (x *CopySnapshotRequest) String() string {
 func (*CopySnapshotRequest) ProtoMessage() {}
 
 func (x *CopySnapshotRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[16]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1222,7 +1274,7 @@ func (x *CopySnapshotRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CopySnapshotRequest.ProtoReflect.Descriptor instead.
 func (*CopySnapshotRequest) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{16}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *CopySnapshotRequest) GetStore() string {
@@ -1264,7 +1316,7 @@ type CopySnapshotReply struct {
 
 func (x *CopySnapshotReply) Reset() {
 	*x = CopySnapshotReply{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[17]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1276,7 +1328,7 @@ func (x *CopySnapshotReply) String() string {
 func (*CopySnapshotReply) ProtoMessage() {}
 
 func (x *CopySnapshotReply) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[17]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1289,7 +1341,7 @@ func (x *CopySnapshotReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CopySnapshotReply.ProtoReflect.Descriptor instead.
 func (*CopySnapshotReply) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{17}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *CopySnapshotReply) GetBytes() uint64 {
@@ -1323,7 +1375,7 @@ type RemoveSnapshotRequest struct {
 
 func (x *RemoveSnapshotRequest) Reset() {
 	*x = RemoveSnapshotRequest{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[18]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1335,7 +1387,7 @@ func (x *RemoveSnapshotRequest) String() string {
 func (*RemoveSnapshotRequest) ProtoMessage() {}
 
 func (x *RemoveSnapshotRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[18]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1348,7 +1400,7 @@ func (x *RemoveSnapshotRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveSnapshotRequest.ProtoReflect.Descriptor instead.
 func (*RemoveSnapshotRequest) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{18}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *RemoveSnapshotRequest) GetStore() string {
@@ -1375,7 +1427,7 @@ type LeaveRequest struct {
 
 func (x *LeaveRequest) Reset() {
 	*x = LeaveRequest{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[19]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1387,7 +1439,7 @@ func (x *LeaveRequest) String() string {
 func (*LeaveRequest) ProtoMessage() {}
 
 func (x *LeaveRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[19]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1400,7 +1452,7 @@ func (x *LeaveRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LeaveRequest.ProtoReflect.Descriptor instead.
 func (*LeaveRequest) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{19}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *LeaveRequest) GetStore() string {
@@ -1429,7 +1481,7 @@ type ShardChecksumRequest struct {
 
 func (x *ShardChecksumRequest) Reset() {
 	*x = ShardChecksumRequest{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[20]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1441,7 +1493,7 @@ func (x *ShardChecksumRequest) String() string {
 func (*ShardChecksumRequest) ProtoMessage() {}
 
 func (x *ShardChecksumRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[20]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1454,7 +1506,7 @@ func (x *ShardChecksumRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShardChecksumRequest.ProtoReflect.Descriptor instead.
 func (*ShardChecksumRequest) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{20}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ShardChecksumRequest) GetStore() string {
@@ -1496,7 +1548,7 @@ type ShardChecksumReply struct {
 
 func (x *ShardChecksumReply) Reset() {
 	*x = ShardChecksumReply{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[21]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1508,7 +1560,7 @@ func (x *ShardChecksumReply) String() string {
 func (*ShardChecksumReply) ProtoMessage() {}
 
 func (x *ShardChecksumReply) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[21]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1521,7 +1573,7 @@ func (x *ShardChecksumReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShardChecksumReply.ProtoReflect.Descriptor instead.
 func (*ShardChecksumReply) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{21}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ShardChecksumReply) GetProposed() bool {
@@ -1556,7 +1608,7 @@ type ChecksumResultRequest struct {
 
 func (x *ChecksumResultRequest) Reset() {
 	*x = ChecksumResultRequest{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[22]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1568,7 +1620,7 @@ func (x *ChecksumResultRequest) String() string {
 func (*ChecksumResultRequest) ProtoMessage() {}
 
 func (x *ChecksumResultRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[22]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1581,7 +1633,7 @@ func (x *ChecksumResultRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChecksumResultRequest.ProtoReflect.Descriptor instead.
 func (*ChecksumResultRequest) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{22}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ChecksumResultRequest) GetStore() string {
@@ -1625,7 +1677,7 @@ type ChecksumResultReply struct {
 
 func (x *ChecksumResultReply) Reset() {
 	*x = ChecksumResultReply{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[23]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1637,7 +1689,7 @@ func (x *ChecksumResultReply) String() string {
 func (*ChecksumResultReply) ProtoMessage() {}
 
 func (x *ChecksumResultReply) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[23]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1650,7 +1702,7 @@ func (x *ChecksumResultReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChecksumResultReply.ProtoReflect.Descriptor instead.
 func (*ChecksumResultReply) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{23}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ChecksumResultReply) GetKnown() bool {
@@ -1728,7 +1780,7 @@ type PartitionChecksum struct {
 
 func (x *PartitionChecksum) Reset() {
 	*x = PartitionChecksum{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[24]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1740,7 +1792,7 @@ func (x *PartitionChecksum) String() string {
 func (*PartitionChecksum) ProtoMessage() {}
 
 func (x *PartitionChecksum) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[24]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1753,7 +1805,7 @@ func (x *PartitionChecksum) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PartitionChecksum.ProtoReflect.Descriptor instead.
 func (*PartitionChecksum) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{24}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *PartitionChecksum) GetPartition() uint32 {
@@ -1795,7 +1847,7 @@ type RebuildReplicaRequest struct {
 
 func (x *RebuildReplicaRequest) Reset() {
 	*x = RebuildReplicaRequest{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[25]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1807,7 +1859,7 @@ func (x *RebuildReplicaRequest) String() string {
 func (*RebuildReplicaRequest) ProtoMessage() {}
 
 func (x *RebuildReplicaRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[25]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1820,7 +1872,7 @@ func (x *RebuildReplicaRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RebuildReplicaRequest.ProtoReflect.Descriptor instead.
 func (*RebuildReplicaRequest) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{25}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *RebuildReplicaRequest) GetStore() string {
@@ -1854,7 +1906,7 @@ type RebuildReplicaReply struct {
 
 func (x *RebuildReplicaReply) Reset() {
 	*x = RebuildReplicaReply{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[26]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1866,7 +1918,7 @@ func (x *RebuildReplicaReply) String() string {
 func (*RebuildReplicaReply) ProtoMessage() {}
 
 func (x *RebuildReplicaReply) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[26]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1879,7 +1931,7 @@ func (x *RebuildReplicaReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RebuildReplicaReply.ProtoReflect.Descriptor instead.
 func (*RebuildReplicaReply) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{26}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *RebuildReplicaReply) GetRejoining() bool {
@@ -1907,7 +1959,7 @@ type VerifyBlocksRequest struct {
 
 func (x *VerifyBlocksRequest) Reset() {
 	*x = VerifyBlocksRequest{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[27]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1919,7 +1971,7 @@ func (x *VerifyBlocksRequest) String() string {
 func (*VerifyBlocksRequest) ProtoMessage() {}
 
 func (x *VerifyBlocksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[27]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1932,7 +1984,7 @@ func (x *VerifyBlocksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifyBlocksRequest.ProtoReflect.Descriptor instead.
 func (*VerifyBlocksRequest) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{27}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *VerifyBlocksRequest) GetStore() string {
@@ -1976,7 +2028,7 @@ type VerifyBlocksReply struct {
 
 func (x *VerifyBlocksReply) Reset() {
 	*x = VerifyBlocksReply{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[28]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1988,7 +2040,7 @@ func (x *VerifyBlocksReply) String() string {
 func (*VerifyBlocksReply) ProtoMessage() {}
 
 func (x *VerifyBlocksReply) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[28]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2001,7 +2053,7 @@ func (x *VerifyBlocksReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifyBlocksReply.ProtoReflect.Descriptor instead.
 func (*VerifyBlocksReply) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{28}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *VerifyBlocksReply) GetDone() bool {
@@ -2088,7 +2140,7 @@ type PartitionSizesRequest struct {
 
 func (x *PartitionSizesRequest) Reset() {
 	*x = PartitionSizesRequest{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[29]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2100,7 +2152,7 @@ func (x *PartitionSizesRequest) String() string {
 func (*PartitionSizesRequest) ProtoMessage() {}
 
 func (x *PartitionSizesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[29]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2113,7 +2165,7 @@ func (x *PartitionSizesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PartitionSizesRequest.ProtoReflect.Descriptor instead.
 func (*PartitionSizesRequest) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{29}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *PartitionSizesRequest) GetStore() string {
@@ -2147,7 +2199,7 @@ type PartitionSizesReply struct {
 
 func (x *PartitionSizesReply) Reset() {
 	*x = PartitionSizesReply{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[30]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2159,7 +2211,7 @@ func (x *PartitionSizesReply) String() string {
 func (*PartitionSizesReply) ProtoMessage() {}
 
 func (x *PartitionSizesReply) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[30]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2172,7 +2224,7 @@ func (x *PartitionSizesReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PartitionSizesReply.ProtoReflect.Descriptor instead.
 func (*PartitionSizesReply) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{30}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *PartitionSizesReply) GetPartitions() uint32 {
@@ -2200,7 +2252,7 @@ type ShardCommandRequest struct {
 
 func (x *ShardCommandRequest) Reset() {
 	*x = ShardCommandRequest{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[31]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2212,7 +2264,7 @@ func (x *ShardCommandRequest) String() string {
 func (*ShardCommandRequest) ProtoMessage() {}
 
 func (x *ShardCommandRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[31]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2225,7 +2277,7 @@ func (x *ShardCommandRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShardCommandRequest.ProtoReflect.Descriptor instead.
 func (*ShardCommandRequest) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{31}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ShardCommandRequest) GetStore() string {
@@ -2260,7 +2312,7 @@ type ShardCommandReply struct {
 
 func (x *ShardCommandReply) Reset() {
 	*x = ShardCommandReply{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[32]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2272,7 +2324,7 @@ func (x *ShardCommandReply) String() string {
 func (*ShardCommandReply) ProtoMessage() {}
 
 func (x *ShardCommandReply) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[32]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2285,7 +2337,7 @@ func (x *ShardCommandReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShardCommandReply.ProtoReflect.Descriptor instead.
 func (*ShardCommandReply) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{32}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *ShardCommandReply) GetLeader() uint64 {
@@ -2319,7 +2371,7 @@ type ShardTableRequest struct {
 
 func (x *ShardTableRequest) Reset() {
 	*x = ShardTableRequest{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[33]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2331,7 +2383,7 @@ func (x *ShardTableRequest) String() string {
 func (*ShardTableRequest) ProtoMessage() {}
 
 func (x *ShardTableRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[33]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2344,7 +2396,7 @@ func (x *ShardTableRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShardTableRequest.ProtoReflect.Descriptor instead.
 func (*ShardTableRequest) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{33}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *ShardTableRequest) GetStore() string {
@@ -2371,7 +2423,7 @@ type ShardTableReply struct {
 
 func (x *ShardTableReply) Reset() {
 	*x = ShardTableReply{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[34]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2383,7 +2435,7 @@ func (x *ShardTableReply) String() string {
 func (*ShardTableReply) ProtoMessage() {}
 
 func (x *ShardTableReply) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[34]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2396,7 +2448,7 @@ func (x *ShardTableReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShardTableReply.ProtoReflect.Descriptor instead.
 func (*ShardTableReply) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{34}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *ShardTableReply) GetTable() []byte {
@@ -2426,7 +2478,7 @@ type MovePartitionRequest struct {
 
 func (x *MovePartitionRequest) Reset() {
 	*x = MovePartitionRequest{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[35]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2438,7 +2490,7 @@ func (x *MovePartitionRequest) String() string {
 func (*MovePartitionRequest) ProtoMessage() {}
 
 func (x *MovePartitionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[35]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2451,7 +2503,7 @@ func (x *MovePartitionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MovePartitionRequest.ProtoReflect.Descriptor instead.
 func (*MovePartitionRequest) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{35}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *MovePartitionRequest) GetStore() string {
@@ -2501,7 +2553,7 @@ type MoveProgress struct {
 
 func (x *MoveProgress) Reset() {
 	*x = MoveProgress{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[36]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2513,7 +2565,7 @@ func (x *MoveProgress) String() string {
 func (*MoveProgress) ProtoMessage() {}
 
 func (x *MoveProgress) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[36]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2526,7 +2578,7 @@ func (x *MoveProgress) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MoveProgress.ProtoReflect.Descriptor instead.
 func (*MoveProgress) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{36}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *MoveProgress) GetPhase() string {
@@ -2570,7 +2622,7 @@ type ChangeReplicaRequest struct {
 
 func (x *ChangeReplicaRequest) Reset() {
 	*x = ChangeReplicaRequest{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[37]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2582,7 +2634,7 @@ func (x *ChangeReplicaRequest) String() string {
 func (*ChangeReplicaRequest) ProtoMessage() {}
 
 func (x *ChangeReplicaRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[37]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2595,7 +2647,7 @@ func (x *ChangeReplicaRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChangeReplicaRequest.ProtoReflect.Descriptor instead.
 func (*ChangeReplicaRequest) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{37}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *ChangeReplicaRequest) GetStore() string {
@@ -2647,7 +2699,7 @@ type ChangeReplicaReply struct {
 
 func (x *ChangeReplicaReply) Reset() {
 	*x = ChangeReplicaReply{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[38]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2659,7 +2711,7 @@ func (x *ChangeReplicaReply) String() string {
 func (*ChangeReplicaReply) ProtoMessage() {}
 
 func (x *ChangeReplicaReply) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[38]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2672,7 +2724,7 @@ func (x *ChangeReplicaReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChangeReplicaReply.ProtoReflect.Descriptor instead.
 func (*ChangeReplicaReply) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{38}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *ChangeReplicaReply) GetDone() bool {
@@ -2721,7 +2773,10 @@ var File_internal_admin_controlpb_control_proto protoreflect.FileDescriptor
 
 const file_internal_admin_controlpb_control_proto_rawDesc = "" +
 	"\n" +
-	"&internal/admin/controlpb/control.proto\x12\x10cairn.control.v1\"\x11\n" +
+	"&internal/admin/controlpb/control.proto\x12\x10cairn.control.v1\"A\n" +
+	"\x13InstallUsersRequest\x12\x14\n" +
+	"\x05store\x18\x01 \x01(\tR\x05store\x12\x14\n" +
+	"\x05users\x18\x02 \x01(\fR\x05users\"\x11\n" +
 	"\x0fDescribeRequest\"\x95\x03\n" +
 	"\bNodeInfo\x12\x10\n" +
 	"\x03uid\x18\x01 \x01(\tR\x03uid\x12\x12\n" +
@@ -2957,7 +3012,7 @@ const file_internal_admin_controlpb_control_proto_rawDesc = "" +
 	"\x06voters\x18\x03 \x03(\x04R\x06voters\x12\x1a\n" +
 	"\blearners\x18\x04 \x03(\x04R\blearners\x12\x18\n" +
 	"\aapplied\x18\x05 \x01(\x04R\aapplied\x12\x1b\n" +
-	"\tis_leader\x18\x06 \x01(\bR\bisLeader2\xd9\r\n" +
+	"\tis_leader\x18\x06 \x01(\bR\bisLeader2\xac\x0e\n" +
 	"\aControl\x12I\n" +
 	"\bDescribe\x12!.cairn.control.v1.DescribeRequest\x1a\x1a.cairn.control.v1.NodeInfo\x12A\n" +
 	"\x04Join\x12\x1d.cairn.control.v1.JoinRequest\x1a\x1a.cairn.control.v1.NodeInfo\x12K\n" +
@@ -2980,7 +3035,8 @@ const file_internal_admin_controlpb_control_proto_rawDesc = "" +
 	"\n" +
 	"ShardTable\x12#.cairn.control.v1.ShardTableRequest\x1a!.cairn.control.v1.ShardTableReply\x12Y\n" +
 	"\rMovePartition\x12&.cairn.control.v1.MovePartitionRequest\x1a\x1e.cairn.control.v1.MoveProgress0\x01\x12]\n" +
-	"\rChangeReplica\x12&.cairn.control.v1.ChangeReplicaRequest\x1a$.cairn.control.v1.ChangeReplicaReplyB3Z1github.com/cairndb/cairn/internal/admin/controlpbb\x06proto3"
+	"\rChangeReplica\x12&.cairn.control.v1.ChangeReplicaRequest\x1a$.cairn.control.v1.ChangeReplicaReply\x12Q\n" +
+	"\fInstallUsers\x12%.cairn.control.v1.InstallUsersRequest\x1a\x1a.cairn.control.v1.NodeInfoB3Z1github.com/cairndb/cairn/internal/admin/controlpbb\x06proto3"
 
 var (
 	file_internal_admin_controlpb_control_proto_rawDescOnce sync.Once
@@ -2994,107 +3050,110 @@ func file_internal_admin_controlpb_control_proto_rawDescGZIP() []byte {
 	return file_internal_admin_controlpb_control_proto_rawDescData
 }
 
-var file_internal_admin_controlpb_control_proto_msgTypes = make([]protoimpl.MessageInfo, 44)
+var file_internal_admin_controlpb_control_proto_msgTypes = make([]protoimpl.MessageInfo, 45)
 var file_internal_admin_controlpb_control_proto_goTypes = []any{
-	(*DescribeRequest)(nil),        // 0: cairn.control.v1.DescribeRequest
-	(*NodeInfo)(nil),               // 1: cairn.control.v1.NodeInfo
-	(*StorageInfo)(nil),            // 2: cairn.control.v1.StorageInfo
-	(*AsideDir)(nil),               // 3: cairn.control.v1.AsideDir
-	(*Incident)(nil),               // 4: cairn.control.v1.Incident
-	(*ShardState)(nil),             // 5: cairn.control.v1.ShardState
-	(*JoinRequest)(nil),            // 6: cairn.control.v1.JoinRequest
-	(*HostAdminRequest)(nil),       // 7: cairn.control.v1.HostAdminRequest
-	(*DropAdminRequest)(nil),       // 8: cairn.control.v1.DropAdminRequest
-	(*InstallTopologyRequest)(nil), // 9: cairn.control.v1.InstallTopologyRequest
-	(*SetServiceRequest)(nil),      // 10: cairn.control.v1.SetServiceRequest
-	(*SnapshotShardRequest)(nil),   // 11: cairn.control.v1.SnapshotShardRequest
-	(*SnapshotShardReply)(nil),     // 12: cairn.control.v1.SnapshotShardReply
-	(*FetchSnapshotRequest)(nil),   // 13: cairn.control.v1.FetchSnapshotRequest
-	(*SnapshotChunk)(nil),          // 14: cairn.control.v1.SnapshotChunk
-	(*SnapshotHeader)(nil),         // 15: cairn.control.v1.SnapshotHeader
-	(*CopySnapshotRequest)(nil),    // 16: cairn.control.v1.CopySnapshotRequest
-	(*CopySnapshotReply)(nil),      // 17: cairn.control.v1.CopySnapshotReply
-	(*RemoveSnapshotRequest)(nil),  // 18: cairn.control.v1.RemoveSnapshotRequest
-	(*LeaveRequest)(nil),           // 19: cairn.control.v1.LeaveRequest
-	(*ShardChecksumRequest)(nil),   // 20: cairn.control.v1.ShardChecksumRequest
-	(*ShardChecksumReply)(nil),     // 21: cairn.control.v1.ShardChecksumReply
-	(*ChecksumResultRequest)(nil),  // 22: cairn.control.v1.ChecksumResultRequest
-	(*ChecksumResultReply)(nil),    // 23: cairn.control.v1.ChecksumResultReply
-	(*PartitionChecksum)(nil),      // 24: cairn.control.v1.PartitionChecksum
-	(*RebuildReplicaRequest)(nil),  // 25: cairn.control.v1.RebuildReplicaRequest
-	(*RebuildReplicaReply)(nil),    // 26: cairn.control.v1.RebuildReplicaReply
-	(*VerifyBlocksRequest)(nil),    // 27: cairn.control.v1.VerifyBlocksRequest
-	(*VerifyBlocksReply)(nil),      // 28: cairn.control.v1.VerifyBlocksReply
-	(*PartitionSizesRequest)(nil),  // 29: cairn.control.v1.PartitionSizesRequest
-	(*PartitionSizesReply)(nil),    // 30: cairn.control.v1.PartitionSizesReply
-	(*ShardCommandRequest)(nil),    // 31: cairn.control.v1.ShardCommandRequest
-	(*ShardCommandReply)(nil),      // 32: cairn.control.v1.ShardCommandReply
-	(*ShardTableRequest)(nil),      // 33: cairn.control.v1.ShardTableRequest
-	(*ShardTableReply)(nil),        // 34: cairn.control.v1.ShardTableReply
-	(*MovePartitionRequest)(nil),   // 35: cairn.control.v1.MovePartitionRequest
-	(*MoveProgress)(nil),           // 36: cairn.control.v1.MoveProgress
-	(*ChangeReplicaRequest)(nil),   // 37: cairn.control.v1.ChangeReplicaRequest
-	(*ChangeReplicaReply)(nil),     // 38: cairn.control.v1.ChangeReplicaReply
-	nil,                            // 39: cairn.control.v1.JoinRequest.PeersEntry
-	nil,                            // 40: cairn.control.v1.HostAdminRequest.PeersEntry
-	nil,                            // 41: cairn.control.v1.InstallTopologyRequest.PeersEntry
-	nil,                            // 42: cairn.control.v1.PartitionSizesReply.BytesEntry
-	nil,                            // 43: cairn.control.v1.ChangeReplicaRequest.PeersEntry
+	(*InstallUsersRequest)(nil),    // 0: cairn.control.v1.InstallUsersRequest
+	(*DescribeRequest)(nil),        // 1: cairn.control.v1.DescribeRequest
+	(*NodeInfo)(nil),               // 2: cairn.control.v1.NodeInfo
+	(*StorageInfo)(nil),            // 3: cairn.control.v1.StorageInfo
+	(*AsideDir)(nil),               // 4: cairn.control.v1.AsideDir
+	(*Incident)(nil),               // 5: cairn.control.v1.Incident
+	(*ShardState)(nil),             // 6: cairn.control.v1.ShardState
+	(*JoinRequest)(nil),            // 7: cairn.control.v1.JoinRequest
+	(*HostAdminRequest)(nil),       // 8: cairn.control.v1.HostAdminRequest
+	(*DropAdminRequest)(nil),       // 9: cairn.control.v1.DropAdminRequest
+	(*InstallTopologyRequest)(nil), // 10: cairn.control.v1.InstallTopologyRequest
+	(*SetServiceRequest)(nil),      // 11: cairn.control.v1.SetServiceRequest
+	(*SnapshotShardRequest)(nil),   // 12: cairn.control.v1.SnapshotShardRequest
+	(*SnapshotShardReply)(nil),     // 13: cairn.control.v1.SnapshotShardReply
+	(*FetchSnapshotRequest)(nil),   // 14: cairn.control.v1.FetchSnapshotRequest
+	(*SnapshotChunk)(nil),          // 15: cairn.control.v1.SnapshotChunk
+	(*SnapshotHeader)(nil),         // 16: cairn.control.v1.SnapshotHeader
+	(*CopySnapshotRequest)(nil),    // 17: cairn.control.v1.CopySnapshotRequest
+	(*CopySnapshotReply)(nil),      // 18: cairn.control.v1.CopySnapshotReply
+	(*RemoveSnapshotRequest)(nil),  // 19: cairn.control.v1.RemoveSnapshotRequest
+	(*LeaveRequest)(nil),           // 20: cairn.control.v1.LeaveRequest
+	(*ShardChecksumRequest)(nil),   // 21: cairn.control.v1.ShardChecksumRequest
+	(*ShardChecksumReply)(nil),     // 22: cairn.control.v1.ShardChecksumReply
+	(*ChecksumResultRequest)(nil),  // 23: cairn.control.v1.ChecksumResultRequest
+	(*ChecksumResultReply)(nil),    // 24: cairn.control.v1.ChecksumResultReply
+	(*PartitionChecksum)(nil),      // 25: cairn.control.v1.PartitionChecksum
+	(*RebuildReplicaRequest)(nil),  // 26: cairn.control.v1.RebuildReplicaRequest
+	(*RebuildReplicaReply)(nil),    // 27: cairn.control.v1.RebuildReplicaReply
+	(*VerifyBlocksRequest)(nil),    // 28: cairn.control.v1.VerifyBlocksRequest
+	(*VerifyBlocksReply)(nil),      // 29: cairn.control.v1.VerifyBlocksReply
+	(*PartitionSizesRequest)(nil),  // 30: cairn.control.v1.PartitionSizesRequest
+	(*PartitionSizesReply)(nil),    // 31: cairn.control.v1.PartitionSizesReply
+	(*ShardCommandRequest)(nil),    // 32: cairn.control.v1.ShardCommandRequest
+	(*ShardCommandReply)(nil),      // 33: cairn.control.v1.ShardCommandReply
+	(*ShardTableRequest)(nil),      // 34: cairn.control.v1.ShardTableRequest
+	(*ShardTableReply)(nil),        // 35: cairn.control.v1.ShardTableReply
+	(*MovePartitionRequest)(nil),   // 36: cairn.control.v1.MovePartitionRequest
+	(*MoveProgress)(nil),           // 37: cairn.control.v1.MoveProgress
+	(*ChangeReplicaRequest)(nil),   // 38: cairn.control.v1.ChangeReplicaRequest
+	(*ChangeReplicaReply)(nil),     // 39: cairn.control.v1.ChangeReplicaReply
+	nil,                            // 40: cairn.control.v1.JoinRequest.PeersEntry
+	nil,                            // 41: cairn.control.v1.HostAdminRequest.PeersEntry
+	nil,                            // 42: cairn.control.v1.InstallTopologyRequest.PeersEntry
+	nil,                            // 43: cairn.control.v1.PartitionSizesReply.BytesEntry
+	nil,                            // 44: cairn.control.v1.ChangeReplicaRequest.PeersEntry
 }
 var file_internal_admin_controlpb_control_proto_depIdxs = []int32{
-	5,  // 0: cairn.control.v1.NodeInfo.shards:type_name -> cairn.control.v1.ShardState
-	2,  // 1: cairn.control.v1.NodeInfo.storage:type_name -> cairn.control.v1.StorageInfo
-	3,  // 2: cairn.control.v1.StorageInfo.aside_dirs:type_name -> cairn.control.v1.AsideDir
-	4,  // 3: cairn.control.v1.StorageInfo.incidents:type_name -> cairn.control.v1.Incident
-	39, // 4: cairn.control.v1.JoinRequest.peers:type_name -> cairn.control.v1.JoinRequest.PeersEntry
-	40, // 5: cairn.control.v1.HostAdminRequest.peers:type_name -> cairn.control.v1.HostAdminRequest.PeersEntry
-	41, // 6: cairn.control.v1.InstallTopologyRequest.peers:type_name -> cairn.control.v1.InstallTopologyRequest.PeersEntry
-	15, // 7: cairn.control.v1.SnapshotChunk.header:type_name -> cairn.control.v1.SnapshotHeader
-	24, // 8: cairn.control.v1.ChecksumResultReply.partitions:type_name -> cairn.control.v1.PartitionChecksum
-	42, // 9: cairn.control.v1.PartitionSizesReply.bytes:type_name -> cairn.control.v1.PartitionSizesReply.BytesEntry
-	43, // 10: cairn.control.v1.ChangeReplicaRequest.peers:type_name -> cairn.control.v1.ChangeReplicaRequest.PeersEntry
-	0,  // 11: cairn.control.v1.Control.Describe:input_type -> cairn.control.v1.DescribeRequest
-	6,  // 12: cairn.control.v1.Control.Join:input_type -> cairn.control.v1.JoinRequest
-	7,  // 13: cairn.control.v1.Control.HostAdmin:input_type -> cairn.control.v1.HostAdminRequest
-	8,  // 14: cairn.control.v1.Control.DropAdmin:input_type -> cairn.control.v1.DropAdminRequest
-	9,  // 15: cairn.control.v1.Control.InstallTopology:input_type -> cairn.control.v1.InstallTopologyRequest
-	10, // 16: cairn.control.v1.Control.SetService:input_type -> cairn.control.v1.SetServiceRequest
-	11, // 17: cairn.control.v1.Control.SnapshotShard:input_type -> cairn.control.v1.SnapshotShardRequest
-	13, // 18: cairn.control.v1.Control.FetchSnapshot:input_type -> cairn.control.v1.FetchSnapshotRequest
-	16, // 19: cairn.control.v1.Control.CopySnapshot:input_type -> cairn.control.v1.CopySnapshotRequest
-	18, // 20: cairn.control.v1.Control.RemoveSnapshot:input_type -> cairn.control.v1.RemoveSnapshotRequest
-	19, // 21: cairn.control.v1.Control.Leave:input_type -> cairn.control.v1.LeaveRequest
-	20, // 22: cairn.control.v1.Control.ShardChecksum:input_type -> cairn.control.v1.ShardChecksumRequest
-	22, // 23: cairn.control.v1.Control.ChecksumResult:input_type -> cairn.control.v1.ChecksumResultRequest
-	25, // 24: cairn.control.v1.Control.RebuildReplica:input_type -> cairn.control.v1.RebuildReplicaRequest
-	27, // 25: cairn.control.v1.Control.VerifyBlocks:input_type -> cairn.control.v1.VerifyBlocksRequest
-	29, // 26: cairn.control.v1.Control.PartitionSizes:input_type -> cairn.control.v1.PartitionSizesRequest
-	31, // 27: cairn.control.v1.Control.ShardCommand:input_type -> cairn.control.v1.ShardCommandRequest
-	33, // 28: cairn.control.v1.Control.ShardTable:input_type -> cairn.control.v1.ShardTableRequest
-	35, // 29: cairn.control.v1.Control.MovePartition:input_type -> cairn.control.v1.MovePartitionRequest
-	37, // 30: cairn.control.v1.Control.ChangeReplica:input_type -> cairn.control.v1.ChangeReplicaRequest
-	1,  // 31: cairn.control.v1.Control.Describe:output_type -> cairn.control.v1.NodeInfo
-	1,  // 32: cairn.control.v1.Control.Join:output_type -> cairn.control.v1.NodeInfo
-	1,  // 33: cairn.control.v1.Control.HostAdmin:output_type -> cairn.control.v1.NodeInfo
-	1,  // 34: cairn.control.v1.Control.DropAdmin:output_type -> cairn.control.v1.NodeInfo
-	1,  // 35: cairn.control.v1.Control.InstallTopology:output_type -> cairn.control.v1.NodeInfo
-	1,  // 36: cairn.control.v1.Control.SetService:output_type -> cairn.control.v1.NodeInfo
-	12, // 37: cairn.control.v1.Control.SnapshotShard:output_type -> cairn.control.v1.SnapshotShardReply
-	14, // 38: cairn.control.v1.Control.FetchSnapshot:output_type -> cairn.control.v1.SnapshotChunk
-	17, // 39: cairn.control.v1.Control.CopySnapshot:output_type -> cairn.control.v1.CopySnapshotReply
-	1,  // 40: cairn.control.v1.Control.RemoveSnapshot:output_type -> cairn.control.v1.NodeInfo
-	1,  // 41: cairn.control.v1.Control.Leave:output_type -> cairn.control.v1.NodeInfo
-	21, // 42: cairn.control.v1.Control.ShardChecksum:output_type -> cairn.control.v1.ShardChecksumReply
-	23, // 43: cairn.control.v1.Control.ChecksumResult:output_type -> cairn.control.v1.ChecksumResultReply
-	26, // 44: cairn.control.v1.Control.RebuildReplica:output_type -> cairn.control.v1.RebuildReplicaReply
-	28, // 45: cairn.control.v1.Control.VerifyBlocks:output_type -> cairn.control.v1.VerifyBlocksReply
-	30, // 46: cairn.control.v1.Control.PartitionSizes:output_type -> cairn.control.v1.PartitionSizesReply
-	32, // 47: cairn.control.v1.Control.ShardCommand:output_type -> cairn.control.v1.ShardCommandReply
-	34, // 48: cairn.control.v1.Control.ShardTable:output_type -> cairn.control.v1.ShardTableReply
-	36, // 49: cairn.control.v1.Control.MovePartition:output_type -> cairn.control.v1.MoveProgress
-	38, // 50: cairn.control.v1.Control.ChangeReplica:output_type -> cairn.control.v1.ChangeReplicaReply
-	31, // [31:51] is the sub-list for method output_type
-	11, // [11:31] is the sub-list for method input_type
+	6,  // 0: cairn.control.v1.NodeInfo.shards:type_name -> cairn.control.v1.ShardState
+	3,  // 1: cairn.control.v1.NodeInfo.storage:type_name -> cairn.control.v1.StorageInfo
+	4,  // 2: cairn.control.v1.StorageInfo.aside_dirs:type_name -> cairn.control.v1.AsideDir
+	5,  // 3: cairn.control.v1.StorageInfo.incidents:type_name -> cairn.control.v1.Incident
+	40, // 4: cairn.control.v1.JoinRequest.peers:type_name -> cairn.control.v1.JoinRequest.PeersEntry
+	41, // 5: cairn.control.v1.HostAdminRequest.peers:type_name -> cairn.control.v1.HostAdminRequest.PeersEntry
+	42, // 6: cairn.control.v1.InstallTopologyRequest.peers:type_name -> cairn.control.v1.InstallTopologyRequest.PeersEntry
+	16, // 7: cairn.control.v1.SnapshotChunk.header:type_name -> cairn.control.v1.SnapshotHeader
+	25, // 8: cairn.control.v1.ChecksumResultReply.partitions:type_name -> cairn.control.v1.PartitionChecksum
+	43, // 9: cairn.control.v1.PartitionSizesReply.bytes:type_name -> cairn.control.v1.PartitionSizesReply.BytesEntry
+	44, // 10: cairn.control.v1.ChangeReplicaRequest.peers:type_name -> cairn.control.v1.ChangeReplicaRequest.PeersEntry
+	1,  // 11: cairn.control.v1.Control.Describe:input_type -> cairn.control.v1.DescribeRequest
+	7,  // 12: cairn.control.v1.Control.Join:input_type -> cairn.control.v1.JoinRequest
+	8,  // 13: cairn.control.v1.Control.HostAdmin:input_type -> cairn.control.v1.HostAdminRequest
+	9,  // 14: cairn.control.v1.Control.DropAdmin:input_type -> cairn.control.v1.DropAdminRequest
+	10, // 15: cairn.control.v1.Control.InstallTopology:input_type -> cairn.control.v1.InstallTopologyRequest
+	11, // 16: cairn.control.v1.Control.SetService:input_type -> cairn.control.v1.SetServiceRequest
+	12, // 17: cairn.control.v1.Control.SnapshotShard:input_type -> cairn.control.v1.SnapshotShardRequest
+	14, // 18: cairn.control.v1.Control.FetchSnapshot:input_type -> cairn.control.v1.FetchSnapshotRequest
+	17, // 19: cairn.control.v1.Control.CopySnapshot:input_type -> cairn.control.v1.CopySnapshotRequest
+	19, // 20: cairn.control.v1.Control.RemoveSnapshot:input_type -> cairn.control.v1.RemoveSnapshotRequest
+	20, // 21: cairn.control.v1.Control.Leave:input_type -> cairn.control.v1.LeaveRequest
+	21, // 22: cairn.control.v1.Control.ShardChecksum:input_type -> cairn.control.v1.ShardChecksumRequest
+	23, // 23: cairn.control.v1.Control.ChecksumResult:input_type -> cairn.control.v1.ChecksumResultRequest
+	26, // 24: cairn.control.v1.Control.RebuildReplica:input_type -> cairn.control.v1.RebuildReplicaRequest
+	28, // 25: cairn.control.v1.Control.VerifyBlocks:input_type -> cairn.control.v1.VerifyBlocksRequest
+	30, // 26: cairn.control.v1.Control.PartitionSizes:input_type -> cairn.control.v1.PartitionSizesRequest
+	32, // 27: cairn.control.v1.Control.ShardCommand:input_type -> cairn.control.v1.ShardCommandRequest
+	34, // 28: cairn.control.v1.Control.ShardTable:input_type -> cairn.control.v1.ShardTableRequest
+	36, // 29: cairn.control.v1.Control.MovePartition:input_type -> cairn.control.v1.MovePartitionRequest
+	38, // 30: cairn.control.v1.Control.ChangeReplica:input_type -> cairn.control.v1.ChangeReplicaRequest
+	0,  // 31: cairn.control.v1.Control.InstallUsers:input_type -> cairn.control.v1.InstallUsersRequest
+	2,  // 32: cairn.control.v1.Control.Describe:output_type -> cairn.control.v1.NodeInfo
+	2,  // 33: cairn.control.v1.Control.Join:output_type -> cairn.control.v1.NodeInfo
+	2,  // 34: cairn.control.v1.Control.HostAdmin:output_type -> cairn.control.v1.NodeInfo
+	2,  // 35: cairn.control.v1.Control.DropAdmin:output_type -> cairn.control.v1.NodeInfo
+	2,  // 36: cairn.control.v1.Control.InstallTopology:output_type -> cairn.control.v1.NodeInfo
+	2,  // 37: cairn.control.v1.Control.SetService:output_type -> cairn.control.v1.NodeInfo
+	13, // 38: cairn.control.v1.Control.SnapshotShard:output_type -> cairn.control.v1.SnapshotShardReply
+	15, // 39: cairn.control.v1.Control.FetchSnapshot:output_type -> cairn.control.v1.SnapshotChunk
+	18, // 40: cairn.control.v1.Control.CopySnapshot:output_type -> cairn.control.v1.CopySnapshotReply
+	2,  // 41: cairn.control.v1.Control.RemoveSnapshot:output_type -> cairn.control.v1.NodeInfo
+	2,  // 42: cairn.control.v1.Control.Leave:output_type -> cairn.control.v1.NodeInfo
+	22, // 43: cairn.control.v1.Control.ShardChecksum:output_type -> cairn.control.v1.ShardChecksumReply
+	24, // 44: cairn.control.v1.Control.ChecksumResult:output_type -> cairn.control.v1.ChecksumResultReply
+	27, // 45: cairn.control.v1.Control.RebuildReplica:output_type -> cairn.control.v1.RebuildReplicaReply
+	29, // 46: cairn.control.v1.Control.VerifyBlocks:output_type -> cairn.control.v1.VerifyBlocksReply
+	31, // 47: cairn.control.v1.Control.PartitionSizes:output_type -> cairn.control.v1.PartitionSizesReply
+	33, // 48: cairn.control.v1.Control.ShardCommand:output_type -> cairn.control.v1.ShardCommandReply
+	35, // 49: cairn.control.v1.Control.ShardTable:output_type -> cairn.control.v1.ShardTableReply
+	37, // 50: cairn.control.v1.Control.MovePartition:output_type -> cairn.control.v1.MoveProgress
+	39, // 51: cairn.control.v1.Control.ChangeReplica:output_type -> cairn.control.v1.ChangeReplicaReply
+	2,  // 52: cairn.control.v1.Control.InstallUsers:output_type -> cairn.control.v1.NodeInfo
+	32, // [32:53] is the sub-list for method output_type
+	11, // [11:32] is the sub-list for method input_type
 	11, // [11:11] is the sub-list for extension type_name
 	11, // [11:11] is the sub-list for extension extendee
 	0,  // [0:11] is the sub-list for field type_name
@@ -3111,7 +3170,7 @@ func file_internal_admin_controlpb_control_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_internal_admin_controlpb_control_proto_rawDesc), len(file_internal_admin_controlpb_control_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   44,
+			NumMessages:   45,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

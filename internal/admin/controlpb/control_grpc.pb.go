@@ -47,6 +47,7 @@ const (
 	Control_ShardTable_FullMethodName      = "/cairn.control.v1.Control/ShardTable"
 	Control_MovePartition_FullMethodName   = "/cairn.control.v1.Control/MovePartition"
 	Control_ChangeReplica_FullMethodName   = "/cairn.control.v1.Control/ChangeReplica"
+	Control_InstallUsers_FullMethodName    = "/cairn.control.v1.Control/InstallUsers"
 )
 
 // ControlClient is the client API for Control service.
@@ -127,6 +128,10 @@ type ControlClient interface {
 	//
 	// A leader op sent to a follower answers with leader set and done false.
 	ChangeReplica(ctx context.Context, in *ChangeReplicaRequest, opts ...grpc.CallOption) (*ChangeReplicaReply, error)
+	// InstallUsers replaces a secure node's user table (ROOT/security/
+	// users.json) with the admin's, after a user command; the node's guard
+	// reads it within a second. Refused by a node that is not secure.
+	InstallUsers(ctx context.Context, in *InstallUsersRequest, opts ...grpc.CallOption) (*NodeInfo, error)
 }
 
 type controlClient struct {
@@ -355,6 +360,16 @@ func (c *controlClient) ChangeReplica(ctx context.Context, in *ChangeReplicaRequ
 	return out, nil
 }
 
+func (c *controlClient) InstallUsers(ctx context.Context, in *InstallUsersRequest, opts ...grpc.CallOption) (*NodeInfo, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(NodeInfo)
+	err := c.cc.Invoke(ctx, Control_InstallUsers_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ControlServer is the server API for Control service.
 // All implementations must embed UnimplementedControlServer
 // for forward compatibility.
@@ -433,6 +448,10 @@ type ControlServer interface {
 	//
 	// A leader op sent to a follower answers with leader set and done false.
 	ChangeReplica(context.Context, *ChangeReplicaRequest) (*ChangeReplicaReply, error)
+	// InstallUsers replaces a secure node's user table (ROOT/security/
+	// users.json) with the admin's, after a user command; the node's guard
+	// reads it within a second. Refused by a node that is not secure.
+	InstallUsers(context.Context, *InstallUsersRequest) (*NodeInfo, error)
 	mustEmbedUnimplementedControlServer()
 }
 
@@ -502,6 +521,9 @@ func (UnimplementedControlServer) MovePartition(*MovePartitionRequest, grpc.Serv
 }
 func (UnimplementedControlServer) ChangeReplica(context.Context, *ChangeReplicaRequest) (*ChangeReplicaReply, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method ChangeReplica not implemented")
+}
+func (UnimplementedControlServer) InstallUsers(context.Context, *InstallUsersRequest) (*NodeInfo, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method InstallUsers not implemented")
 }
 func (UnimplementedControlServer) mustEmbedUnimplementedControlServer() {}
 func (UnimplementedControlServer) testEmbeddedByValue()                 {}
@@ -870,6 +892,24 @@ func _Control_ChangeReplica_Handler(srv interface{}, ctx context.Context, dec fu
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Control_InstallUsers_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(InstallUsersRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ControlServer).InstallUsers(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Control_InstallUsers_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ControlServer).InstallUsers(ctx, req.(*InstallUsersRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Control_ServiceDesc is the grpc.ServiceDesc for Control service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -948,6 +988,10 @@ var Control_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ChangeReplica",
 			Handler:    _Control_ChangeReplica_Handler,
+		},
+		{
+			MethodName: "InstallUsers",
+			Handler:    _Control_InstallUsers_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{
