@@ -47,7 +47,7 @@ var methodRoles = map[string]Role{
 	"/cairn.v1.KV/Execute":     RoleReadWrite,
 	"/cairn.v1.KV/PutMany":     RoleReadWrite,
 	"/cairn.v1.KV/MultiDelete": RoleReadWrite,
-	"/cairn.v1.Admin/Command":  RoleDBAdmin,
+	"/cairn.v1.Admin/Command":  RoleReadOnly, // each command's role: the node checks it (node/sn_secure.go)
 }
 
 // Guard is a secure node's authentication and authorization: it serves

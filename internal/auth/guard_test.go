@@ -71,7 +71,7 @@ func TestGuardRolesAndRevocation(t *testing.T) {
 		{with(ro), "/cairn.v1.KV/Get", codes.OK, ""},
 		{with(ro), "/cairn.v1.KV/Put", codes.PermissionDenied, KindPermissionDenied},
 		{with(rw), "/cairn.v1.KV/Put", codes.OK, ""},
-		{with(rw), "/cairn.v1.Admin/Command", codes.PermissionDenied, KindPermissionDenied}, // unlisted: sysadmin
+		{with(rw), "/cairn.v1.Admin/Frobnicate", codes.PermissionDenied, KindPermissionDenied}, // unlisted: sysadmin
 		{with("garbage"), "/cairn.v1.KV/Get", codes.Unauthenticated, KindTokenInvalid},
 		{ctx, "/cairn.v1.Auth/Login", codes.OK, ""},
 	}

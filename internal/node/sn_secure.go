@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -110,19 +111,37 @@ var userCommands = map[string]bool{
 	"plan create-user": true, "plan drop-user": true, "plan change-user": true, "plan grant": true, "plan revoke": true,
 }
 
-// checkAdminCaller refuses a user command from a user below sysadmin, and
-// any user command on a node that is not secure. A command forwarded by
-// another node was checked there.
+// adminRole is the role an admin command needs: sysadmin for the user
+// commands, readonly for those that only look (show, verify, ping, topology
+// preview, plan wait), dbadmin for the rest.
+func adminRole(command string) auth.Role {
+	switch {
+	case userCommands[command]:
+		return auth.RoleSysAdmin
+	case strings.HasPrefix(command, "show ") || strings.HasPrefix(command, "verify ") ||
+		command == "ping" || command == "topology preview" || command == "plan wait":
+		return auth.RoleReadOnly
+	}
+	return auth.RoleDBAdmin
+}
+
+// checkAdminCaller refuses an admin command from a user without its role
+// (adminRole), and a user command on a node that is not secure. A command
+// forwarded by another node was checked there.
 func (n *SN) checkAdminCaller(ctx context.Context, command string, forwarded bool) error {
-	if !userCommands[command] || forwarded {
+	if forwarded {
 		return nil
 	}
 	if n.sec == nil {
-		return status.Errorf(codes.FailedPrecondition, "%s: this store is not secure (cairn sn start --secure): it has no users", command)
+		if userCommands[command] {
+			return status.Errorf(codes.FailedPrecondition, "%s: this store is not secure (cairn sn start --secure): it has no users", command)
+		}
+		return nil
 	}
+	need := adminRole(command)
 	c, ok := auth.ClaimsFrom(ctx)
-	if !ok || !c.Role.Covers(auth.RoleSysAdmin) {
-		return status.Errorf(codes.PermissionDenied, "user %q has role %s; %s needs role sysadmin", c.User, c.Role, command)
+	if !ok || !c.Role.Covers(need) {
+		return status.Errorf(codes.PermissionDenied, "user %q has role %s; %s needs role %s", c.User, c.Role, command, need)
 	}
 	return nil
 }

@@ -251,9 +251,14 @@ func (h *history) close() {
 	}
 }
 
-// add records a line, skipping a repeat of the last one.
+// add records a line, skipping a repeat of the last one, and one that
+// carries a password (plan create-user, change-user): neither the session's
+// list nor the history file ever holds a password.
 func (h *history) add(line string) {
 	if n := len(h.lines); n > 0 && h.lines[n-1] == line {
+		return
+	}
+	if strings.Contains(strings.ToLower(line), "password") {
 		return
 	}
 	h.lines = append(h.lines, line)

@@ -154,3 +154,15 @@ func TestWarnUnreachable(t *testing.T) {
 		})
 	}
 }
+
+// TestHistoryKeepsNoPassword: a line that carries a password is run but
+// never recorded, in the session's list or the history file.
+func TestHistoryKeepsNoPassword(t *testing.T) {
+	var h history
+	h.add("show users")
+	h.add("plan create-user -name carol -password s3cret-pass")
+	h.add("plan change-user -name carol -set-password -PASSWORD x")
+	if !slices.Equal(h.lines, []string{"show users"}) {
+		t.Errorf("history %q; want no line with a password", h.lines)
+	}
+}

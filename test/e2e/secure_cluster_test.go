@@ -61,9 +61,13 @@ func TestSecureWhitePaperDeployment(t *testing.T) {
 	if code, _, errOut := admin(t, nodes[0], "show", "topology"); code < 2 || !strings.Contains(errOut, "secure mode") {
 		t.Errorf("plaintext admin: exit %d, %q", code, errOut)
 	}
-	if code, out, errOut := secAdmin(nodes[0], filepath.Join(sec, "viewer.security"), "show", "topology"); code < 2 ||
+	viewer := filepath.Join(sec, "viewer.security")
+	if code, out, errOut := secAdmin(nodes[0], viewer, "show", "topology"); code != 0 || !strings.Contains(out, "numPartitions=100") {
+		t.Errorf("a readonly user's show topology: exit %d, %q %q", code, out, errOut)
+	}
+	if code, out, errOut := secAdmin(nodes[0], viewer, "plan", "deploy-zone", "-name", "Z2", "-rf", "1"); code != 2 ||
 		!strings.Contains(out+errOut, "needs role dbadmin") {
-		t.Errorf("readonly user's admin command: exit %d, %q %q", code, out, errOut)
+		t.Errorf("a readonly user's plan: exit %d, %q %q", code, out, errOut)
 	}
 
 	// Users through the admin (sysadmin): create, log in, revoke, drop.
