@@ -31,7 +31,7 @@ one port, and verify each other with certificates from the store's own CA.
 }
 
 func newSecurityInitCmd() *cobra.Command {
-	var root, store, hosts string
+	var root, store, hosts, caCert, cert, key string
 	cmd := &cobra.Command{
 		Use:   "init",
 		Short: "Make the store CA, a node certificate, the token key and a login file in ROOT/security",
@@ -40,15 +40,31 @@ once every node has its certificate), node.pem and node-key.pem (this host's
 certificate, for the names and addresses in --hosts), token.key (the key that
 signs login tokens; every node of the store needs the same one) and
 client.security (a login file for cairn kv/admin/bench --security). Keys are
-written 0600. An existing security directory is never overwritten.`,
+written 0600. An existing security directory is never overwritten.
+
+With --ca-cert, --cert and --key it takes the operator's own PEM files
+instead of making a CA: the CA certificate (its key stays with you), and
+this node's certificate and key, which must verify against the CA for server
+and client use and carry the URI SAN cairn-node://STORE.`,
 		Example: `  cairn security init --root /var/cairn/sn1 --store kvstore --hosts node1.example,10.0.0.1`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			dir := filepath.Join(root, "security")
+			if caCert != "" || cert != "" || key != "" {
+				if caCert == "" || cert == "" || key == "" {
+					return usageErr("--ca-cert, --cert and --key go together (the operator's CA certificate, node certificate and key)")
+				}
+				files, err := auth.ImportDir(dir, store, caCert, cert, key)
+				if err != nil {
+					return usageErr("%v", err)
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "wrote %s from your certificates: %s\n", dir, strings.Join(files, ", "))
+				return nil
+			}
 			hs := splitHosts(hosts)
 			if len(hs) == 0 {
 				return usageErr("--hosts: give at least one host name or IP address that clients reach this node at")
 			}
-			dir := filepath.Join(root, "security")
 			files, err := auth.InitDir(dir, store, hs, time.Now())
 			if err != nil {
 				return usageErr("%v", err)
@@ -64,6 +80,9 @@ written 0600. An existing security directory is never overwritten.`,
 	f.StringVar(&root, "root", "", "the node's directory; the files go to ROOT/security (required)")
 	f.StringVar(&store, "store", "kvstore", "the store's name (it is written into every certificate)")
 	f.StringVar(&hosts, "hosts", "127.0.0.1", "comma-separated host names and IP addresses of this node")
+	f.StringVar(&caCert, "ca-cert", "", "your own CA certificate (PEM), instead of a new CA")
+	f.StringVar(&cert, "cert", "", "with --ca-cert: this node's certificate (PEM), with the URI SAN cairn-node://STORE")
+	f.StringVar(&key, "key", "", "with --ca-cert: this node's private key (PEM)")
 	_ = cmd.MarkFlagRequired("root")
 	return cmd
 }
