@@ -64,14 +64,7 @@ func InitDir(dir, store string, hosts []string, now time.Time) ([]string, error)
 		return nil, err
 	}
 	written = append(written, NodeCertFile, NodeKeyFile)
-	tk := make([]byte, 32)
-	if _, err := rand.Read(tk); err != nil {
-		return nil, err
-	}
-	if err := writeFile(filepath.Join(dir, TokenKeyFile), tk, 0o600); err != nil {
-		return nil, err
-	}
-	if _, err := EnsureUsers(dir); err != nil {
+	if err := writeStoreKeys(dir); err != nil {
 		return nil, err
 	}
 	return append(written, TokenKeyFile, UsersFile, AdminPasswordFile, LoginFile), nil
@@ -206,4 +199,18 @@ func writeFile(path string, data []byte, perm os.FileMode) error {
 		return fmt.Errorf("auth: sync %s: %w", path, err)
 	}
 	return f.Close()
+}
+
+// writeStoreKeys writes a new directory's token key (32 random bytes,
+// 0600) and its user table with the admin user and login file.
+func writeStoreKeys(dir string) error {
+	tk := make([]byte, 32)
+	if _, err := rand.Read(tk); err != nil {
+		return err
+	}
+	if err := writeFile(filepath.Join(dir, TokenKeyFile), tk, 0o600); err != nil {
+		return err
+	}
+	_, err := EnsureUsers(dir)
+	return err
 }

@@ -1,7 +1,6 @@
 package auth
 
 import (
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/pem"
@@ -69,14 +68,7 @@ func ImportDir(dir, store, caFile, certFile, keyFile string) ([]string, error) {
 			return nil, err
 		}
 	}
-	tk := make([]byte, 32)
-	if _, err := rand.Read(tk); err != nil {
-		return nil, err
-	}
-	if err := writeFile(filepath.Join(dir, TokenKeyFile), tk, 0o600); err != nil {
-		return nil, err
-	}
-	if _, err := EnsureUsers(dir); err != nil {
+	if err := writeStoreKeys(dir); err != nil {
 		return nil, err
 	}
 	return []string{CAFile, NodeCertFile, NodeKeyFile, TokenKeyFile, UsersFile, AdminPasswordFile, LoginFile}, nil

@@ -84,6 +84,17 @@ func (d *cairnDB) majorPath(table string, key []byte) []string {
 	return d.major[:]
 }
 
+// updated is the status of a one-request update: done, not found, or failed.
+func (d *cairnDB) updated(key []byte, done bool, err error) Status {
+	switch {
+	case err != nil:
+		return d.fail("update", key, err)
+	case !done:
+		return StatusNotFound
+	}
+	return StatusOK
+}
+
 func (d *cairnDB) fail(op string, key []byte, err error) Status {
 	d.log.printf("cairn: %s %s: %v", op, key, err)
 	return StatusError
@@ -179,23 +190,11 @@ func (d *cairnDB) Update(ctx context.Context, table string, key []byte, values [
 	if len(values) == d.nfield {
 		d.enc = appendRecord(d.enc[:0], values)
 		done, err := d.kv.put(ctx, k, d.enc, condIfPresent, nil)
-		switch {
-		case err != nil:
-			return d.fail("update", key, err)
-		case !done:
-			return StatusNotFound
-		}
-		return StatusOK
+		return d.updated(key, done, err)
 	}
 	if !d.rmw {
 		done, err := d.kv.updateFields(ctx, k, values)
-		switch {
-		case err != nil:
-			return d.fail("update", key, err)
-		case !done:
-			return StatusNotFound
-		}
-		return StatusOK
+		return d.updated(key, done, err)
 	}
 	for range updateTries {
 		rec, found, err := d.kv.getLatest(ctx, k)

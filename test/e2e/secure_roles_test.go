@@ -8,9 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/metadata"
 
 	"github.com/cairndb/cairn/api/cairnpb"
@@ -71,7 +69,7 @@ func TestSecureRoles(t *testing.T) {
 	readerErr := make(chan error, 1)
 	go func() { readerErr <- keepReading(ctx, t, l.addr, dir) }()
 
-	conn := secureConn(t, l.addr, dir)
+	conn := tlsConn(t, l.addr, dir, "")
 	kv := cairnpb.NewKVClient(conn)
 	get := func(ctx context.Context) error {
 		_, err := kv.Get(ctx, &cairnpb.GetRequest{Key: &cairnpb.Key{Major: []string{"m"}, Minor: []string{"k"}}})
@@ -167,19 +165,6 @@ func readPassword(t *testing.T, path string) string {
 	return strings.TrimSpace(string(b))
 }
 
-func secureConn(t *testing.T, addr, dir string) *grpc.ClientConn {
-	t.Helper()
-	tc, err := auth.ClientTLS(filepath.Join(dir, auth.CAFile), "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(credentials.NewTLS(tc)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
-	return conn
-}
 
 func bearerCtx(tok string) context.Context {
 	return metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+tok)
