@@ -134,6 +134,9 @@ func (c LiteConfig) Validate() error {
 	if err := c.Scrub.validate(); err != nil {
 		return err
 	}
+	if err := checkDowngrade(c.Root, c.Secure); err != nil {
+		return err
+	}
 	if err := checkExposure(c.Host, c.Secure, c.Insecure, "start it with --secure"); err != nil {
 		return err
 	}

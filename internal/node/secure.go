@@ -130,3 +130,16 @@ func (n *Lite) liteGuard(store string) (*auth.Guard, error) {
 		}
 	})
 }
+
+// checkDowngrade refuses to serve plaintext from a root that has a security
+// directory: a secure store restarted without --secure would otherwise
+// open every record to anyone who reaches the port.
+func checkDowngrade(root string, secure bool) error {
+	if secure || root == "" {
+		return nil
+	}
+	if _, err := os.Stat(filepath.Join(SecurityDir(root), auth.CAFile)); err != nil {
+		return nil
+	}
+	return fmt.Errorf("secure: %s holds this store's security directory: start it with --secure (to serve plaintext instead, move that directory away first)", SecurityDir(root))
+}

@@ -124,6 +124,9 @@ func (c SNConfig) Validate() error {
 	if err := c.Scrub.validate(); err != nil {
 		return err
 	}
+	if err := checkDowngrade(c.Root, c.Secure); err != nil {
+		return err
+	}
 	if err := checkExposure(c.Host, c.Secure, c.Insecure, "start it with --secure (cairn security init, docs/design/20261127_security.md)"); err != nil {
 		return err
 	}

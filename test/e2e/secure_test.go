@@ -165,4 +165,11 @@ func TestSecureLite(t *testing.T) {
 	if err != nil || !found || string(rec.Value) != "hello" {
 		t.Errorf("secure Go get after the refusals: %q %v %v", rec.Value, found, err)
 	}
+
+	// Restarted without --secure, the store refuses to serve plaintext.
+	c.Close()
+	l.stop()
+	if code, _, errOut := runCairn(t, "lite", "--root", root, "--port", "0"); code != 2 || !strings.Contains(errOut, "start it with --secure") {
+		t.Errorf("a secure store restarted without --secure: exit %d, %q", code, errOut)
+	}
 }
