@@ -20,6 +20,7 @@ type session struct {
 
 	mu      sync.Mutex
 	token   string
+	md      map[string]string // the call metadata of token, built once per token (never modified after)
 	issued  time.Time
 	expires time.Time
 	auth    cairnpb.AuthClient // the connection the login went through
@@ -35,12 +36,8 @@ func newSession(user, password string) *session {
 // GetRequestMetadata implements credentials.PerRPCCredentials.
 func (s *session) GetRequestMetadata(context.Context, ...string) (map[string]string, error) {
 	s.mu.Lock()
-	tok := s.token
-	s.mu.Unlock()
-	if tok == "" {
-		return nil, nil // the login itself
-	}
-	return map[string]string{"authorization": "Bearer " + tok}, nil
+	defer s.mu.Unlock()
+	return s.md, nil // nil before the login: the login itself carries none
 }
 
 // RequireTransportSecurity implements credentials.PerRPCCredentials: a
@@ -51,6 +48,7 @@ func (s *session) set(tok string, expiresMs int64, ac cairnpb.AuthClient) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.token, s.issued, s.expires, s.auth = tok, time.Now(), time.UnixMilli(expiresMs), ac
+	s.md = map[string]string{"authorization": "Bearer " + tok}
 	if !s.started {
 		s.started = true
 		go s.renewLoop()

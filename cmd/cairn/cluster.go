@@ -83,7 +83,7 @@ threads against the other nodes' for nothing.`,
 			o.Binary, o.Node, o.Out = exe, topology.NodeID(node), cmd.OutOrStdout()
 			o.Given = map[string]bool{}
 			for _, name := range []string{cluster.FlagStore, cluster.FlagNodes, cluster.FlagRF, cluster.FlagShards,
-				cluster.FlagPartitions, cluster.FlagHost, cluster.FlagBasePort} {
+				cluster.FlagPartitions, cluster.FlagHost, cluster.FlagBasePort, cluster.FlagSecure} {
 				o.Given[name] = cmd.Flags().Changed(name)
 			}
 			return clusterErr(cluster.Start(cmd.Context(), o))

@@ -55,6 +55,7 @@ const (
 	FlagPartitions = "partitions"
 	FlagHost       = "host"
 	FlagBasePort   = "base-port"
+	FlagSecure     = "secure"
 )
 
 // DefaultSpec returns the defaults: 3 nodes, rf 3, 2 shards, 100 partitions.
@@ -232,6 +233,7 @@ func (f *File) Check(s Spec, given map[string]bool, dir string) error {
 	differ(FlagShards, strconv.Itoa(s.Shards), strconv.Itoa(f.Shards))
 	differ(FlagPartitions, strconv.FormatUint(uint64(s.Partitions), 10), strconv.FormatUint(uint64(f.Partitions), 10))
 	differ(FlagHost, s.Host, f.Host)
+	differ(FlagSecure, strconv.FormatBool(s.Secure), strconv.FormatBool(loginFile(dir) != ""))
 	if given[FlagBasePort] && s.BasePort != 0 {
 		for i, n := range f.Nodes {
 			if n.Port() != s.BasePort+i {

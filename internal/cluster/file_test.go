@@ -145,6 +145,11 @@ func TestCheckComparesOnlyGivenFlags(t *testing.T) {
 	if strings.Contains(err.Error(), "--store") {
 		t.Errorf("error %q names --store, which was not given", err)
 	}
+	// --secure on a plaintext cluster (no ROOT/security) disagrees.
+	same.Secure = true
+	if err := f.Check(same, map[string]bool{FlagSecure: true}, t.TempDir()); !errors.Is(err, ErrMismatch) || !strings.Contains(err.Error(), "--secure true (the cluster has false)") {
+		t.Errorf("--secure on a plaintext cluster: %v", err)
+	}
 }
 
 func TestCheckSNFlags(t *testing.T) {

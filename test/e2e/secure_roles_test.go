@@ -165,7 +165,6 @@ func readPassword(t *testing.T, path string) string {
 	return strings.TrimSpace(string(b))
 }
 
-
 func bearerCtx(tok string) context.Context {
 	return metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+tok)
 }
