@@ -51,7 +51,7 @@ starting on an existing root with different values is refused.`,
 	f.BoolVar(&cfg.Insecure, "insecure", false, "serve plaintext even on a non-loopback --host (refused otherwise: anyone who reaches the port could read, write and administer the store)")
 	f.BoolVar(&cfg.Secure, "secure", false, "secure mode: TLS 1.3 only, with ROOT/security (made on first start: a store CA, this node's certificate and the login file ROOT/security/client.security)")
 	addNodeTuningFlags(f, nodeTuning{
-		cacheBytes: &cfg.CacheBytes, minFreeBytes: &cfg.MinFreeBytes, shutdownGrace: &cfg.ShutdownGrace,
+		cacheBytes: &cfg.CacheBytes, rowCacheBytes: &cfg.RowCacheBytes, minFreeBytes: &cfg.MinFreeBytes, shutdownGrace: &cfg.ShutdownGrace,
 		streamWorkers: &cfg.StreamWorkers, gcPercent: &cfg.GCPercent, noHTTP: &cfg.NoHTTP, pprofAddr: &cfg.PprofAddr, logLevel: &logLevel, scrub: &cfg.Scrub,
 	})
 	_ = cmd.MarkFlagRequired("root")

@@ -14,18 +14,19 @@ import (
 // node.SNConfig) that the tuning flags shared by cairn lite, cairn sn and
 // cairn sn start set, and at the --log-level value.
 type nodeTuning struct {
-	cacheBytes, minFreeBytes *int64
-	shutdownGrace            *time.Duration
-	streamWorkers, gcPercent *int
-	noHTTP                   *bool
-	pprofAddr, logLevel      *string
-	scrub                    *node.ScrubConfig
+	cacheBytes, rowCacheBytes, minFreeBytes *int64
+	shutdownGrace                           *time.Duration
+	streamWorkers, gcPercent                *int
+	noHTTP                                  *bool
+	pprofAddr, logLevel                     *string
+	scrub                                   *node.ScrubConfig
 }
 
 // addNodeTuningFlags adds the shared tuning flags to f. The defaults are
 // the fields' current values (--log-level: info; --pprof: off).
 func addNodeTuningFlags(f *pflag.FlagSet, t nodeTuning) {
 	f.Var(byteSize{t.cacheBytes}, "cache-bytes", "block cache size (bytes, or with a unit: 256MiB, 1GiB)")
+	f.Var(byteSize{t.rowCacheBytes}, "row-cache-bytes", "row cache size: records kept in memory for gets and whole-major-path multi-gets, in front of the block cache (0: off; else at least 32MiB)")
 	f.Var(byteSize{t.minFreeBytes}, "min-free-bytes", "free disk space kept in reserve: puts that would take free space below it are refused with disk_full (bytes, or 64MiB, 1GiB)")
 	f.DurationVar(t.shutdownGrace, "shutdown-grace", *t.shutdownGrace, "how long shutdown waits for in-flight requests")
 	f.IntVar(t.streamWorkers, "stream-workers", *t.streamWorkers, "goroutines kept to run requests (0: one new goroutine per request)")

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cairndb/cairn/internal/node"
+	"github.com/cairndb/cairn/internal/storage"
 )
 
 // TestNodeTuningFlags: cairn lite, cairn sn and cairn sn start take the
@@ -14,8 +15,9 @@ import (
 func TestNodeTuningFlags(t *testing.T) {
 	lite, sn := node.DefaultLiteConfig(""), node.DefaultSNConfig("")
 	shared := func(cache, minFree int64, grace string, workers, gc int) map[string]string {
+		rows := int64(storage.DefaultRowCacheBytes)
 		return map[string]string{
-			"cache-bytes": byteSize{&cache}.String(), "min-free-bytes": byteSize{&minFree}.String(),
+			"cache-bytes": byteSize{&cache}.String(), "row-cache-bytes": byteSize{&rows}.String(), "min-free-bytes": byteSize{&minFree}.String(),
 			"shutdown-grace": grace, "stream-workers": strconv.Itoa(workers), "gc-percent": strconv.Itoa(gc),
 			"log-level": "info", "pprof": "", "scrub-rate": "0", "scrub-interval": "24h0m0s",
 		}

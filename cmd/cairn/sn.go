@@ -73,7 +73,7 @@ cluster command starts these nodes itself.`,
 func addSNTuningFlags(cmd *cobra.Command, cfg *node.SNConfig, logLevel *string) {
 	f := cmd.Flags()
 	addNodeTuningFlags(f, nodeTuning{
-		cacheBytes: &cfg.CacheBytes, minFreeBytes: &cfg.MinFreeBytes, shutdownGrace: &cfg.ShutdownGrace,
+		cacheBytes: &cfg.CacheBytes, rowCacheBytes: &cfg.RowCacheBytes, minFreeBytes: &cfg.MinFreeBytes, shutdownGrace: &cfg.ShutdownGrace,
 		streamWorkers: &cfg.StreamWorkers, gcPercent: &cfg.GCPercent, noHTTP: &cfg.NoHTTP, pprofAddr: &cfg.PprofAddr, logLevel: logLevel, scrub: &cfg.Scrub,
 	})
 	f.DurationVar(&cfg.TickInterval, "raft-tick", cfg.TickInterval, "Raft tick; an election takes 10 ticks")

@@ -41,6 +41,9 @@ type LiteConfig struct {
 	Partitions uint32
 	// CacheBytes sizes the block cache. Default 256 MiB.
 	CacheBytes int64
+	// RowCacheBytes sizes the row cache of records in front of Pebble.
+	// Default storage.DefaultRowCacheBytes; 0 turns it off.
+	RowCacheBytes int64
 	// MinFreeBytes: writes are refused below this much free disk. Default 64 MiB.
 	MinFreeBytes int64
 	// Limits bounds keys and values. Default keys.DefaultLimits().
@@ -99,7 +102,7 @@ type LiteConfig struct {
 func DefaultLiteConfig(root string) LiteConfig {
 	return LiteConfig{
 		Root: root, Host: "127.0.0.1", Port: 5000, Store: "kvstore", Partitions: 10,
-		CacheBytes: 256 << 20, MinFreeBytes: 64 << 20, Limits: keys.DefaultLimits(),
+		CacheBytes: 256 << 20, RowCacheBytes: storage.DefaultRowCacheBytes, MinFreeBytes: 64 << 20, Limits: keys.DefaultLimits(),
 		ShutdownGrace: 5 * time.Second, Version: "dev", StreamWorkers: 128, GCPercent: 800,
 		Scrub: ScrubConfig{Interval: DefaultScrubInterval},
 	}
@@ -128,6 +131,8 @@ func (c LiteConfig) Validate() error {
 		return fmt.Errorf("shutdown-grace: negative %v", c.ShutdownGrace)
 	case c.GCPercent < 0:
 		return fmt.Errorf("gc-percent: negative %d", c.GCPercent)
+	case c.RowCacheBytes != 0 && c.RowCacheBytes < storage.MinRowCacheBytes:
+		return fmt.Errorf("row-cache-bytes: %d is below the row cache's minimum of 32MiB (0 turns it off)", c.RowCacheBytes)
 	case c.StreamWorkers < 0 || c.StreamWorkers > maxStreamWorkers:
 		return fmt.Errorf("stream-workers: %d is not between 0 and %d", c.StreamWorkers, maxStreamWorkers)
 	}
@@ -184,6 +189,7 @@ func StartLite(ctx context.Context, cfg LiteConfig) (*Lite, error) {
 	}
 	sc := storage.DefaultConfig(filepath.Join(cfg.Root, "data"))
 	sc.CacheBytes, sc.MinFreeBytes, sc.Logger, sc.FS = cfg.CacheBytes, cfg.MinFreeBytes, cfg.Logger, cfg.FS
+	sc.RowCacheBytes = cfg.RowCacheBytes
 	// No peer can rebuild a lite store: after a fault it opens once its
 	// files prove whole, with a warning (only unsynced writes can be lost).
 	sc.NoPeers = true

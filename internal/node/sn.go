@@ -42,6 +42,7 @@ type SNConfig struct {
 	// CacheBytes, MinFreeBytes, Limits, ShutdownGrace, Version, Logger: as
 	// for LiteConfig.
 	CacheBytes    int64
+	RowCacheBytes int64
 	MinFreeBytes  int64
 	Limits        keys.Limits
 	ShutdownGrace time.Duration
@@ -89,7 +90,7 @@ type SNConfig struct {
 // DefaultSNConfig returns the defaults for root.
 func DefaultSNConfig(root string) SNConfig {
 	return SNConfig{
-		Root: root, Host: "127.0.0.1", Port: 5000, CacheBytes: 256 << 20, MinFreeBytes: 64 << 20,
+		Root: root, Host: "127.0.0.1", Port: 5000, CacheBytes: 256 << 20, RowCacheBytes: storage.DefaultRowCacheBytes, MinFreeBytes: 64 << 20,
 		Limits: keys.DefaultLimits(), ShutdownGrace: 5 * time.Second, Version: "dev",
 		TickInterval: 100 * time.Millisecond, LogKeep: 10000, StreamWorkers: 128, GCPercent: 800,
 		Scrub: ScrubConfig{Interval: DefaultScrubInterval},
@@ -118,6 +119,8 @@ func (c SNConfig) Validate() error {
 		return fmt.Errorf("shutdown-grace: negative %v", c.ShutdownGrace)
 	case c.GCPercent < 0:
 		return fmt.Errorf("gc-percent: negative %d", c.GCPercent)
+	case c.RowCacheBytes != 0 && c.RowCacheBytes < storage.MinRowCacheBytes:
+		return fmt.Errorf("row-cache-bytes: %d is below the row cache's minimum of 32MiB (0 turns it off)", c.RowCacheBytes)
 	case c.StreamWorkers < 0 || c.StreamWorkers > maxStreamWorkers:
 		return fmt.Errorf("stream-workers: %d is not between 0 and %d", c.StreamWorkers, maxStreamWorkers)
 	}
@@ -273,6 +276,7 @@ func (n *SN) engine() *storage.Engine { return n.eng.Load() }
 func (n *SN) engineConfig() storage.Config {
 	sc := storage.DefaultConfig(n.cfg.dataDir())
 	sc.CacheBytes, sc.MinFreeBytes, sc.Logger, sc.FS = n.cfg.CacheBytes, n.cfg.MinFreeBytes, n.cfg.Logger, n.cfg.FS
+	sc.RowCacheBytes = n.cfg.RowCacheBytes
 	sc.OnCorruption = n.onCorruption
 	return sc
 }

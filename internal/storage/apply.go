@@ -58,6 +58,14 @@ type Batch struct {
 	locked     bool            // holds the engine's swap lock (read-only engine)
 	dropped    []Span          // partitions cleared: compacted after the commit (reclaim.go)
 	maxMerged  int64           // the current command's bound on a merged record (0: none)
+
+	// tracked counts the batch's writes that are known: records written by
+	// write (listed in written) and writes outside the record space. While
+	// every write is known (tracked == the batch's count), a read of a
+	// record the batch has not written may come from the row cache (read).
+	// A write made any other way only turns that off.
+	tracked uint32
+	written map[string]struct{}
 }
 
 // NewBatch starts a batch for the single-shard (lite) store whose versions
@@ -87,8 +95,13 @@ func (b *Batch) Close() {
 
 // Commit writes the batch, and the applied index if a command was applied,
 // atomically with mode.
-func (b *Batch) Commit(mode SyncMode) error {
+func (b *Batch) Commit(mode SyncMode) (err error) {
 	defer b.e.fatalOnPanic()
+	if rows := b.e.rows; rows != nil {
+		t := b.touched()
+		rows.begin(&t)
+		defer func() { rows.end(&t, err == nil) }()
+	}
 	if b.last > 0 {
 		var idx [8]byte
 		binary.BigEndian.PutUint64(idx[:], b.last)
@@ -103,6 +116,39 @@ func (b *Batch) Commit(mode SyncMode) error {
 		b.e.reclaimLater(b.dropped)
 	}
 	return nil
+}
+
+// touched lists the records this batch writes, for the row cache: any
+// range deletion or ingestion (or a batch it cannot read) touches every one.
+func (b *Batch) touched() touched {
+	var t touched
+	r := b.b.Reader()
+	for {
+		kind, ukey, val, ok, err := r.Next()
+		switch {
+		case err != nil:
+			t.all = true
+			return t
+		case !ok:
+			return t
+		case kind == pebble.InternalKeyKindSet:
+			t.note(ukey, val, true)
+		case kind == pebble.InternalKeyKindRangeDelete && !overlapsRecords(ukey, val):
+			// a Raft log truncation or a shard's states: no record
+		case kind == pebble.InternalKeyKindDelete || kind == pebble.InternalKeyKindSingleDelete ||
+			kind == pebble.InternalKeyKindDeleteSized || kind == pebble.InternalKeyKindMerge ||
+			kind == pebble.InternalKeyKindLogData:
+			t.note(ukey, nil, false)
+		default:
+			t.all = true
+			return t
+		}
+	}
+}
+
+// overlapsRecords reports whether [start, end) holds record keys.
+func overlapsRecords(start, end []byte) bool {
+	return bytes.Compare(end, []byte{keys.RecordSpace}) > 0 && bytes.Compare(start, []byte{keys.RecordSpace + 1}) < 0
 }
 
 func (b *Batch) commit(mode SyncMode) error {
@@ -238,16 +284,46 @@ func opKey(op *cairnpb.Operation) *cairnpb.Key {
 }
 
 func (b *Batch) write(p *pending) error {
-	if p.deleted {
-		return b.b.Delete(p.sk, nil)
+	if b.e.rows != nil {
+		if b.written == nil {
+			b.written = make(map[string]struct{})
+		}
+		b.written[string(p.sk)] = struct{}{}
 	}
-	if err := b.b.Set(p.sk, p.rec, nil); err != nil {
+	if p.deleted {
+		return b.other(b.b.Delete(p.sk, nil))
+	}
+	if err := b.other(b.b.Set(p.sk, p.rec, nil)); err != nil {
 		return err
 	}
 	if p.expMs != 0 {
-		return b.b.Set(expiryKey(p.expMs, p.sk), nil, nil)
+		return b.other(b.b.Set(expiryKey(p.expMs, p.sk), nil, nil))
 	}
 	return nil
+}
+
+// other counts a write whose record keys, if any, are in written (see
+// Batch.tracked), and passes err on.
+func (b *Batch) other(err error) error {
+	if err == nil {
+		b.tracked++
+	}
+	return err
+}
+
+// cached returns sk's committed stored bytes from the row cache, if it has
+// them and the batch has made no write to sk (nor one it cannot account
+// for). One shard's commits are serial and this batch's apply goroutine
+// makes them, so the cache holds the latest committed bytes or nothing.
+func (b *Batch) cached(sk []byte) ([]byte, bool) {
+	if b.e.rows == nil || b.b.Count() != b.tracked {
+		return nil, false
+	}
+	if _, w := b.written[string(sk)]; w {
+		return nil, false
+	}
+	rec, _, hit := b.e.rows.getRecord(sk)
+	return rec, hit
 }
 
 // read returns the live record at sk as of this batch and overlay.
@@ -258,6 +334,13 @@ func (b *Batch) read(ov *overlay, sk []byte, now int64) (recordView, bool, error
 		}
 		v, err := decodeRecord(p.rec)
 		return v, err == nil, err
+	}
+	if rec, ok := b.cached(sk); ok {
+		v, err := decodeRecord(rec)
+		if err != nil {
+			return recordView{}, false, err
+		}
+		return v, liveAt(v.expMs, now), nil
 	}
 	raw, closer, err := b.b.Get(sk)
 	if errors.Is(err, pebble.ErrNotFound) {

@@ -28,6 +28,10 @@ type Config struct {
 	FS FS
 	// CacheBytes sizes Pebble's block cache, in bytes. Default 256 MiB.
 	CacheBytes int64
+	// RowCacheBytes sizes the row cache (rowcache.go), which keeps records
+	// for point gets and whole-major-path multi-gets in front of Pebble.
+	// Default 128 MiB; 0 turns it off, else at least 32 MiB.
+	RowCacheBytes int64
 	// MemTableBytes sizes each memtable, in bytes. Default 64 MiB.
 	MemTableBytes int64
 	// MinFreeBytes is the free-space margin, in bytes: a write that adds
@@ -67,9 +71,16 @@ type Config struct {
 	tune func(*pebble.Options)
 }
 
+// DefaultRowCacheBytes is the row cache's default size, and
+// MinRowCacheBytes its smallest (fastcache's 512 buckets of a 64 KB chunk).
+const (
+	DefaultRowCacheBytes = 128 << 20
+	MinRowCacheBytes     = 32 << 20
+)
+
 // DefaultConfig returns the defaults for dir.
 func DefaultConfig(dir string) Config {
-	return Config{Dir: dir, CacheBytes: 256 << 20, MemTableBytes: 64 << 20, MinFreeBytes: 64 << 20,
+	return Config{Dir: dir, CacheBytes: 256 << 20, RowCacheBytes: DefaultRowCacheBytes, MemTableBytes: 64 << 20, MinFreeBytes: 64 << 20,
 		CheckpointInterval: 30 * time.Second}
 }
 
@@ -80,6 +91,8 @@ func (c Config) Validate() error {
 		return errors.New("storage: Dir is required")
 	case c.CacheBytes < 1<<20:
 		return fmt.Errorf("storage: CacheBytes %d is below 1 MiB", c.CacheBytes)
+	case c.RowCacheBytes != 0 && c.RowCacheBytes < MinRowCacheBytes:
+		return fmt.Errorf("storage: row cache size %d is below its minimum of 32 MiB (0 turns it off)", c.RowCacheBytes)
 	case c.MemTableBytes < 1<<20:
 		return fmt.Errorf("storage: MemTableBytes %d is below 1 MiB", c.MemTableBytes)
 	case c.MinFreeBytes < 0:
@@ -117,6 +130,7 @@ type Engine struct {
 	fs    *walFS // what Pebble uses
 	log   *slog.Logger
 	cache *pebble.Cache
+	rows  *rowCache // nil: off
 
 	// db is the open Pebble. While ro is set (the engine started on a full
 	// disk and Pebble is open read-only), readers hold swapMu's read lock,
@@ -176,6 +190,7 @@ func Open(cfg Config) (_ *Engine, err error) {
 	}
 	e.fs = &walFS{FS: e.io}
 	e.cache = pebble.NewCache(cfg.CacheBytes)
+	e.rows = newRowCache(cfg.RowCacheBytes)
 	e.space = newSpace(e, cfg.MinFreeBytes)
 	if err := e.open(); err != nil {
 		e.cache.Unref()
@@ -235,6 +250,10 @@ func (e *Engine) Close() error {
 	e.closed.Do(func() {
 		close(e.stop)
 		e.bg.Wait()
+		if e.rows != nil {
+			st := e.rows.stats()
+			e.log.Info("row cache at close", "hits", st.Hits, "misses", st.Misses, "entries", st.Entries, "bytes", st.Bytes)
+		}
 		e.closeErr = e.closeDB()
 		e.cache.Unref()
 	})
@@ -261,6 +280,14 @@ func (e *Engine) Metrics() *pebble.Metrics {
 	db, l := e.acquire()
 	defer e.release(l)
 	return db.Metrics()
+}
+
+// RowCacheStats returns the row cache's size (zero when it is off).
+func (e *Engine) RowCacheStats() RowCacheStats {
+	if e.rows == nil {
+		return RowCacheStats{}
+	}
+	return e.rows.stats()
 }
 
 // Dir returns the engine's directory.

@@ -375,6 +375,11 @@ func (e *Engine) ingest(paths []string) error {
 	defer e.fatalOnPanic()
 	e.fs.needSync.Add(1)
 	defer e.fs.needSync.Add(-1)
+	if e.rows != nil { // an ingestion writes keys nobody listed
+		all := touched{all: true}
+		e.rows.begin(&all)
+		defer e.rows.end(&all, false)
+	}
 	return db.Ingest(context.Background(), paths)
 }
 

@@ -227,7 +227,7 @@ func (b *Batch) putTable(t *PartitionTable) error {
 		return err
 	}
 	b.table = t
-	return b.b.Set(shardKey(b.shard, shardTable), v, nil)
+	return b.other(b.b.Set(shardKey(b.shard, shardTable), v, nil))
 }
 
 // SetTable gives the batch its shard's current table (nil: none), which

@@ -46,7 +46,7 @@ func logKey(shard, index uint64) []byte {
 
 // PutLogEntry files entry data at index.
 func (b *Batch) PutLogEntry(shard, index uint64, data []byte) error {
-	return b.b.Set(logKey(shard, index), data, nil)
+	return b.other(b.b.Set(logKey(shard, index), data, nil))
 }
 
 // DeleteLogRange deletes the entries with lo <= index < hi.
@@ -54,12 +54,12 @@ func (b *Batch) DeleteLogRange(shard, lo, hi uint64) error {
 	if lo >= hi {
 		return nil
 	}
-	return b.b.DeleteRange(logKey(shard, lo), logKey(shard, hi), nil)
+	return b.other(b.b.DeleteRange(logKey(shard, lo), logKey(shard, hi), nil))
 }
 
 // PutShardState sets one of a shard's states (ShardHardState, ...).
 func (b *Batch) PutShardState(shard uint64, kind byte, v []byte) error {
-	return b.b.Set(shardKey(shard, kind), v, nil)
+	return b.other(b.b.Set(shardKey(shard, kind), v, nil))
 }
 
 // DeleteShardRaftState deletes, within the batch, the shard's whole Raft log

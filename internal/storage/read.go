@@ -27,19 +27,41 @@ func (e *Engine) Get(k keys.Key, nowMs int64) (Record, bool, error) {
 func (e *Engine) GetIn(shard uint64, k keys.Key, nowMs int64) (Record, bool, error) {
 	db, l := e.acquire()
 	defer e.release(l)
-	raw, closer, err := db.Get(keys.Encode(shard, k))
+	sk := keys.Encode(shard, k)
+	var gen uint64
+	if e.rows != nil {
+		rec, g, hit := e.rows.getRecord(sk)
+		if hit {
+			return liveRecord(rec, k, nowMs, true)
+		}
+		gen = g
+	}
+	raw, closer, err := db.Get(sk)
 	if errors.Is(err, pebble.ErrNotFound) {
 		return Record{}, false, nil
 	} else if err != nil {
 		return Record{}, false, fmt.Errorf("storage: get: %w", e.readErr(err))
 	}
 	defer closer.Close()
+	if e.rows != nil {
+		e.rows.putRecord(sk, raw, gen)
+	}
+	return liveRecord(raw, k, nowMs, false)
+}
+
+// liveRecord decodes stored bytes raw of k into a Record, or reports it
+// absent if it expired by nowMs. The Record shares raw's bytes if shared
+// (raw is a row cache entry's, never changed), else has its own.
+func liveRecord(raw []byte, k keys.Key, nowMs int64, shared bool) (Record, bool, error) {
 	v, err := decodeRecord(raw)
 	if err != nil {
 		return Record{}, false, err
 	}
 	if !liveAt(v.expMs, nowMs) {
 		return Record{}, false, nil
+	}
+	if shared {
+		return v.share(k, true), true, nil
 	}
 	return v.clone(k, true), true, nil
 }
@@ -78,7 +100,17 @@ type Scan struct {
 func (e *Engine) MultiGet(s Scan, nowMs int64) ([]Record, []byte, error) {
 	db, l := e.acquire()
 	defer e.release(l)
-	recs, resume, err := scan(db, s, nowMs, multiGetSpan(s.Shard, s.Parent), multiGetMatcher(s))
+	sp := multiGetSpan(s.Shard, s.Parent)
+	if e.rows != nil && s.Resume == nil && len(s.Parent.Minor) == 0 {
+		ent, err := e.majorEntry(db, sp)
+		if err != nil {
+			return nil, nil, e.readErr(err)
+		}
+		if ent != nil {
+			return scanIter(&entryIter{e: ent, i: -1}, s, nowMs, multiGetMatcher(s))
+		}
+	}
+	recs, resume, err := scan(db, s, nowMs, sp, multiGetMatcher(s))
 	return recs, resume, e.readErr(err)
 }
 
@@ -188,6 +220,23 @@ func scan(r pebble.Reader, s Scan, nowMs int64, sp span, match matcher) ([]Recor
 		return nil, nil, err
 	}
 	defer it.Close()
+	return scanIter(it, s, nowMs, match)
+}
+
+// recordIter is what a scan reads: a Pebble iterator, or a row cache entry
+// (entryIter).
+type recordIter interface {
+	First() bool
+	Last() bool
+	Next() bool
+	Prev() bool
+	Key() []byte
+	ValueAndErr() ([]byte, error)
+	Error() error
+}
+
+// scanIter runs scan s over it, which is already bounded to s's span.
+func scanIter(it recordIter, s Scan, nowMs int64, match matcher) ([]Record, []byte, error) {
 	first, next := it.First, it.Next
 	if s.Reverse {
 		first, next = it.Last, it.Prev
@@ -247,7 +296,7 @@ func openScan(r pebble.Reader, s Scan, sp span) (*pebble.Iterator, error) {
 
 // readMatch decodes the iterator's current record if its key matches and it
 // is live at nowMs.
-func readMatch(it *pebble.Iterator, sk []byte, nowMs int64, match matcher, withValue bool) (Record, bool, error) {
+func readMatch(it recordIter, sk []byte, nowMs int64, match matcher, withValue bool) (Record, bool, error) {
 	k, err := match.dec(sk)
 	if err != nil {
 		return Record{}, false, err
@@ -262,6 +311,9 @@ func readMatch(it *pebble.Iterator, sk []byte, nowMs int64, match matcher, withV
 	v, err := decodeRecord(raw)
 	if err != nil || !liveAt(v.expMs, nowMs) {
 		return Record{}, false, err
+	}
+	if _, shared := it.(*entryIter); shared {
+		return v.share(k, withValue), true, nil
 	}
 	return v.clone(k, withValue), true, nil
 }

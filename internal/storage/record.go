@@ -17,7 +17,8 @@ const (
 // retried.
 var ErrCorrupt = errors.New("storage: corrupt data")
 
-// Record is one key's stored state.
+// Record is one key's stored state. Value and Version are read-only: a
+// record read from the row cache shares them with every other reader.
 type Record struct {
 	Key       keys.Key
 	Value     []byte
@@ -58,6 +59,16 @@ func firstByte(b []byte) byte {
 		return 0
 	}
 	return b[0]
+}
+
+// share returns v as a Record whose Value and Version are v's own bytes:
+// only for bytes that never change (a row cache entry's).
+func (v recordView) share(k keys.Key, withValue bool) Record {
+	r := Record{Key: k, Version: v.version, ExpiresMs: v.expMs}
+	if withValue {
+		r.Value = v.value
+	}
+	return r
 }
 
 func (v recordView) clone(k keys.Key, withValue bool) Record {

@@ -1,0 +1,210 @@
+package storage
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/cairndb/cairn/api/cairnpb"
+	"github.com/cairndb/cairn/internal/keys"
+	"github.com/cairndb/cairn/internal/storage/commandpb"
+)
+
+// rowCacheEngine opens an engine with a row cache of limit bytes (0: off).
+func rowCacheEngine(t testing.TB, limit int64) *Engine {
+	t.Helper()
+	cfg := DefaultConfig(t.TempDir())
+	cfg.CacheBytes, cfg.MinFreeBytes, cfg.RowCacheBytes = 8<<20, 0, limit
+	e, err := Open(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.Close() })
+	return e
+}
+
+// TestRowCacheMatchesPebble applies one random stream of writes to an
+// engine with a row cache and to one without, and requires every read to
+// agree.
+func TestRowCacheMatchesPebble(t *testing.T) {
+	rng := rand.New(rand.NewPCG(testSeed(t), 1))
+	cached, plain := rowCacheEngine(t, MinRowCacheBytes), rowCacheEngine(t, 0)
+	apps := []*applier{{t: t, e: cached}, {t: t, e: plain}}
+	key := func() string { return fmt.Sprintf("/m%d/-/n%d", rng.IntN(6), rng.IntN(5)) }
+	for step := range 3000 {
+		now := int64(1_000_000 + step)
+		var body any
+		switch r := rng.IntN(10); {
+		case r < 5:
+			op := putOp(key(), strconv.Itoa(step), cairnpb.Condition_CONDITION_UNSPECIFIED, nil)
+			if rng.IntN(4) == 0 {
+				op.GetPut().TtlMs = int64(rng.IntN(20))
+			}
+			body = []*cairnpb.Operation{op}
+		case r < 7:
+			body = []*cairnpb.Operation{delOp(key())}
+		case r < 8:
+			body = &commandpb.MultiDelete{Parent: pbKey(fmt.Sprintf("/m%d", rng.IntN(6))), Depth: cairnpb.Depth_DEPTH_PARENT_AND_DESCENDANTS}
+		case r < 9:
+			rangeDelete(t, apps, rng.IntN(6))
+			continue
+		default:
+			compareReads(t, apps, rng, now)
+			continue
+		}
+		bodies := []any{body}
+		for rng.IntN(3) == 0 { // more commands in the same batch, reading its writes
+			bodies = append(bodies, []*cairnpb.Operation{putOp(key(), "g"+strconv.Itoa(step), cairnpb.Condition_CONDITION_IF_PRESENT, nil)})
+		}
+		var got [2]string
+		for i, a := range apps {
+			got[i] = fmt.Sprint(applyGroup(t, a, now, bodies))
+		}
+		if got[0] != got[1] {
+			t.Fatalf("step %d: results differ: cached %s, Pebble %s", step, got[0], got[1])
+		}
+		compareReads(t, apps, rng, now)
+	}
+	if st := cached.RowCacheStats(); st.Hits == 0 {
+		t.Fatalf("the row cache served no read: %+v", st)
+	}
+}
+
+// applyGroup applies bodies as consecutive commands in one batch, and
+// returns their results.
+func applyGroup(t *testing.T, a *applier, now int64, bodies []any) []string {
+	t.Helper()
+	b := a.e.NewBatch(testOrigin)
+	defer b.Close()
+	var out []string
+	for _, body := range bodies {
+		a.next++
+		cmd := &commandpb.Command{NowMs: now}
+		switch x := body.(type) {
+		case []*cairnpb.Operation:
+			cmd.Body = &commandpb.Command_Batch{Batch: &commandpb.Batch{Ops: x}}
+		case *commandpb.MultiDelete:
+			cmd.Body = &commandpb.Command_MultiDelete{MultiDelete: x}
+		}
+		r := b.Apply(a.next, cmd)
+		out = append(out, fmt.Sprint(r.Ops, r.Aborted, r.Deleted, r.Err))
+	}
+	if err := b.Commit(NoSync); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// rangeDelete deletes major path /m{i}'s records with a range deletion in
+// both engines' batches, as a partition move's clear does.
+func rangeDelete(t *testing.T, apps []*applier, i int) {
+	t.Helper()
+	p := keys.MajorPrefix(0, []string{fmt.Sprintf("m%d", i)})
+	for _, a := range apps {
+		b := a.e.NewBatch(testOrigin)
+		if err := b.b.DeleteRange(p, prefixEnd(p), nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Commit(NoSync); err != nil {
+			t.Fatal(err)
+		}
+		b.Close()
+	}
+}
+
+func compareReads(t *testing.T, apps []*applier, rng *rand.Rand, now int64) {
+	t.Helper()
+	for range 3 {
+		k := keys.New([]string{fmt.Sprintf("m%d", rng.IntN(6))}, fmt.Sprintf("n%d", rng.IntN(5)))
+		var got [2]string
+		for i, a := range apps {
+			r, ok, err := a.e.Get(k, now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got[i] = fmt.Sprintf("%v %q %x", ok, r.Value, r.Version)
+		}
+		if got[0] != got[1] {
+			t.Fatalf("get %v: cached %s, Pebble %s", k, got[0], got[1])
+		}
+		s := Scan{Parent: keys.New([]string{k.Major[0]}), Depth: keys.Depth(1 + rng.IntN(4))}
+		s.Reverse, s.KeysOnly, s.Limit = rng.IntN(2) == 0, rng.IntN(3) == 0, rng.IntN(4)
+		for i, a := range apps {
+			recs, resume, err := a.e.MultiGet(s, now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got[i] = fmt.Sprint(describe(recs), resume)
+		}
+		if got[0] != got[1] {
+			t.Fatalf("multi-get %+v: cached %s, Pebble %s", s, got[0], got[1])
+		}
+	}
+}
+
+func describe(recs []Record) string {
+	var b bytes.Buffer
+	for _, r := range recs {
+		fmt.Fprintf(&b, "%v=%q@%x/%d ", r.Key, r.Value, r.Version, r.ExpiresMs)
+	}
+	return b.String()
+}
+
+// TestRowCacheNeverGoesBack races readers with a writer: once a write's
+// commit has returned, no read that starts afterwards may return an older
+// value, through a get or a multi-get.
+func TestRowCacheNeverGoesBack(t *testing.T) {
+	e := rowCacheEngine(t, MinRowCacheBytes)
+	a := &applier{t: t, e: e}
+	const writes = 3000
+	var committed atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan error, 4)
+	k := keys.New([]string{"hot"}, "v")
+	for r := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for committed.Load() < writes {
+				floor := committed.Load()
+				v, err := readCounter(e, k, r%2 == 0)
+				if err != nil || v < floor {
+					errs <- fmt.Errorf("read %d after write %d committed (err %v)", v, floor, err)
+					return
+				}
+			}
+		}()
+	}
+	for i := int64(1); i <= writes; i++ {
+		a.apply(1, []*cairnpb.Operation{putOp("/hot/-/v", strconv.FormatInt(i, 10), cairnpb.Condition_CONDITION_UNSPECIFIED, nil)}, NoSync)
+		committed.Store(i)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+}
+
+// readCounter reads k's value as a number, by a get or a multi-get.
+func readCounter(e *Engine, k keys.Key, get bool) (int64, error) {
+	var val []byte
+	if get {
+		r, ok, err := e.Get(k, 1)
+		if err != nil || !ok {
+			return 0, err
+		}
+		val = r.Value
+	} else {
+		recs, _, err := e.MultiGet(Scan{Parent: keys.New(k.Major), Depth: keys.ParentAndDescendants}, 1)
+		if err != nil || len(recs) == 0 {
+			return 0, err
+		}
+		val = recs[0].Value
+	}
+	return strconv.ParseInt(string(val), 10, 64)
+}
