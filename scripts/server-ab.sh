@@ -14,15 +14,18 @@
 # `cairn bench run` of WORKLOAD for DURATION seconds with THREADS threads
 # (pinned to core 1). The order alternates (before, after; after, before...).
 # The client is always CLIENT (bin/cairn), so only the server differs.
+# PHASE=load measures the load instead (pinned, RECORDS inserts), and runs
+# no workload after it.
 #
 # Environment (default): BEFORE, AFTER (required), REPS (4), WORKLOAD (c),
 # LAYOUT (minor), DURATION (20), RECORDS (20000), THREADS (8), PORT (5600),
-# CLIENT (bin/cairn), OUT (results/server-ab).
+# CLIENT (bin/cairn), PHASE (run), OUT (results/server-ab).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 : "${BEFORE:?set BEFORE to the binary before the change}" "${AFTER:?set AFTER to the binary after it}"
 REPS=${REPS:-4} WORKLOAD=${WORKLOAD:-c} LAYOUT=${LAYOUT:-minor} DURATION=${DURATION:-20}
 RECORDS=${RECORDS:-20000} THREADS=${THREADS:-8} PORT=${PORT:-5600} CLIENT=${CLIENT:-bin/cairn}
+PHASE=${PHASE:-run}
 OUT=${OUT:-results/server-ab}
 pin_server=() pin_client=()
 if command -v taskset >/dev/null && [ "$(nproc)" -ge 2 ]; then pin_server=(taskset -c 0) pin_client=(taskset -c 1); fi
@@ -41,10 +44,16 @@ run_one() { # side binary rep
 	grep -q 'ready at' "$f.lite" || { cat "$f.lite" >&2; echo "server-ab: lite did not start" >&2; exit 1; }
 	local common=(-db cairn -P "workloads/workload$WORKLOAD" -p "cairn.hosts=127.0.0.1:$PORT" -p "cairn.layout=$LAYOUT"
 		-p "recordcount=$RECORDS" -p fieldcount=10 -p fieldlength=100 -threads "$THREADS")
-	"$CLIENT" bench load "${common[@]}" >"$f.load" 2>&1
-	t0=$(cpu_ticks "$pid")
-	"${pin_client[@]}" /usr/bin/time -f '%U %S' -o "$f.time" "$CLIENT" bench run "${common[@]}" -p operationcount=1000000000 -p "maxexecutiontime=$DURATION" >"$f.txt" 2>"$f.err"
-	t1=$(cpu_ticks "$pid")
+	if [ "$PHASE" = load ]; then # the load itself is measured, pinned
+		t0=$(cpu_ticks "$pid")
+		"${pin_client[@]}" /usr/bin/time -f '%U %S' -o "$f.time" "$CLIENT" bench load "${common[@]}" >"$f.txt" 2>"$f.err"
+		t1=$(cpu_ticks "$pid")
+	else
+		"$CLIENT" bench load "${common[@]}" >"$f.load" 2>&1
+		t0=$(cpu_ticks "$pid")
+		"${pin_client[@]}" /usr/bin/time -f '%U %S' -o "$f.time" "$CLIENT" bench run "${common[@]}" -p operationcount=1000000000 -p "maxexecutiontime=$DURATION" >"$f.txt" 2>"$f.err"
+		t1=$(cpu_ticks "$pid")
+	fi
 	kill "$pid" && wait "$pid" 2>/dev/null || true
 	rm -rf "$root"
 	awk -v side="$side" -v rep="$rep" -v ticks=$((t1 - t0)) -v hz="$hz" -v load="$(cut -d' ' -f1 /proc/loadavg)" \

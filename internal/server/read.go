@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/cairndb/cairn/api/cairnpb"
-	"github.com/cairndb/cairn/internal/keys"
 	"github.com/cairndb/cairn/internal/storage"
 )
 
@@ -39,7 +38,21 @@ func (s *Server) Get(ctx context.Context, req *cairnpb.GetRequest) (*cairnpb.Get
 	if err != nil || !ok {
 		return &cairnpb.GetResponse{}, s.status(err)
 	}
-	return &cairnpb.GetResponse{Found: true, Record: recordPB(rec)}, nil
+	return getResponse(rec), nil
+}
+
+// getResponse builds a found get's response, its record and its key in one
+// allocation.
+func getResponse(r storage.Record) *cairnpb.GetResponse {
+	g := &struct {
+		resp cairnpb.GetResponse
+		rec  cairnpb.Record
+		key  cairnpb.Key
+	}{}
+	g.key.Major, g.key.Minor = r.Key.Major, r.Key.Minor
+	g.rec.Key, g.rec.Value, g.rec.Version, g.rec.ExpirationMs = &g.key, r.Value, r.Version, r.ExpiresMs
+	g.resp.Found, g.resp.Record = true, &g.rec
+	return &g.resp
 }
 
 // MultiGet reads records under a complete major path, whole or in pages.
@@ -186,18 +199,14 @@ func (s *Server) readBegin(ctx context.Context, sh Shard, h *cairnpb.RequestHead
 	return ctx, cancel, sh.Serves(major)
 }
 
-// recordPB is a record as it goes back to the client. Its key's components
-// are valid UTF-8, as every string the server sends must be (the runtime no
+// recordsPB builds records as they go back to the client. Their keys'
+// components are valid UTF-8, as every string the server sends must be (the runtime no
 // longer checks, see kv.proto, and a client built from a proto3 copy of
 // kv.proto would fail to unmarshal the response): every stored key passed
 // keys.Limits.CheckKey, UTF-8 included, before its write was proposed, and
 // storage.Apply refuses a put whose key is not valid UTF-8 all the same.
-func recordPB(r storage.Record) *cairnpb.Record {
-	return &cairnpb.Record{Key: keyPB(r.Key), Value: r.Value, Version: r.Version, ExpirationMs: r.ExpiresMs}
-}
-
-// recordsPB converts a page of records with three allocations in all (the
-// pointers, the records, the keys) rather than two per record.
+// A page takes three allocations in all (the pointers, the records, the
+// keys) rather than two per record; getResponse builds a get's in one.
 func recordsPB(rs []storage.Record) []*cairnpb.Record {
 	out := make([]*cairnpb.Record, len(rs))
 	recs := make([]cairnpb.Record, len(rs))
@@ -210,5 +219,3 @@ func recordsPB(rs []storage.Record) []*cairnpb.Record {
 	}
 	return out
 }
-
-func keyPB(k keys.Key) *cairnpb.Key { return &cairnpb.Key{Major: k.Major, Minor: k.Minor} }

@@ -65,7 +65,8 @@ type Batch struct {
 	// record the batch has not written may come from the row cache (read).
 	// A write made any other way only turns that off.
 	tracked uint32
-	written map[string]struct{}
+	written [][]byte
+	wbuf    [2][]byte // written's first home
 }
 
 // NewBatch starts a batch for the single-shard (lite) store whose versions
@@ -95,13 +96,22 @@ func (b *Batch) Close() {
 
 // Commit writes the batch, and the applied index if a command was applied,
 // atomically with mode.
-func (b *Batch) Commit(mode SyncMode) (err error) {
+func (b *Batch) Commit(mode SyncMode) error {
 	defer b.e.fatalOnPanic()
-	if rows := b.e.rows; rows != nil {
-		t := b.touched()
-		rows.begin(&t)
-		defer func() { rows.end(&t, err == nil) }()
+	rows := b.e.rows
+	if rows == nil {
+		return b.commitAll(mode)
 	}
+	var t touched
+	b.touched(&t)
+	rows.begin(&t)
+	err := b.commitAll(mode) // a panic leaves the stripes pending: no hits, no fills
+	rows.end(&t, err == nil)
+	return err
+}
+
+// commitAll records the applied index and commits the batch.
+func (b *Batch) commitAll(mode SyncMode) error {
 	if b.last > 0 {
 		var idx [8]byte
 		binary.BigEndian.PutUint64(idx[:], b.last)
@@ -120,17 +130,17 @@ func (b *Batch) Commit(mode SyncMode) (err error) {
 
 // touched lists the records this batch writes, for the row cache: any
 // range deletion or ingestion (or a batch it cannot read) touches every one.
-func (b *Batch) touched() touched {
-	var t touched
+func (b *Batch) touched(t *touched) {
+	t.items = t.buf[:0]
 	r := b.b.Reader()
 	for {
 		kind, ukey, val, ok, err := r.Next()
 		switch {
 		case err != nil:
 			t.all = true
-			return t
+			return
 		case !ok:
-			return t
+			return
 		case kind == pebble.InternalKeyKindSet:
 			t.note(ukey, val, true)
 		case kind == pebble.InternalKeyKindRangeDelete && !overlapsRecords(ukey, val):
@@ -141,7 +151,7 @@ func (b *Batch) touched() touched {
 			t.note(ukey, nil, false)
 		default:
 			t.all = true
-			return t
+			return
 		}
 	}
 }
@@ -286,9 +296,9 @@ func opKey(op *cairnpb.Operation) *cairnpb.Key {
 func (b *Batch) write(p *pending) error {
 	if b.e.rows != nil {
 		if b.written == nil {
-			b.written = make(map[string]struct{})
+			b.written = b.wbuf[:0]
 		}
-		b.written[string(p.sk)] = struct{}{}
+		b.written = append(b.written, p.sk)
 	}
 	if p.deleted {
 		return b.other(b.b.Delete(p.sk, nil))
@@ -311,16 +321,22 @@ func (b *Batch) other(err error) error {
 	return err
 }
 
+// maxCachedReadWrites bounds the records a batch may have written and
+// still read from the row cache: each read compares them all.
+const maxCachedReadWrites = 64
+
 // cached returns sk's committed stored bytes from the row cache, if it has
 // them and the batch has made no write to sk (nor one it cannot account
 // for). One shard's commits are serial and this batch's apply goroutine
 // makes them, so the cache holds the latest committed bytes or nothing.
 func (b *Batch) cached(sk []byte) ([]byte, bool) {
-	if b.e.rows == nil || b.b.Count() != b.tracked {
+	if b.e.rows == nil || b.b.Count() != b.tracked || len(b.written) > maxCachedReadWrites {
 		return nil, false
 	}
-	if _, w := b.written[string(sk)]; w {
-		return nil, false
+	for _, w := range b.written { // a batch writes few records
+		if bytes.Equal(w, sk) {
+			return nil, false
+		}
 	}
 	rec, _, hit := b.e.rows.getRecord(sk)
 	return rec, hit

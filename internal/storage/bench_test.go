@@ -2,6 +2,7 @@ package storage
 
 import (
 	"math/rand/v2"
+	"os"
 	"strconv"
 	"testing"
 
@@ -40,6 +41,9 @@ func benchEngine(b *testing.B, flushed bool) (*Engine, *applier) {
 	b.Helper()
 	cfg := DefaultConfig(b.TempDir())
 	cfg.MinFreeBytes = 0
+	if os.Getenv("CAIRN_BENCH_ROWS") == "off" { // the row cache's cost, for an A/B
+		cfg.RowCacheBytes = 0
+	}
 	e, err := Open(cfg)
 	if err != nil {
 		b.Fatal(err)
@@ -150,5 +154,30 @@ func BenchmarkApplyPut(b *testing.B) {
 				bt.Close()
 			}
 		})
+	}
+}
+
+// BenchmarkApplyInsert is the apply loop's storage work for one YCSB
+// insert in the value layout: a blind put of a new 1 KB record, one
+// command per commit (run with CAIRN_BENCH_ROWS=off for the row cache's
+// cost).
+func BenchmarkApplyInsert(b *testing.B) {
+	e, a := benchEngine(b, true)
+	value := benchValue()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		k := benchKey(benchRecords + i)
+		bt := e.NewBatch(testOrigin)
+		a.next++
+		cmd := &commandpb.Command{NowMs: 2, Body: &commandpb.Command_Batch{Batch: &commandpb.Batch{
+			Ops: []*cairnpb.Operation{{Op: &cairnpb.Operation_Put{Put: &cairnpb.PutOp{Key: &cairnpb.Key{Major: k.Major}, Value: value}}}}}}}
+		if res := bt.Apply(a.next, cmd); res.Err != nil {
+			b.Fatalf("apply: %+v", res)
+		}
+		if err := bt.Commit(NoSync); err != nil {
+			b.Fatal(err)
+		}
+		bt.Close()
 	}
 }

@@ -14,36 +14,33 @@ import (
 // sstable seeks. The entries live in a fastcache.Cache: its memory is
 // outside the Go heap and holds no pointers, so a large cache costs the
 // garbage collector nothing (a map of entries on the heap cost more in GC
-// than it saved, docs/benchmarks.md). A hit copies the entry out.
-//
-// Entries:
+// than it saved: docs/design/20261127_row_cache.md). A hit copies the
+// entry out. Entries come from reads that missed and from commits
+// (write-through).
 //
 //	get entry    key: the record's storage key      value: the record's stored bytes
 //	             ('r' shard hash major 00 02 minor)
-//	major entry  key: "M" shard(8) hash(8)          value: see encodeMajor
+//	major entry  key: "M" shard(8) hash(8)          value: rowcache_major.go
 //
 // A major entry is looked up by its major path's hash and carries the whole
 // major prefix, so two major paths whose hashes collide only miss.
 //
-// Stripes. Writers and filling readers meet in the stripe chosen by the
-// major path's hash (storage key bytes 9..17), so a record and its major
-// path's entry share a stripe. Invariant: once Batch.Commit returns, no
-// entry holds bytes older than what that commit wrote. The protocol that
-// keeps it:
+// Stripes. Commits and readers meet in the stripe chosen by the major
+// path's hash (storage key bytes 9..17), so a record and its major path's
+// entry share a stripe. Invariant: a read never returns bytes older than
+// those of a commit that became visible before the read started. The
+// protocol that keeps it (the design doc argues it):
 //
-//	writer (Batch.Commit): for each record the batch writes,
-//	    before the commit: pending++, drop its get entry and major entry
-//	    after the commit:  gen++, drop them again, pending--
-//	reader on a miss: note the stripe's gen, read Pebble, then insert
-//	    (under the stripe's lock) only if pending == 0 and gen is unchanged
+//	commit:  before: pending++ in each stripe it writes
+//	         after, under the stripe's lock: gen++, replace the get entry
+//	         (a committed put) or drop it, drop the major entry, pending--
+//	reader:  g := gen; look up; a hit counts only if the stripe is quiet
+//	         (pending == 0 and gen == g); on a miss read Pebble and insert,
+//	         under the stripe's lock, only if the stripe is still quiet for g
 //
-// A reader's Pebble read that raced a commit either saw the write or is
-// refused at insert (pending or a new gen); an entry inserted before the
-// commit is dropped by it. A hit takes no stripe lock: between a commit's
-// first drop and its end no entry of its keys can exist, and before the
-// first drop the commit is not visible yet. Range deletions and ingestions
-// (partition moves, snapshots, dropped shards) touch unknown keys, so they
-// do the same for every stripe and empty the cache.
+// Range deletions and ingestions (partition moves, snapshots, dropped
+// shards) write unknown keys, so they do the same for every stripe and
+// empty the cache.
 type rowCache struct {
 	fc      *fastcache.Cache
 	stripes []cacheStripe
@@ -59,10 +56,20 @@ const (
 )
 
 type cacheStripe struct {
-	mu      sync.Mutex
+	mu      sync.Mutex // orders a commit's end against fills
 	gen     atomic.Uint64
-	pending int
-	_       [40]byte // keep stripes' locks on separate cache lines
+	pending atomic.Int64
+	// majors is set (under mu) once a major entry is cached in the stripe,
+	// and cleared when the cache empties: until then a write has no major
+	// entry to drop.
+	majors bool
+	_      [32]byte // keep stripes' locks on separate cache lines
+}
+
+// quiet reports whether a hit read after gen was g may be used: no commit
+// in the stripe is in flight, and none ended since.
+func (s *cacheStripe) quiet(g uint64) bool {
+	return s.pending.Load() == 0 && s.gen.Load() == g
 }
 
 // newRowCache returns a cache of about limit bytes (at least 32 MiB), or
@@ -83,12 +90,11 @@ func (c *rowCache) stripe(sk []byte) *cacheStripe {
 	return &c.stripes[keys.HashOf(sk)%rowCacheStripes]
 }
 
-// majorKey is a major entry's key: "M" and the record header.
-func majorKey(sk []byte) []byte {
-	b := make([]byte, keys.HeaderLen)
-	b[0] = 'M'
-	copy(b[1:], sk[1:keys.HeaderLen])
-	return b
+// setMajorKey sets mk to the key of sk's major entry: "M" and the rest of
+// the record header.
+func setMajorKey(mk *[keys.HeaderLen]byte, sk []byte) {
+	mk[0] = 'M'
+	copy(mk[1:], sk[1:keys.HeaderLen])
 }
 
 // getRecord returns a copy of the cached stored bytes of sk, or the
@@ -96,7 +102,7 @@ func majorKey(sk []byte) []byte {
 func (c *rowCache) getRecord(sk []byte) (rec []byte, gen uint64, ok bool) {
 	s := c.stripe(sk)
 	gen = s.gen.Load() // before the lookup: a miss reads Pebble after it
-	if rec, ok := c.fc.HasGet(nil, sk); ok {
+	if rec, ok := c.fc.HasGet(nil, sk); ok && s.quiet(gen) {
 		c.hits.Add(1)
 		return rec, 0, true
 	}
@@ -107,7 +113,7 @@ func (c *rowCache) getRecord(sk []byte) (rec []byte, gen uint64, ok bool) {
 // putRecord caches rec as sk's stored bytes if nothing wrote to the stripe
 // since gen was read.
 func (c *rowCache) putRecord(sk, rec []byte, gen uint64) {
-	c.stripe(sk).add(c.fc, sk, rec, gen)
+	c.stripe(sk).add(c.fc, sk, rec, gen, false)
 }
 
 // getMajor returns the cached major entry for prefix (a major prefix), or
@@ -115,7 +121,9 @@ func (c *rowCache) putRecord(sk, rec []byte, gen uint64) {
 func (c *rowCache) getMajor(prefix []byte) (e *majorEntry, gen uint64, ok bool) {
 	s := c.stripe(prefix)
 	gen = s.gen.Load()
-	if b, ok := c.fc.HasGet(nil, majorKey(prefix)); ok {
+	var mk [keys.HeaderLen]byte
+	setMajorKey(&mk, prefix)
+	if b, ok := c.fc.HasGet(nil, mk[:]); ok && s.quiet(gen) {
 		if e, ok := decodeMajor(b, prefix); ok {
 			c.hits.Add(1)
 			return e, 0, true
@@ -127,15 +135,18 @@ func (c *rowCache) getMajor(prefix []byte) (e *majorEntry, gen uint64, ok bool) 
 
 // putMajor caches e's encoding for prefix.
 func (c *rowCache) putMajor(prefix, enc []byte, gen uint64) {
-	c.stripe(prefix).add(c.fc, majorKey(prefix), enc, gen)
+	var mk [keys.HeaderLen]byte
+	setMajorKey(&mk, prefix)
+	c.stripe(prefix).add(c.fc, mk[:], enc, gen, true)
 }
 
-func (s *cacheStripe) add(fc *fastcache.Cache, k, v []byte, gen uint64) {
+func (s *cacheStripe) add(fc *fastcache.Cache, k, v []byte, gen uint64, major bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.pending > 0 || s.gen.Load() != gen {
+	if !s.quiet(gen) {
 		return // a write raced the read: its bytes may be stale
 	}
+	s.majors = s.majors || major
 	fc.Set(k, v)
 }
 
@@ -143,15 +154,17 @@ func (s *cacheStripe) add(fc *fastcache.Cache, k, v []byte, gen uint64) {
 type touched struct {
 	all   bool // a range deletion or ingestion: every stripe
 	items []touchItem
+	buf   [2]touchItem // items' first home: most batches write one or two records
 }
 
 // touchItem is one written record: its stripe, the two entries it ends,
 // and, for a put, the bytes it stores (set).
 type touchItem struct {
-	stripe     int
-	rec, major []byte
-	val        []byte
-	set        bool
+	stripe int
+	rec    []byte
+	major  [keys.HeaderLen]byte
+	val    []byte
+	set    bool
 }
 
 // note adds record key sk (and its major entry) to t, as a put of val if
@@ -161,60 +174,66 @@ func (t *touched) note(sk, val []byte, set bool) {
 		return
 	}
 	i := int(keys.HashOf(sk) % rowCacheStripes)
-	t.items = append(t.items, touchItem{stripe: i, rec: sk, major: majorKey(sk), val: val, set: set})
+	t.items = append(t.items, touchItem{stripe: i, rec: sk, val: val, set: set})
+	setMajorKey(&t.items[len(t.items)-1].major, sk)
 }
 
-// begin runs before the commit of t's writes.
+// begin runs before the commit of t's writes: from now until end, hits in
+// the stripes it touches are refused and no fill is admitted.
 func (c *rowCache) begin(t *touched) {
-	c.each(t, func(s *cacheStripe, it *touchItem) {
-		s.pending++
-		c.drop(it)
-	})
+	if t.all {
+		for i := range c.stripes {
+			c.stripes[i].pending.Add(1)
+		}
+		return
+	}
+	for j := range t.items {
+		c.stripes[t.items[j].stripe].pending.Add(1)
+	}
 }
 
 // end runs after the commit, committed or not. A committed put's bytes
 // are cached (write-through): they are the key's latest, since one key's
 // commits are serial (one apply goroutine per shard, and a key belongs to
-// one shard), and any reader that read older bytes finds gen changed. The
-// puts are walked in batch order, so a key's last write wins.
+// one shard), and a fill of older bytes either came before (and is
+// replaced) or finds gen changed. The puts are walked in batch order, so a
+// key's last write wins. gen moves before pending falls, so a hit that sees
+// the stripe quiet again also sees the new gen.
 func (c *rowCache) end(t *touched, committed bool) {
-	c.each(t, func(s *cacheStripe, it *touchItem) {
-		s.gen.Add(1)
-		c.drop(it)
-		if committed && it != nil && it.set {
-			c.fc.Set(it.rec, it.val)
-		}
-		s.pending--
-	})
-}
-
-func (c *rowCache) each(t *touched, f func(s *cacheStripe, it *touchItem)) {
 	if t.all {
-		for i := range c.stripes {
-			s := &c.stripes[i]
-			s.mu.Lock()
-			f(s, nil)
-			s.mu.Unlock()
-		}
+		c.endAll()
 		return
 	}
 	for j := range t.items {
 		it := &t.items[j]
 		s := &c.stripes[it.stripe]
 		s.mu.Lock()
-		f(s, it)
+		s.gen.Add(1)
+		if s.majors {
+			c.fc.Del(it.major[:])
+		}
+		if committed && it.set {
+			c.fc.Set(it.rec, it.val) // replaces the get entry
+		} else {
+			c.fc.Del(it.rec)
+		}
+		s.pending.Add(-1)
 		s.mu.Unlock()
 	}
 }
 
-// drop removes it's entries, or every entry when it is nil.
-func (c *rowCache) drop(it *touchItem) {
-	if it == nil {
-		c.fc.Reset()
-		return
+// endAll ends a write of unknown keys: every entry goes.
+func (c *rowCache) endAll() {
+	for i := range c.stripes {
+		c.stripes[i].mu.Lock()
+		c.stripes[i].gen.Add(1)
+		c.stripes[i].majors = false
 	}
-	c.fc.Del(it.rec)
-	c.fc.Del(it.major)
+	c.fc.Reset()
+	for i := range c.stripes {
+		c.stripes[i].pending.Add(-1)
+		c.stripes[i].mu.Unlock()
+	}
 }
 
 // RowCacheStats is the row cache's size and use since the engine opened.

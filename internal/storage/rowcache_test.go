@@ -208,3 +208,50 @@ func readCounter(e *Engine, k keys.Key, get bool) (int64, error) {
 	}
 	return strconv.ParseInt(string(val), 10, 64)
 }
+
+// TestRowCacheProtocol steps one key through the stripe protocol: no hit
+// while a commit is in flight, a committed put replaces the entry, a fill
+// that raced a commit is refused, and a failed commit caches nothing.
+func TestRowCacheProtocol(t *testing.T) {
+	c := newRowCache(MinRowCacheBytes)
+	sk := keys.Encode(0, keys.New([]string{"a"}, "b"))
+	want := func(step, val string) {
+		t.Helper()
+		rec, _, ok := c.getRecord(sk)
+		if got := map[bool]string{true: string(rec), false: "(miss)"}[ok]; got != val {
+			t.Fatalf("%s: got %s, want %s", step, got, val)
+		}
+	}
+	commit := func(val string, set bool) *touched {
+		var tw touched
+		tw.note(sk, []byte(val), set)
+		c.begin(&tw)
+		return &tw
+	}
+	_, g, _ := c.getRecord(sk)
+	c.putRecord(sk, []byte("old"), g)
+	want("filled", "old")
+
+	tw := commit("new", true)
+	want("commit in flight", "(miss)")
+	_, raced, _ := c.getRecord(sk) // a fill that read Pebble during the commit
+	c.end(tw, true)
+	c.putRecord(sk, []byte("old"), raced)
+	want("committed put", "new")
+
+	c.end(commit("lost", true), false)
+	want("failed commit", "(miss)")
+
+	_, before, _ := c.getRecord(sk)
+	c.end(commit("", false), true) // a delete ends between a fill's read and its insert
+	c.putRecord(sk, []byte("stale"), before)
+	want("fill after a delete", "(miss)")
+
+	_, g, _ = c.getRecord(sk)
+	c.putRecord(sk, []byte("again"), g)
+	all := &touched{all: true}
+	c.begin(all)
+	want("range deletion in flight", "(miss)")
+	c.end(all, true)
+	want("range deletion", "(miss)")
+}
