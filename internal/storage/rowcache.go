@@ -50,8 +50,11 @@ type rowCache struct {
 
 const (
 	rowCacheStripes = 64
-	// maxMajorEntry bounds a major entry (fastcache keeps entries under
-	// 64 KiB); larger major paths are not cached.
+	// maxEntry bounds an entry's key and value together: fastcache
+	// silently keeps nothing larger (it must fit one 64 KiB chunk with its
+	// 4-byte header), so a larger put must drop the old entry instead.
+	maxEntry = 64<<10 - 16
+	// maxMajorEntry bounds a major entry; larger major paths are not cached.
 	maxMajorEntry = 60 << 10
 )
 
@@ -212,7 +215,7 @@ func (c *rowCache) end(t *touched, committed bool) {
 		if s.majors {
 			c.fc.Del(it.major[:])
 		}
-		if committed && it.set {
+		if committed && it.set && len(it.rec)+len(it.val) <= maxEntry {
 			c.fc.Set(it.rec, it.val) // replaces the get entry
 		} else {
 			c.fc.Del(it.rec)

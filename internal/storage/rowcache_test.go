@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -40,7 +41,11 @@ func TestRowCacheMatchesPebble(t *testing.T) {
 		var body any
 		switch r := rng.IntN(10); {
 		case r < 5:
-			op := putOp(key(), strconv.Itoa(step), cairnpb.Condition_CONDITION_UNSPECIFIED, nil)
+			val := strconv.Itoa(step)
+			if rng.IntN(20) == 0 { // too large for a cache entry
+				val += strings.Repeat("x", 70<<10)
+			}
+			op := putOp(key(), val, cairnpb.Condition_CONDITION_UNSPECIFIED, nil)
 			if rng.IntN(4) == 0 {
 				op.GetPut().TtlMs = int64(rng.IntN(20))
 			}
@@ -241,6 +246,11 @@ func TestRowCacheProtocol(t *testing.T) {
 
 	c.end(commit("lost", true), false)
 	want("failed commit", "(miss)")
+
+	_, g, _ = c.getRecord(sk)
+	c.putRecord(sk, []byte("small"), g)
+	c.end(commit(strings.Repeat("v", 70<<10), true), true) // too large to cache
+	want("committed put too large to cache", "(miss)")
 
 	_, before, _ := c.getRecord(sk)
 	c.end(commit("", false), true) // a delete ends between a fill's read and its insert
