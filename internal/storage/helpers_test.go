@@ -48,6 +48,20 @@ type applier struct {
 
 func (a *applier) apply(now int64, body any, mode SyncMode) Result {
 	a.t.Helper()
+	cmd := commandOf(now, body)
+	bt := a.e.NewBatch(testOrigin)
+	defer bt.Close()
+	a.next++
+	r := bt.Apply(a.next, cmd)
+	if err := bt.Commit(mode); err != nil {
+		a.t.Fatal(err)
+	}
+	return r
+}
+
+// commandOf wraps body (operations, a MultiDelete or an Expire) in a
+// command proposed at now.
+func commandOf(now int64, body any) *commandpb.Command {
 	cmd := &commandpb.Command{NowMs: now}
 	switch b := body.(type) {
 	case []*cairnpb.Operation:
@@ -57,14 +71,7 @@ func (a *applier) apply(now int64, body any, mode SyncMode) Result {
 	case *commandpb.Expire:
 		cmd.Body = &commandpb.Command_Expire{Expire: b}
 	}
-	bt := a.e.NewBatch(testOrigin)
-	defer bt.Close()
-	a.next++
-	r := bt.Apply(a.next, cmd)
-	if err := bt.Commit(mode); err != nil {
-		a.t.Fatal(err)
-	}
-	return r
+	return cmd
 }
 
 func pbKey(s string) *cairnpb.Key {

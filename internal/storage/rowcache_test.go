@@ -88,14 +88,7 @@ func applyGroup(t *testing.T, a *applier, now int64, bodies []any) []string {
 	var out []string
 	for _, body := range bodies {
 		a.next++
-		cmd := &commandpb.Command{NowMs: now}
-		switch x := body.(type) {
-		case []*cairnpb.Operation:
-			cmd.Body = &commandpb.Command_Batch{Batch: &commandpb.Batch{Ops: x}}
-		case *commandpb.MultiDelete:
-			cmd.Body = &commandpb.Command_MultiDelete{MultiDelete: x}
-		}
-		r := b.Apply(a.next, cmd)
+		r := b.Apply(a.next, commandOf(now, body))
 		out = append(out, fmt.Sprint(r.Ops, r.Aborted, r.Deleted, r.Err))
 	}
 	if err := b.Commit(NoSync); err != nil {
