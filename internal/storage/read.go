@@ -50,8 +50,9 @@ func (e *Engine) GetIn(shard uint64, k keys.Key, nowMs int64) (Record, bool, err
 }
 
 // liveRecord decodes stored bytes raw of k into a Record, or reports it
-// absent if it expired by nowMs. The Record shares raw's bytes if shared
-// (raw is a row cache entry's, never changed), else has its own.
+// absent if it expired by nowMs. The Record keeps raw's bytes if shared
+// (raw is this read's own copy out of the row cache), else copies them
+// (raw is Pebble's, valid only until its closer runs).
 func liveRecord(raw []byte, k keys.Key, nowMs int64, shared bool) (Record, bool, error) {
 	v, err := decodeRecord(raw)
 	if err != nil {

@@ -17,8 +17,8 @@ const (
 // retried.
 var ErrCorrupt = errors.New("storage: corrupt data")
 
-// Record is one key's stored state. Value and Version are read-only: a
-// record read from the row cache shares them with every other reader.
+// Record is one key's stored state. Treat Value and Version as read-only:
+// the records of one read from the row cache share one buffer.
 type Record struct {
 	Key       keys.Key
 	Value     []byte
@@ -62,7 +62,7 @@ func firstByte(b []byte) byte {
 }
 
 // share returns v as a Record whose Value and Version are v's own bytes:
-// only for bytes that never change (a row cache entry's).
+// only for bytes the read owns (its copy out of the row cache).
 func (v recordView) share(k keys.Key, withValue bool) Record {
 	r := Record{Key: k, Version: v.version, ExpiresMs: v.expMs}
 	if withValue {
