@@ -25,22 +25,28 @@ type majorEntry struct {
 	keys, recs [][]byte
 }
 
-// decodeMajor parses b, a major entry, if it is prefix's.
+// decodeMajor parses b, a major entry, if it is prefix's. It counts the
+// chunks first, so a hit makes one allocation for both slices.
 func decodeMajor(b, prefix []byte) (*majorEntry, bool) {
-	p, b, ok := nextChunk(b)
+	p, rest, ok := nextChunk(b)
 	if !ok || !bytes.Equal(p, prefix) {
 		return nil, false
 	}
-	e := &majorEntry{}
-	for len(b) > 0 {
-		var k, rec []byte
-		if k, b, ok = nextChunk(b); !ok {
+	chunks := 0
+	for r := rest; len(r) > 0; chunks++ {
+		if _, r, ok = nextChunk(r); !ok {
 			return nil, false
 		}
-		if rec, b, ok = nextChunk(b); !ok {
-			return nil, false
-		}
-		e.keys, e.recs = append(e.keys, k), append(e.recs, rec)
+	}
+	if chunks%2 != 0 {
+		return nil, false // a key without its record
+	}
+	n := chunks / 2
+	both := make([][]byte, 2*n)
+	e := &majorEntry{keys: both[:n], recs: both[n:]}
+	for i := range n {
+		e.keys[i], rest, _ = nextChunk(rest)
+		e.recs[i], rest, _ = nextChunk(rest)
 	}
 	return e, true
 }

@@ -258,3 +258,29 @@ func TestRowCacheProtocol(t *testing.T) {
 	c.end(all, true)
 	want("range deletion", "(miss)")
 }
+
+// TestDecodeMajorRefusesDamage: a major entry cut anywhere, or another
+// major path's, reads as a miss, never as records.
+func TestDecodeMajorRefusesDamage(t *testing.T) {
+	prefix := keys.MajorPrefix(0, []string{"m"})
+	enc := appendChunk(nil, prefix)
+	for i := range 3 {
+		k := append(bytes.Clone(prefix), byte('a'+i))
+		enc = appendChunk(appendChunk(enc, k), []byte("record"))
+	}
+	e, ok := decodeMajor(enc, prefix)
+	if !ok || len(e.keys) != 3 || len(e.recs) != 3 || string(e.recs[2]) != "record" {
+		t.Fatalf("whole entry: %v %+v", ok, e)
+	}
+	for cut := range len(enc) {
+		if e, ok := decodeMajor(enc[:cut], prefix); ok && cut < len(enc) && len(e.keys) == 3 {
+			t.Fatalf("an entry cut at %d of %d read as whole", cut, len(enc))
+		}
+	}
+	if _, ok := decodeMajor(enc[:len(enc)-len("record")-1], prefix); ok {
+		t.Fatal("a key without its record read as an entry")
+	}
+	if _, ok := decodeMajor(enc, keys.MajorPrefix(0, []string{"other"})); ok {
+		t.Fatal("another major path's entry was accepted")
+	}
+}
