@@ -17,6 +17,10 @@
 //     serve them under the requested consistency.
 //   - A failed commit (a failed fsync, a full disk that Pebble could not
 //     absorb) is fatal: the replica stops applying and calls Config.Fatal.
+//     One exception: a Raft replica's write refused because its engine found
+//     corruption while running, when the engine has a corruption handler
+//     (storage.Engine.Heals), only stops the replica, since the handler
+//     rebuilds it (raft_loop.go, healing).
 //
 // # Concurrency
 //

@@ -50,11 +50,28 @@ func (r *Raft) loop() {
 			if err := r.handleReady(); err != nil {
 				r.failed.Store(true)
 				r.shutdown()
+				if r.healing(err) {
+					return
+				}
 				r.cfg.Fatal(fmt.Errorf("shard %d: %w", r.cfg.Shard, err))
 				return
 			}
 		}
 	}
+}
+
+// healing reports, and logs, whether err is a write the engine refused
+// because corruption was found while it ran (by a read, say, racing this
+// Ready): the engine's OnCorruption handler then sets the files aside and
+// rebuilds this replica, so the replica stops without a fatal error. The
+// Ready was not persisted, so nothing of it was acknowledged.
+func (r *Raft) healing(err error) bool {
+	if !errors.Is(err, storage.ErrCorrupt) || r.e.Corrupt() == nil || !r.e.Heals() {
+		return false
+	}
+	r.log.Warn("replica stopped: its engine found corruption and refuses writes; the node rebuilds it from its peers",
+		"err", err)
+	return true
 }
 
 // drain takes everything already queued, so one Ready covers many requests.

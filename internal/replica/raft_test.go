@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"sync"
@@ -28,6 +29,9 @@ type memNet struct {
 	// votes counts the (pre-)vote requests each node sent.
 	votes map[uint64]int
 	snaps sync.WaitGroup // snapshot sends under way
+	// snapRead, if set, runs on the receiver once it has read a
+	// snapshot's last chunk, before it hands the snapshot to its loop.
+	snapRead func(to *Raft)
 }
 
 // countVotes records the vote requests among msgs, sent by from.
@@ -99,7 +103,14 @@ func (s memSender) sendSnapshot(to *Raft, m *raftpb.Message) {
 		if err != nil {
 			return err
 		}
-		return to.ReceiveSnapshot(m, &memStream{src: src, size: size})
+		s.net.mu.Lock()
+		read := s.net.snapRead
+		s.net.mu.Unlock()
+		return to.ReceiveSnapshot(m, &memStream{src: src, size: size, read: func() {
+			if read != nil {
+				read(to)
+			}
+		}})
 	}()
 	if err != nil {
 		from.log.Info("test snapshot send failed", "to", m.GetTo(), "err", err)
@@ -111,10 +122,18 @@ func (s memSender) sendSnapshot(to *Raft, m *raftpb.Message) {
 type memStream struct {
 	src  *SnapshotSource
 	size int64
+	read func() // once, at the end of the data
 }
 
-func (m *memStream) Size() int64              { return m.size }
-func (m *memStream) Next() ([]byte, error)    { return m.src.Next() }
+func (m *memStream) Size() int64 { return m.size }
+func (m *memStream) Next() ([]byte, error) {
+	b, err := m.src.Next()
+	if errors.Is(err, io.EOF) && m.read != nil {
+		m.read()
+		m.read = nil
+	}
+	return b, err
+}
 func (m *memStream) Context() context.Context { return context.Background() }
 
 func (s memSender) SendNotice(_ uint64, to uint64, n *transportpb.CommitNotice) {
@@ -139,6 +158,8 @@ type testGroup struct {
 	minFree   map[uint64]int64
 	// fs, if set for a node, holds its engine (default: the disk).
 	fs map[uint64]vfs.FS
+	// onCorrupt, if set for a node, is its engine's corruption handler.
+	onCorrupt map[uint64]func(error)
 }
 
 func newGroup(t *testing.T, logKeep uint64) *testGroup { return newGroupTB(t, logKeep) }
@@ -185,7 +206,7 @@ func (g *testGroup) start(id uint64) { g.startWith(id, false) }
 
 func (g *testGroup) startWith(id uint64, rejoin bool) {
 	sc := storage.DefaultConfig(g.dirs[id])
-	sc.CacheBytes, sc.MinFreeBytes = 8<<20, g.minFree[id]
+	sc.CacheBytes, sc.MinFreeBytes, sc.OnCorruption = 8<<20, g.minFree[id], g.onCorrupt[id]
 	if fs := g.fs[id]; fs != nil {
 		sc.FS = fs
 	}

@@ -55,6 +55,11 @@ func corruptErr(c *Corruption) error { return &CorruptionError{*c} }
 // Corrupt returns the corruption found while running, or nil.
 func (e *Engine) Corrupt() *Corruption { return e.corrupt.Load() }
 
+// Heals reports whether the engine's owner handles corruption found while
+// running (Config.OnCorruption is set): a write refused for it is then
+// that handler's business, not a fatal error.
+func (e *Engine) Heals() bool { return e.cfg.OnCorruption != nil }
+
 // readErr passes a read's error on, marking the engine corrupt when Pebble
 // found corruption (a block checksum, say).
 func (e *Engine) readErr(err error) error {
