@@ -16,7 +16,8 @@ import (
 // garbage collector nothing (a map of entries on the heap cost more in GC
 // than it saved: docs/design/20261127_row_cache.md). A hit copies the
 // entry out. Entries come from reads that missed and from commits
-// (write-through).
+// (write-through, for a put that is its batch's only write under its major
+// path; see end).
 //
 //	get entry    key: the record's storage key      value: the record's stored bytes
 //	             ('r' shard hash major 00 02 minor)
@@ -181,6 +182,13 @@ func (t *touched) note(sk, val []byte, set bool) {
 	setMajorKey(&t.items[len(t.items)-1].major, sk)
 }
 
+// lone reports whether item j is the batch's only write under its major
+// path (a batch lists a command's writes together).
+func (t *touched) lone(j int) bool {
+	m := &t.items[j].major
+	return (j == 0 || t.items[j-1].major != *m) && (j == len(t.items)-1 || t.items[j+1].major != *m)
+}
+
 // begin runs before the commit of t's writes: from now until end, hits in
 // the stripes it touches are refused and no fill is admitted.
 func (c *rowCache) begin(t *touched) {
@@ -196,12 +204,17 @@ func (c *rowCache) begin(t *touched) {
 }
 
 // end runs after the commit, committed or not. A committed put's bytes
-// are cached (write-through): they are the key's latest, since one key's
-// commits are serial (one apply goroutine per shard, and a key belongs to
-// one shard), and a fill of older bytes either came before (and is
-// replaced) or finds gen changed. The puts are walked in batch order, so a
-// key's last write wins. gen moves before pending falls, so a hit that sees
-// the stripe quiet again also sees the new gen.
+// replace the key's entry (write-through): they are the key's latest, since
+// one key's commits are serial (one apply goroutine per shard, and a key
+// belongs to one shard), and a fill of older bytes either came before (and
+// is replaced) or finds gen changed. A put that is not cached yet is
+// admitted only if it is the batch's only write under its major path (a
+// value read back by a get); puts of several records of one major path (a
+// record stored as fields) are read back by a multi-get, which the major
+// entry serves, so admitting each would cost a Set and serve nothing. The
+// puts are walked in batch order, so a key's last write wins. gen moves
+// before pending falls, so a hit that sees the stripe quiet again also sees
+// the new gen.
 func (c *rowCache) end(t *touched, committed bool) {
 	if t.all {
 		c.endAll()
@@ -215,7 +228,7 @@ func (c *rowCache) end(t *touched, committed bool) {
 		if s.majors {
 			c.fc.Del(it.major[:])
 		}
-		if committed && it.set && len(it.rec)+len(it.val) <= maxEntry {
+		if committed && it.set && len(it.rec)+len(it.val) <= maxEntry && (t.lone(j) || c.fc.Has(it.rec)) {
 			c.fc.Set(it.rec, it.val) // replaces the get entry
 		} else {
 			c.fc.Del(it.rec)

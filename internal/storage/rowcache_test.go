@@ -259,6 +259,49 @@ func TestRowCacheProtocol(t *testing.T) {
 	want("range deletion", "(miss)")
 }
 
+// TestRowCacheWriteAdmission: a commit admits a put that is the batch's
+// only write under its major path; puts of several records under one major
+// path (a record stored as fields, read back by a multi-get that the major
+// entry serves) only replace entries already cached.
+func TestRowCacheWriteAdmission(t *testing.T) {
+	c := newRowCache(MinRowCacheBytes)
+	rec := func(major, minor string) []byte { return keys.Encode(0, keys.New([]string{major}, minor)) }
+	cached := func(sk []byte) string {
+		got, _, ok := c.getRecord(sk)
+		return map[bool]string{true: string(got), false: "(miss)"}[ok]
+	}
+	val := map[string]string{}
+	commit := func(puts ...[]byte) {
+		var tw touched
+		for _, sk := range puts {
+			tw.note(sk, []byte(val[string(sk)]), true)
+		}
+		c.begin(&tw)
+		c.end(&tw, true)
+	}
+	lone, f1, f2, other := rec("a", "x"), rec("b", "1"), rec("b", "2"), rec("c", "z")
+	for sk, v := range map[*[]byte]string{&lone: "vx", &f1: "v1", &f2: "v2", &other: "vz"} {
+		val[string(*sk)] = v
+	}
+	commit(lone)
+	commit(f1, f2, other) // two fields of b, then c's only write
+	if got := cached(lone); got != "vx" {
+		t.Fatalf("a lone put: cached %s, want vx", got)
+	}
+	if got := cached(other); got != "vz" {
+		t.Fatalf("a batch's only put under its major path: cached %s, want vz", got)
+	}
+	if a, b := cached(f1), cached(f2); a != "(miss)" || b != "(miss)" {
+		t.Fatalf("puts of two fields of one major path were admitted: %s %s", a, b)
+	}
+	_, g, _ := c.getRecord(f1)
+	c.putRecord(f1, []byte("read"), g) // a read fills it
+	commit(f1, f2)
+	if a, b := cached(f1), cached(f2); a != "v1" || b != "(miss)" {
+		t.Fatalf("a cached field is replaced, an uncached one not admitted: got %s %s, want v1 (miss)", a, b)
+	}
+}
+
 // TestDecodeMajorRefusesDamage: a major entry cut anywhere, or another
 // major path's, reads as a miss, never as records.
 func TestDecodeMajorRefusesDamage(t *testing.T) {
