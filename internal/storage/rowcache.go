@@ -182,11 +182,15 @@ func (t *touched) note(sk, val []byte, set bool) {
 	setMajorKey(&t.items[len(t.items)-1].major, sk)
 }
 
-// lone reports whether item j is the batch's only write under its major
-// path (a batch lists a command's writes together).
-func (t *touched) lone(j int) bool {
-	m := &t.items[j].major
-	return (j == 0 || t.items[j-1].major != *m) && (j == len(t.items)-1 || t.items[j+1].major != *m)
+// run returns the end of the run of items from j that share item j's
+// major path (a batch lists a command's writes together), so they share a
+// stripe and a major entry.
+func (t *touched) run(j int) int {
+	k := j + 1
+	for k < len(t.items) && t.items[k].major == t.items[j].major {
+		k++
+	}
+	return k
 }
 
 // begin runs before the commit of t's writes: from now until end, hits in
@@ -198,8 +202,10 @@ func (c *rowCache) begin(t *touched) {
 		}
 		return
 	}
-	for j := range t.items {
-		c.stripes[t.items[j].stripe].pending.Add(1)
+	for j := 0; j < len(t.items); {
+		k := t.run(j)
+		c.stripes[t.items[j].stripe].pending.Add(int64(k - j))
+		j = k
 	}
 }
 
@@ -220,21 +226,36 @@ func (c *rowCache) end(t *touched, committed bool) {
 		c.endAll()
 		return
 	}
-	for j := range t.items {
-		it := &t.items[j]
-		s := &c.stripes[it.stripe]
+	for j := 0; j < len(t.items); {
+		k := t.run(j)
+		s := &c.stripes[t.items[j].stripe]
 		s.mu.Lock()
 		s.gen.Add(1)
 		if s.majors {
-			c.fc.Del(it.major[:])
+			c.fc.Del(t.items[j].major[:])
 		}
-		if committed && it.set && len(it.rec)+len(it.val) <= maxEntry && (t.lone(j) || c.fc.Has(it.rec)) {
-			c.fc.Set(it.rec, it.val) // replaces the get entry
-		} else {
-			c.fc.Del(it.rec)
+		for i := j; i < k; i++ {
+			c.endItem(&t.items[i], committed, k-j == 1)
 		}
-		s.pending.Add(-1)
+		s.pending.Add(int64(j - k))
 		s.mu.Unlock()
+		j = k
+	}
+}
+
+// endItem replaces or drops it's get entry after its commit, admitting an
+// uncached put only if admit (under the stripe's lock).
+func (c *rowCache) endItem(it *touchItem, committed, admit bool) {
+	put := committed && it.set && len(it.rec)+len(it.val) <= maxEntry
+	switch {
+	case put && admit:
+		c.fc.Set(it.rec, it.val)
+	case !c.fc.Has(it.rec):
+		// nothing cached: nothing to replace or drop
+	case put:
+		c.fc.Set(it.rec, it.val)
+	default:
+		c.fc.Del(it.rec)
 	}
 }
 
