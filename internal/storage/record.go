@@ -30,6 +30,9 @@ type Record struct {
 func liveAt(exp, nowMs int64) bool { return exp == 0 || exp > nowMs }
 
 func encodeRecord(dst []byte, version []byte, expMs int64, value []byte) []byte {
+	if n := 1 + len(version) + 8 + len(value); cap(dst) < n {
+		dst = make([]byte, 0, n) // one allocation, not one per append
+	}
 	dst = append(dst[:0], recordFormat)
 	dst = append(dst, version...)
 	dst = binary.BigEndian.AppendUint64(dst, uint64(expMs))

@@ -63,11 +63,11 @@ type cacheStripe struct {
 	mu      sync.Mutex // orders a commit's end against fills
 	gen     atomic.Uint64
 	pending atomic.Int64
-	// majors is set (under mu) once a major entry is cached in the stripe,
-	// and cleared when the cache empties: until then a write has no major
-	// entry to drop.
-	majors bool
-	_      [32]byte // keep stripes' locks on separate cache lines
+	// majors and gets are set (under mu) once a major entry or a get entry
+	// is cached in the stripe, and cleared when the cache empties: until
+	// then a write has no entry of that kind to replace or drop.
+	majors, gets bool
+	_            [32]byte // keep stripes' locks on separate cache lines
 }
 
 // quiet reports whether a hit read after gen was g may be used: no commit
@@ -151,6 +151,7 @@ func (s *cacheStripe) add(fc *fastcache.Cache, k, v []byte, gen uint64, major bo
 		return // a write raced the read: its bytes may be stale
 	}
 	s.majors = s.majors || major
+	s.gets = s.gets || !major
 	fc.Set(k, v)
 }
 
@@ -235,7 +236,7 @@ func (c *rowCache) end(t *touched, committed bool) {
 			c.fc.Del(t.items[j].major[:])
 		}
 		for i := j; i < k; i++ {
-			c.endItem(&t.items[i], committed, k-j == 1)
+			c.endItem(s, &t.items[i], committed, k-j == 1)
 		}
 		s.pending.Add(int64(j - k))
 		s.mu.Unlock()
@@ -243,14 +244,15 @@ func (c *rowCache) end(t *touched, committed bool) {
 	}
 }
 
-// endItem replaces or drops it's get entry after its commit, admitting an
+// endItem replaces or drops its get entry after its commit, admitting an
 // uncached put only if admit (under the stripe's lock).
-func (c *rowCache) endItem(it *touchItem, committed, admit bool) {
+func (c *rowCache) endItem(s *cacheStripe, it *touchItem, committed, admit bool) {
 	put := committed && it.set && len(it.rec)+len(it.val) <= maxEntry
 	switch {
 	case put && admit:
+		s.gets = true
 		c.fc.Set(it.rec, it.val)
-	case !c.fc.Has(it.rec):
+	case !s.gets || !c.fc.Has(it.rec):
 		// nothing cached: nothing to replace or drop
 	case put:
 		c.fc.Set(it.rec, it.val)
@@ -264,7 +266,7 @@ func (c *rowCache) endAll() {
 	for i := range c.stripes {
 		c.stripes[i].mu.Lock()
 		c.stripes[i].gen.Add(1)
-		c.stripes[i].majors = false
+		c.stripes[i].majors, c.stripes[i].gets = false, false
 	}
 	c.fc.Reset()
 	for i := range c.stripes {
