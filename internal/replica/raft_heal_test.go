@@ -25,11 +25,7 @@ import (
 func TestRaftCorruptEngineStopsReplicaForHeal(t *testing.T) {
 	g := newGroup(t, 5)
 	l := g.leader()
-	lid, _ := l.Leader()
-	victim := uint64(1)
-	if victim == lid {
-		victim = 2
-	}
+	victim := follower(l)
 	value := func(i int) string { // no repeats, so the sstable holds it as written
 		var b strings.Builder
 		for j := range 4 {

@@ -275,6 +275,14 @@ func (g *testGroup) leader() *Raft {
 	return nil
 }
 
+// follower returns a node that does not lead l's group: 1, or 2 if 1 leads.
+func follower(l *Raft) uint64 {
+	if lid, _ := l.Leader(); lid == 1 {
+		return 2
+	}
+	return 1
+}
+
 func (g *testGroup) write(r *Raft, key, value string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -377,11 +385,7 @@ func TestRaftFollowerReads(t *testing.T) {
 func TestRaftSnapshotCatchUp(t *testing.T) {
 	g := newGroup(t, 20)
 	l := g.leader()
-	lid, _ := l.Leader()
-	var victim uint64 = 1
-	if victim == lid {
-		victim = 2
-	}
+	victim := follower(l)
 	g.stop(victim)
 	var last []byte
 	for i := range 200 {
@@ -411,11 +415,7 @@ func testLogger(t testing.TB) *slog.Logger {
 func TestRaftWipedReplicaRejoins(t *testing.T) {
 	g := newGroup(t, 20)
 	l := g.leader()
-	lid, _ := l.Leader()
-	victim := uint64(1)
-	if victim == lid {
-		victim = 2
-	}
+	victim := follower(l)
 	var last []byte
 	for i := range 100 {
 		v, err := g.write(l, fmt.Sprintf("/w/-/%03d", i), "v")
@@ -465,10 +465,7 @@ func TestRaftRejoinedReplicaIgnoresStaleHeartbeat(t *testing.T) {
 	g := newGroup(t, 20)
 	l := g.leader()
 	lid, term := l.Leader()
-	victim := uint64(1)
-	if victim == lid {
-		victim = 2
-	}
+	victim := follower(l)
 	for i := range 50 {
 		if _, err := g.write(l, fmt.Sprintf("/h/-/%03d", i), "v"); err != nil {
 			t.Fatal(err)
