@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # The Go suite as `make test-go` runs it: go test over every package, its
 # output passed through as it comes and also kept in $TEST_GO_LOG (default
-# a temporary file). When a test fails, its end repeats each failed test's
-# name and the last lines it logged itself, so that the reason survives a
-# CI log cut to its tail: an end-to-end failure dumps its processes' logs
-# (procs_test.go) after the line that says what went wrong.
+# a temporary file, removed when every test passed). When a test fails,
+# the end of the output repeats each failed test's name and the last lines
+# it logged itself, so that the reason survives a CI log cut to its tail:
+# an end-to-end failure dumps its processes' logs (procs_test.go) after the
+# line that says what went wrong.
 #
 # Usage: scripts/test-go.sh [go test flags and packages]
 set -uo pipefail
-log=${TEST_GO_LOG:-$(mktemp -t cairn-test-go.XXXXXX)}
+log=${TEST_GO_LOG:-}
+keep=${log:+1}
+log=${log:-$(mktemp -t cairn-test-go.XXXXXX)}
 "${GO:-go}" test "$@" 2>&1 | tee "$log"
 rc=${PIPESTATUS[0]}
 if [ "$rc" != 0 ]; then
@@ -32,4 +35,5 @@ if [ "$rc" != 0 ]; then
     END { flush() }
   ' "$log"
 fi
+if [ "$rc" = 0 ] && [ -z "$keep" ]; then rm -f "$log"; fi
 exit "$rc"
