@@ -67,6 +67,9 @@ type Batch struct {
 	tracked uint32
 	written [][]byte
 	wbuf    [2][]byte // written's first home
+	// touch lists the records the commit writes, for the row cache; kept
+	// here so that a commit allocates nothing for it.
+	touch touched
 }
 
 // NewBatch starts a batch for the single-shard (lite) store whose versions
@@ -102,11 +105,11 @@ func (b *Batch) Commit(mode SyncMode) error {
 	if rows == nil {
 		return b.commitAll(mode)
 	}
-	var t touched
-	b.touched(&t)
-	rows.begin(&t)
+	t := &b.touch
+	b.touched(t)
+	rows.begin(t)
 	err := b.commitAll(mode) // a panic leaves the stripes pending: no hits, no fills
-	rows.end(&t, err == nil)
+	rows.end(t, err == nil)
 	return err
 }
 
@@ -131,7 +134,7 @@ func (b *Batch) commitAll(mode SyncMode) error {
 // touched lists the records this batch writes, for the row cache: any
 // range deletion or ingestion (or a batch it cannot read) touches every one.
 func (b *Batch) touched(t *touched) {
-	t.items = t.buf[:0]
+	t.all, t.items = false, t.buf[:0]
 	r := b.b.Reader()
 	for {
 		kind, ukey, val, ok, err := r.Next()

@@ -282,14 +282,6 @@ func (e *Engine) Metrics() *pebble.Metrics {
 	return db.Metrics()
 }
 
-// RowCacheStats returns the row cache's size (zero when it is off).
-func (e *Engine) RowCacheStats() RowCacheStats {
-	if e.rows == nil {
-		return RowCacheStats{}
-	}
-	return e.rows.stats()
-}
-
 // Dir returns the engine's directory.
 func (e *Engine) Dir() string { return e.cfg.Dir }
 

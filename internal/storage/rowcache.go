@@ -275,14 +275,14 @@ func (c *rowCache) endAll() {
 	}
 }
 
-// RowCacheStats is the row cache's size and use since the engine opened.
-type RowCacheStats struct {
+// rowCacheStats is the row cache's size and use since the engine opened.
+type rowCacheStats struct {
 	Bytes, Entries int64
 	Hits, Misses   int64
 }
 
-func (c *rowCache) stats() RowCacheStats {
+func (c *rowCache) stats() rowCacheStats {
 	var fs fastcache.Stats
 	c.fc.UpdateStats(&fs)
-	return RowCacheStats{Bytes: int64(fs.BytesSize), Entries: int64(fs.EntriesCount), Hits: c.hits.Load(), Misses: c.misses.Load()}
+	return rowCacheStats{Bytes: int64(fs.BytesSize), Entries: int64(fs.EntriesCount), Hits: c.hits.Load(), Misses: c.misses.Load()}
 }

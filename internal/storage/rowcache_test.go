@@ -74,7 +74,7 @@ func TestRowCacheMatchesPebble(t *testing.T) {
 		}
 		compareReads(t, apps, rng, now)
 	}
-	if st := cached.RowCacheStats(); st.Hits == 0 {
+	if st := cached.rows.stats(); st.Hits == 0 {
 		t.Fatalf("the row cache served no read: %+v", st)
 	}
 }
