@@ -13,7 +13,9 @@
 # or more), `cairn bench load` of RECORDS records of 10 x 100 B, then
 # `cairn bench run` of WORKLOAD for DURATION seconds with THREADS threads
 # (pinned to core 1). The order alternates (before, after; after, before...).
-# The client is always CLIENT (bin/cairn), so only the server differs.
+# The client is always CLIENT (bin/cairn), so only the server differs;
+# CLIENT=same runs each side's own binary as its client too (for a change
+# that touches both, such as gRPC options).
 # PHASE=load measures the load instead (pinned, RECORDS inserts), and runs
 # no workload after it.
 #
@@ -35,7 +37,8 @@ rm -rf "$OUT" && mkdir -p "$OUT"
 printf 'rep\tside\tops_per_s\tserver_us_per_op\tclient_us_per_op\tload\n' >"$OUT/summary.tsv"
 
 run_one() { # side binary rep
-	local side=$1 bin=$2 rep=$3 root pid t0 t1 f
+	local side=$1 bin=$2 rep=$3 root pid t0 t1 f client=$CLIENT
+	[ "$CLIENT" = same ] && client=$bin
 	root=$(mktemp -d)
 	f="$OUT/$side-$rep"
 	"${pin_server[@]}" "$bin" lite --root "$root/s" --port "$PORT" >"$f.lite" 2>&1 &
@@ -46,12 +49,12 @@ run_one() { # side binary rep
 		-p "recordcount=$RECORDS" -p fieldcount=10 -p fieldlength=100 -threads "$THREADS")
 	if [ "$PHASE" = load ]; then # the load itself is measured, pinned
 		t0=$(cpu_ticks "$pid")
-		"${pin_client[@]}" /usr/bin/time -f '%U %S' -o "$f.time" "$CLIENT" bench load "${common[@]}" >"$f.txt" 2>"$f.err"
+		"${pin_client[@]}" /usr/bin/time -f '%U %S' -o "$f.time" "$client" bench load "${common[@]}" >"$f.txt" 2>"$f.err"
 		t1=$(cpu_ticks "$pid")
 	else
-		"$CLIENT" bench load "${common[@]}" >"$f.load" 2>&1
+		"$client" bench load "${common[@]}" >"$f.load" 2>&1
 		t0=$(cpu_ticks "$pid")
-		"${pin_client[@]}" /usr/bin/time -f '%U %S' -o "$f.time" "$CLIENT" bench run "${common[@]}" -p operationcount=1000000000 -p "maxexecutiontime=$DURATION" >"$f.txt" 2>"$f.err"
+		"${pin_client[@]}" /usr/bin/time -f '%U %S' -o "$f.time" "$client" bench run "${common[@]}" -p operationcount=1000000000 -p "maxexecutiontime=$DURATION" >"$f.txt" 2>"$f.err"
 		t1=$(cpu_ticks "$pid")
 	fi
 	kill "$pid" && wait "$pid" 2>/dev/null || true

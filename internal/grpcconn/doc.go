@@ -10,6 +10,10 @@
 // dial a fresh connection per reconnect and run their own back-off; they do
 // not use this package.)
 //
+// Every connection, and every node's gRPC server (ServerWindows), uses
+// static HTTP/2 flow-control windows (window.go), which turn off gRPC's
+// bandwidth-delay pings; internal/transport's dials take DialWindows too.
+//
 // New dials one connection with the policy; Cache keeps one per address
 // until Close. Both are safe for concurrent use.
 //

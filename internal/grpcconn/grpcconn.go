@@ -42,6 +42,7 @@ func Options(extra ...grpc.DialOption) []grpc.DialOption {
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithConnectParams(Policy),
 	}
+	opts = append(opts, DialWindows()...)
 	return append(opts, extra...)
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/cairndb/cairn/api/cairnpb"
 	"github.com/cairndb/cairn/client"
 	"github.com/cairndb/cairn/internal/auth"
+	"github.com/cairndb/cairn/internal/grpcconn"
 	"github.com/cairndb/cairn/internal/httpapi"
 	"github.com/cairndb/cairn/internal/keys"
 	"github.com/cairndb/cairn/internal/replica"
@@ -254,6 +255,7 @@ func (n *Lite) start() error {
 		gopts = append(gopts, grpc.Creds(handshaken{}),
 			grpc.ChainUnaryInterceptor(guard.Unary), grpc.ChainStreamInterceptor(guard.Stream))
 	}
+	gopts = append(gopts, grpcconn.ServerWindows()...)
 	n.grpc = grpc.NewServer(gopts...)
 	cairnpb.RegisterKVServer(n.grpc, srv)
 	if guard != nil {

@@ -311,6 +311,7 @@ func (n *SN) start(addr string, topo *topology.Topology) error {
 		gopts = append(gopts, grpc.Creds(handshaken{}),
 			grpc.ChainUnaryInterceptor(n.sec.guard.Unary), grpc.ChainStreamInterceptor(n.sec.guard.Stream))
 	}
+	gopts = append(gopts, grpcconn.ServerWindows()...)
 	n.grpc = grpc.NewServer(gopts...)
 	cairnpb.RegisterKVServer(n.grpc, kvGate{n: n})
 	transportpb.RegisterRaftServer(n.grpc, raftGate{n: n})

@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/cairndb/cairn/internal/grpcconn"
 	"github.com/cairndb/cairn/internal/transport/transportpb"
 )
 
@@ -287,7 +288,7 @@ func (t *Transport) dial(ctx context.Context, addr string) (*grpc.ClientConn, er
 	if t.cfg.TLS != nil {
 		creds = credentials.NewTLS(t.cfg.TLS)
 	}
-	conn, err := grpc.NewClient("passthrough:///"+addr,
+	opts := append([]grpc.DialOption{
 		grpc.WithTransportCredentials(creds),
 		grpc.WithDefaultCallOptions(
 			grpc.MaxCallSendMsgSize(maxMsgBytes),
@@ -296,7 +297,8 @@ func (t *Transport) dial(ctx context.Context, addr string) (*grpc.ClientConn, er
 		// Backoff must be set: a zero Config would make gRPC retry a
 		// failed connection without delay until we close it.
 		grpc.WithConnectParams(grpc.ConnectParams{Backoff: backoff.DefaultConfig, MinConnectTimeout: t.cfg.DialTimeout}),
-	)
+	}, grpcconn.DialWindows()...)
+	conn, err := grpc.NewClient("passthrough:///"+addr, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("transport: dial %s: %w", addr, err)
 	}

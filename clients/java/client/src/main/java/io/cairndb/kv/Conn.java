@@ -18,6 +18,9 @@ import java.util.concurrent.TimeUnit;
 final class Conn {
   private static final long FAILING_NANOS = TimeUnit.SECONDS.toNanos(1);
 
+  /** The HTTP/2 flow-control window of a connection's streams, in bytes. */
+  static final int FLOW_CONTROL_WINDOW = 4 << 20;
+
   final String addr;
   final ManagedChannel channel;
   final KVGrpc.KVBlockingStub stub;
@@ -35,6 +38,11 @@ final class Conn {
         .directExecutor()
         .disableRetry()
         .maxInboundMessageSize(64 << 20)
+        // A fixed window: grpc-java's automatic flow control (on by default)
+        // sends a PING after every round trip to size the window, which costs
+        // both sides a frame and a wake-up per few calls. The nodes' windows
+        // are fixed at the same 4 MiB (Go internal/grpcconn/window.go).
+        .flowControlWindow(FLOW_CONTROL_WINDOW)
         .build();
     KVGrpc.KVBlockingStub s = KVGrpc.newBlockingStub(channel);
     this.stub = creds == null ? s : s.withCallCredentials(creds);
