@@ -220,7 +220,7 @@ func (c *Client) call(ctx context.Context, o options, rt route, fn attempt) erro
 	backoff := initialBackoff
 	for {
 		var sent atomic.Bool
-		err := fn(context.WithValue(ctx, sentKey{}, &sent), c.pick(), c.header(ctx))
+		err := fn(callContext(ctx, &sent), c.pick(), c.header(ctx))
 		if err == nil {
 			return nil
 		}

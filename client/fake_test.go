@@ -149,8 +149,9 @@ func TestOpenSkipsDeadHost(t *testing.T) {
 
 func TestRequestHeader(t *testing.T) {
 	f := &fakeKV{store: "kvstore", get: func(ctx context.Context, r *cairnpb.GetRequest) (*cairnpb.GetResponse, error) {
-		if _, ok := ctx.Deadline(); !ok {
-			return nil, status.Error(codes.Internal, "no deadline")
+		// The timeout travels in the header only (callctx.go).
+		if dl, ok := ctx.Deadline(); ok {
+			return nil, status.Errorf(codes.Internal, "the call carries a gRPC deadline (%v)", time.Until(dl))
 		}
 		return &cairnpb.GetResponse{}, nil
 	}}
@@ -162,6 +163,41 @@ func TestRequestHeader(t *testing.T) {
 	h := f.headers[0]
 	if h.GetStore() != "kvstore" || h.GetTimeoutMs() <= 0 || h.GetTimeoutMs() > 3000 {
 		t.Errorf("header = %v, want store kvstore and 0 < timeout_ms <= 3000", h)
+	}
+}
+
+// TestTimeoutCancelsServerCall: with no gRPC deadline on the call, the
+// client still gives up at its timeout, with DeadlineExceeded, and the
+// server's handler sees its context end.
+func TestTimeoutCancelsServerCall(t *testing.T) {
+	ended := make(chan error, 1)
+	f := &fakeKV{store: "kvstore", get: func(ctx context.Context, r *cairnpb.GetRequest) (*cairnpb.GetResponse, error) {
+		select {
+		case <-ctx.Done():
+			ended <- ctx.Err()
+			return nil, ctx.Err()
+		case <-time.After(20 * time.Second):
+			ended <- nil
+			return &cairnpb.GetResponse{}, nil
+		}
+	}}
+	addr, _ := serveFake(t, f)
+	c := openFake(t, addr)
+	start := time.Now()
+	_, _, err := c.Get(context.Background(), MustParseKey("/a"), WithTimeout(300*time.Millisecond))
+	if !errors.Is(err, ErrTimeout) {
+		t.Fatalf("Get against a server that never answers = %v, want a timeout", err)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Fatalf("Get gave up after %v, want about 300ms", took)
+	}
+	select {
+	case serr := <-ended:
+		if serr == nil {
+			t.Fatal("the server's handler ran to its end: the client's give-up never reached it")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the server's handler context did not end within 10s of the client giving up")
 	}
 }
 

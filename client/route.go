@@ -309,7 +309,7 @@ func (c *Client) attempt(ctx context.Context, rt route, sent *atomic.Bool, kv ca
 		actx, cancel = context.WithTimeout(ctx, share)
 	}
 	defer cancel()
-	err := fn(context.WithValue(actx, sentKey{}, sent), kv, h)
+	err := fn(callContext(actx, sent), kv, h)
 	// A bounded attempt (a read) that ends in a deadline or cancellation
 	// while the request's own context is alive ran out of its share; gRPC
 	// may report that before actx.Err() is visible here.
