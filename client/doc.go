@@ -42,7 +42,9 @@
 //
 // Every operation (every page, for an iterator) runs under the earlier of
 // the context's deadline and now+Timeout, and tells the server the time left
-// in the request header.
+// in the request header, only there: the RPC's own context carries no gRPC
+// deadline (so no grpc-timeout header, and no server timer per request),
+// yet it ends at the deadline, when gRPC resets the stream (callctx.go).
 //
 // # Errors and retries
 //
