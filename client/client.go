@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"slices"
 	"strings"
 	"sync"
@@ -39,7 +40,8 @@ type Client struct {
 	kvs     []cairnpb.KVClient // kvs[i] talks over conns[i]
 	next    atomic.Uint64      // lite: round-robin cursor into conns
 	cl      *cluster           // nil for cairn lite
-	rr      atomic.Uint64      // cluster: round-robin cursor over replicas
+	rr      atomic.Uint64      // cluster, SpreadReads: round-robin cursor over replicas
+	seed    maphash.Seed       // cluster: this client's ranking of the nodes (home.go)
 	// maxPutManyRecords is the store's max_put_many_records (StoreInfo).
 	maxPutManyRecords atomic.Int32
 	session           *session // the login to a secure store; nil without Config.User
@@ -64,7 +66,7 @@ func Open(ctx context.Context, cfg Config) (*Client, error) {
 		return nil, err
 	}
 	cfg.Hosts = append([]string(nil), cfg.Hosts...)
-	c := &Client{cfg: cfg, pools: make(map[string]*pool)}
+	c := &Client{cfg: cfg, pools: make(map[string]*pool), seed: maphash.MakeSeed()}
 	if cfg.User != "" {
 		c.session = newSession(cfg.User, cfg.Password)
 	}

@@ -96,8 +96,14 @@ var logLevel = slog.LevelError
 // open opens a client with the first node as its only helper host.
 func (tc *testCluster) open(t *testing.T, timeout time.Duration) *client.Client {
 	t.Helper()
-	c, err := client.Open(context.Background(), client.Config{
-		Hosts: []string{tc.sns[0].Addr()}, Store: "kvstore", Timeout: timeout})
+	return tc.openConfig(t, client.Config{Timeout: timeout})
+}
+
+// openConfig opens a client with cfg, its Hosts and Store set here.
+func (tc *testCluster) openConfig(t *testing.T, cfg client.Config) *client.Client {
+	t.Helper()
+	cfg.Hosts, cfg.Store = []string{tc.sns[0].Addr()}, "kvstore"
+	c, err := client.Open(context.Background(), cfg)
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
@@ -297,30 +303,45 @@ func TestClusterOperations(t *testing.T) {
 	}
 }
 
-// TestClusterReadsSpread: NONE_REQUIRED reads spread over a shard's
-// replicas; ABSOLUTE reads and writes go to the leader only.
+// TestClusterReadsSpread: a client's NONE_REQUIRED reads go to its home
+// replica, or with SpreadReads over all of a shard's replicas; ABSOLUTE
+// reads and writes go to the leader only.
 func TestClusterReadsSpread(t *testing.T) {
 	tc := startCluster(t, 3, 1, 3)
 	leader := tc.waitLeader(t, 1)
-	c := tc.open(t, 10*time.Second)
 	ctx := context.Background()
 	key := client.MustParseKey("/spread/-/x")
-	if _, err := c.Put(ctx, key, []byte("v")); err != nil {
+	const reads = 300
+	readAll := func(c *client.Client) map[string]int64 {
+		before := client.AttemptsByAddr(c)
+		for range reads {
+			if _, _, err := c.Get(ctx, key, client.WithConsistency(client.NoneRequired)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		after := client.AttemptsByAddr(c)
+		for a := range after {
+			after[a] -= before[a]
+		}
+		return after
+	}
+
+	home := tc.open(t, 10*time.Second)
+	if _, err := home.Put(ctx, key, []byte("v")); err != nil {
 		t.Fatal(err)
 	}
-	before := client.AttemptsByAddr(c)
-	const reads = 300
-	for range reads {
-		if _, _, err := c.Get(ctx, key, client.WithConsistency(client.NoneRequired)); err != nil {
-			t.Fatal(err)
-		}
+	got := readAll(home)
+	t.Logf("default client, NONE_REQUIRED reads per node: %v", got)
+	if a := client.HomeAddr(home, key); got[a] != reads {
+		t.Errorf("the client's home %s served %d of %d NONE_REQUIRED reads (%v); want all", a, got[a], reads, got)
 	}
-	after := client.AttemptsByAddr(c)
+
+	c := tc.openConfig(t, client.Config{Timeout: 10 * time.Second, SpreadReads: true})
+	got = readAll(c)
 	for _, sn := range tc.sns {
-		got := after[sn.Addr()] - before[sn.Addr()]
-		t.Logf("node %d: %d of %d NONE_REQUIRED reads", sn.ID(), got, reads)
-		if got < reads/5 {
-			t.Errorf("node %d served %d of %d NONE_REQUIRED reads; want them spread over the 3 replicas", sn.ID(), got, reads)
+		t.Logf("SpreadReads, node %d: %d of %d NONE_REQUIRED reads", sn.ID(), got[sn.Addr()], reads)
+		if got[sn.Addr()] < reads/5 {
+			t.Errorf("SpreadReads: node %d served %d of %d NONE_REQUIRED reads; want them spread over the 3 replicas", sn.ID(), got[sn.Addr()], reads)
 		}
 	}
 
@@ -330,7 +351,7 @@ func TestClusterReadsSpread(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	before = client.AttemptsByAddr(c)
+	before := client.AttemptsByAddr(c)
 	for i := range 50 {
 		if _, _, err := c.Get(ctx, key, client.WithConsistency(client.Absolute)); err != nil {
 			t.Fatal(err)
@@ -339,7 +360,7 @@ func TestClusterReadsSpread(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	after = client.AttemptsByAddr(c)
+	after := client.AttemptsByAddr(c)
 	if got := after[leader.Addr()] - before[leader.Addr()]; got != 100 {
 		t.Errorf("the leader (node %d) saw %d of 100 ABSOLUTE reads and writes; attempts before %v after %v",
 			leader.ID(), got, before, after)
@@ -500,20 +521,24 @@ func runFailover(t *testing.T, c *client.Client, kill func()) {
 	}
 }
 
-// TestClusterNodeRestart: while a replica is down, reads go to the others;
-// once it is back, the client uses it again.
+// TestClusterNodeRestart: while a client's home replica is down, its reads
+// go to the others; once it is back, the client reads from it again.
 func TestClusterNodeRestart(t *testing.T) {
 	tc := startCluster(t, 3, 1, 3)
 	leader := tc.waitLeader(t, 1)
-	c := tc.open(t, 10*time.Second)
 	ctx := context.Background()
 	key := client.MustParseKey("/restart/-/x")
+	// A client whose home is a follower, so that writes go on meanwhile.
+	var c *client.Client
+	for c == nil || client.HomeAddr(c, key) == leader.Addr() {
+		c = tc.open(t, 10*time.Second)
+	}
 	if _, err := c.Put(ctx, key, []byte("v")); err != nil {
 		t.Fatal(err)
 	}
 	var down *node.SN
 	for _, sn := range tc.sns {
-		if sn != leader {
+		if sn.Addr() == client.HomeAddr(c, key) {
 			down = sn
 		}
 	}

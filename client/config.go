@@ -43,6 +43,15 @@ type Config struct {
 	// (workload C on a 3-node cluster, 16 threads: 1.12x the throughput of
 	// 2, alternating pairs of cairn bench runs; see docs/benchmarks.md).
 	NodeConns int
+	// SpreadReads sends each read that any replica may serve (NoneRequired,
+	// TimeLag, AtVersion) to a shard's replicas round robin. By default a
+	// client sends them to its home replica of the shard, chosen per client
+	// so that clients spread over the nodes: one node then serves a client's
+	// reads of a shard more cheaply (3-node cluster, workload C: x0.53 the
+	// nodes' CPU per read, see docs/benchmarks.md), and they see its state
+	// only move forward. Spreading lets one client use every replica's
+	// capacity. Unused for cairn lite.
+	SpreadReads bool
 	// ConnectTimeout bounds how long a request to a replicated store waits
 	// for a connection to a node that is not yet (or no longer) connected
 	// before it tries another replica: a host that is down may leave a

@@ -81,8 +81,14 @@
 //     shard's preferred node), follows a not_leader answer's hint at once,
 //     and when no leader is known (an election) tries the other replicas,
 //     pausing between rounds;
-//   - NoneRequired, TimeLag and AtVersion reads go to the replicas round
-//     robin, so they spread the load; a multi-page read stays on one;
+//   - NoneRequired, TimeLag and AtVersion reads go to the client's home
+//     replica of the shard: the first in the client's own random ranking of
+//     the nodes (rendezvous hashing, home.go), so that clients spread over
+//     the nodes while each sends its reads of a shard to one, over warm
+//     connections, and sees that replica's state only move forward. When
+//     the home fails the next ranked replica serves. Config.SpreadReads
+//     sends them round robin instead. A multi-page read stays on one
+//     replica;
 //   - a "rejoining" answer (the replica rebuilds from its peers after its
 //     node lost or set aside its data) sends the request to another replica
 //     at once; the node itself stays usable for its other shards;

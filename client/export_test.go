@@ -11,3 +11,12 @@ func AttemptsByAddr(c *Client) map[string]int64 {
 	}
 	return out
 }
+
+// HomeAddr returns the address of c's home replica (home.go) for the shard
+// of k's major path.
+func HomeAddr(c *Client, k Key) string {
+	t := c.cl.topology()
+	sh, _ := t.Shard(t.ShardForKey(k.Major))
+	n, _ := t.Node(c.readOrder().append(nil, sh.Replicas)[0])
+	return n.Addr
+}

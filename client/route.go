@@ -100,22 +100,18 @@ func (rt route) targets(t *topology.Topology) (topology.ShardID, []topology.Node
 
 // choose picks the node for one attempt. A leader route tries the cached
 // leader, then the shard's preferred node, then the replicas in order; other
-// routes try stick, then the replicas round robin from rr. The first
+// routes try stick, then the replicas in the read order (home.go). The first
 // candidate that is usable (not marked failing) and not avoided (it failed
 // earlier in this operation) wins; failing ones come after, so a request
 // still goes somewhere when every replica is marked.
 func choose(replicas []topology.NodeID, leader bool, cached, preferred, stick topology.NodeID,
-	usable map[topology.NodeID]bool, avoid map[topology.NodeID]bool, rr uint64) topology.NodeID {
+	usable map[topology.NodeID]bool, avoid map[topology.NodeID]bool, reads readOrder) topology.NodeID {
 	var order []topology.NodeID
 	if leader {
 		order = append(order, cached, preferred)
 		order = append(order, replicas...)
 	} else {
-		order = append(order, stick)
-		n := uint64(len(replicas))
-		for i := range n {
-			order = append(order, replicas[(rr+i)%n])
-		}
+		order = reads.append(append(order, stick), replicas)
 	}
 	order = slices.DeleteFunc(order, func(n topology.NodeID) bool {
 		return n == 0 || !slices.Contains(replicas, n)
@@ -220,7 +216,7 @@ func (c *Client) callCluster(ctx context.Context, o options, rt route, fn attemp
 		if sh, ok := t.Shard(shard); ok {
 			preferred = sh.Preferred
 		}
-		id := choose(reps, rt.leader, c.cl.leader(shard), preferred, stick, usable, avoid, c.rr.Add(1))
+		id := choose(reps, rt.leader, c.cl.leader(shard), preferred, stick, usable, avoid, c.readOrder())
 		n, _ := t.Node(id)
 		p, err := c.pool(n.Addr)
 		if err != nil {

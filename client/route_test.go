@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"net"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -60,10 +62,49 @@ func TestChoose(t *testing.T) {
 		{"read: leave a failing sticky replica", false, 0, 0, 3, without(3), nil, 0, 1},
 		{"read: every one failing", false, 0, 0, 0, map[topology.NodeID]bool{}, nil, 1, 2},
 	} {
-		got := choose(reps, tc.leader, tc.cached, tc.preferred, tc.stick, tc.usable, tc.avoid, tc.rr)
+		got := choose(reps, tc.leader, tc.cached, tc.preferred, tc.stick, tc.usable, tc.avoid, readOrder{spread: true, rr: tc.rr})
 		if got != tc.want {
 			t.Errorf("%s: choose = %d, want %d", tc.name, got, tc.want)
 		}
+	}
+}
+
+// TestChooseHome: without SpreadReads a read goes to the client's home
+// replica, the first in its ranking, and down the ranking past replicas that
+// fail or were avoided; leader routes ignore the ranking. Clients with other
+// seeds rank the nodes differently.
+func TestChooseHome(t *testing.T) {
+	reps := []topology.NodeID{1, 2, 3}
+	all := map[topology.NodeID]bool{1: true, 2: true, 3: true}
+	homes := map[topology.NodeID]int{}
+	for range 60 {
+		o := readOrder{seed: maphash.MakeSeed()}
+		rank := o.append(nil, reps)
+		if len(rank) != 3 || !slices.Contains(rank, 1) || !slices.Contains(rank, 2) || !slices.Contains(rank, 3) {
+			t.Fatalf("ranking %v is not a permutation of %v", rank, reps)
+		}
+		for range 5 {
+			if got := choose(reps, false, 0, 0, 0, all, nil, o); got != rank[0] {
+				t.Fatalf("read: choose = %d, want the home %d (ranking %v)", got, rank[0], rank)
+			}
+		}
+		homes[rank[0]]++
+		if got := choose(reps, false, 0, 0, 0, map[topology.NodeID]bool{rank[1]: true, rank[2]: true}, nil, o); got != rank[1] {
+			t.Errorf("read, home failing: choose = %d, want the second ranked %d (ranking %v)", got, rank[1], rank)
+		}
+		if got := choose(reps, false, 0, 0, 0, all, map[topology.NodeID]bool{rank[0]: true, rank[1]: true}, o); got != rank[2] {
+			t.Errorf("read, two avoided: choose = %d, want the third ranked %d (ranking %v)", got, rank[2], rank)
+		}
+		if got := choose(reps, false, 0, 0, rank[2], all, nil, o); got != rank[2] {
+			t.Errorf("read with a sticky replica: choose = %d, want it (%d)", got, rank[2])
+		}
+		if got := choose(reps, true, 0, 3, 0, all, nil, o); got != 3 {
+			t.Errorf("leader route: choose = %d, want the preferred node 3", got)
+		}
+	}
+	// 60 clients all at home on one node: odds 3^-59.
+	if len(homes) < 2 {
+		t.Errorf("homes of 60 clients: %v; want them spread over the nodes", homes)
 	}
 }
 
@@ -363,9 +404,47 @@ func TestRouteUnansweringNode(t *testing.T) {
 	}
 }
 
+// TestRouteReadsHome: a client's NONE_REQUIRED reads of a shard all go to
+// one replica; another client's may go to another.
+func TestRouteReadsHome(t *testing.T) {
+	fc := newFakeCluster(t, 3, 1, nil)
+	ctx := context.Background()
+	homes := map[topology.NodeID]bool{}
+	for i := range 20 {
+		c := fc.open(1)
+		before := fc.calls()
+		for range 10 {
+			if _, _, err := c.Get(ctx, MustParseKey("/a"), WithConsistency(NoneRequired)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		after := fc.calls()
+		var served []topology.NodeID
+		for id := range fc.kvs {
+			if n := after[id] - before[id]; n == 10 {
+				homes[id] = true
+				served = append(served, id)
+			} else if n != 0 {
+				served = append(served, id)
+			}
+		}
+		if len(served) != 1 {
+			t.Fatalf("client %d: reads went to nodes %v (before %v, after %v); want one home", i, served, before, after)
+		}
+	}
+	if len(homes) < 2 { // odds 3^-19
+		t.Errorf("20 clients' homes: %v; want them spread over the nodes", homes)
+	}
+}
+
+// TestRouteReadSpread: with SpreadReads, NONE_REQUIRED reads go round robin.
 func TestRouteReadSpread(t *testing.T) {
 	fc := newFakeCluster(t, 3, 1, nil)
-	c := fc.open(1)
+	c, err := Open(context.Background(), Config{Hosts: []string{fc.addrs[1]}, Store: "kvstore", SpreadReads: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
 	ctx := context.Background()
 	for range 30 {
 		if _, _, err := c.Get(ctx, MustParseKey("/a"), WithConsistency(NoneRequired)); err != nil {
@@ -535,15 +614,19 @@ func BenchmarkChoose(b *testing.B) {
 	reps := []topology.NodeID{1, 2, 3}
 	usable := map[topology.NodeID]bool{1: true, 2: true, 3: true}
 	avoid := map[topology.NodeID]bool{}
+	seed := maphash.MakeSeed()
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
-		choose(reps, i%2 == 0, 2, 1, 0, usable, avoid, uint64(i))
+		choose(reps, i%2 == 0, 2, 1, 0, usable, avoid, readOrder{seed: seed})
 	}
 }
 
 func TestRouteHungNode(t *testing.T) {
-	// Node 1 is stopped: its connection stays open but it never answers.
+	// The client's home replica is stopped: its connection stays open but
+	// it never answers.
 	fc := newFakeCluster(t, 3, 1, nil)
+	c := fc.open(2)
+	home := c.readOrder().append(nil, []topology.NodeID{1, 2, 3})[0]
 	hung := make(chan struct{})
 	t.Cleanup(func() { close(hung) })
 	hang := func(ctx context.Context, _ *cairnpb.GetRequest) (*cairnpb.GetResponse, error) {
@@ -553,19 +636,18 @@ func TestRouteHungNode(t *testing.T) {
 		}
 		return nil, status.Error(codes.Unavailable, "stopped")
 	}
-	fc.kvs[1].get = hang
-	c := fc.open(2)
+	fc.kvs[home].get = hang
 	ctx := context.Background()
 	start := time.Now()
 	for i := range 6 {
 		if _, _, err := c.Get(ctx, MustParseKey("/a"), WithTimeout(time.Second)); err != nil {
-			t.Fatalf("NONE_REQUIRED read %d with node 1 hung: %v", i, err)
+			t.Fatalf("NONE_REQUIRED read %d with node %d (the client's home) hung: %v", i, home, err)
 		}
 	}
 	if d := time.Since(start); d > 800*time.Millisecond {
 		t.Errorf("6 NONE_REQUIRED reads took %v; want one attempt's share (1s/3) lost to the hung node, then it passed over", d)
 	}
-	if n := fc.kvs[1].calls.Load(); n != 1 {
+	if n := fc.kvs[home].calls.Load(); n != 1 {
 		t.Errorf("%d reads went to the hung node, want 1 (then it is marked failing)", n)
 	}
 

@@ -97,6 +97,7 @@ type CairnConfig struct {
 	Timeout     time.Duration // cairn.timeout
 	Conns       int           // cairn.conns
 	NodeConns   int           // cairn.nodeconns
+	SpreadReads bool          // cairn.spreadreads
 	CPUProfile  string        // cairn.cpuprofile: file for a CPU profile of the run, or ""
 }
 
@@ -253,6 +254,7 @@ func NewConfig(phase Phase, workload string, p *Properties) (*Config, error) {
 	c.Cairn.Timeout = r.duration("cairn.timeout")
 	c.Cairn.Conns = r.intMin("cairn.conns", 1)
 	c.Cairn.NodeConns = r.intMin("cairn.nodeconns", 1)
+	c.Cairn.SpreadReads = r.bool("cairn.spreadreads")
 	c.Cairn.CPUProfile = r.str("cairn.cpuprofile")
 	c.Seed = r.uint64("cairn.seed")
 

@@ -113,14 +113,26 @@ class Cluster:
             return True
 
 
+def read_order(replicas: Sequence[int], salt: int, rr: Optional[int] = None) -> List[int]:
+    """The order in which a read that any replica may serve tries replicas
+    (client/home.go): round robin from rr when given (spread_reads), else
+    the client's own ranking of the nodes, a hash of its random salt and the
+    node id, so that each client has a home replica and clients spread over
+    the nodes."""
+    if rr is not None:
+        n = len(replicas)
+        return [replicas[(rr + i) % n] for i in range(n)]
+    return sorted(replicas, key=lambda x: hash((salt, x)))
+
+
 def choose(replicas: Sequence[int], leader: bool, cached: int, preferred: int, stick: int,
-           usable: Dict[int, bool], avoid: Dict[int, bool], rr: int) -> int:
-    """The node for one attempt (client/route.go choose)."""
+           usable: Dict[int, bool], avoid: Dict[int, bool], reads: Sequence[int]) -> int:
+    """The node for one attempt (client/route.go choose); reads is
+    read_order's answer."""
     if leader:
         order: List[int] = [cached, preferred, *replicas]
     else:
-        n = len(replicas)
-        order = [stick] + [replicas[(rr + i) % n] for i in range(n)]
+        order = [stick, *reads]
     order = [x for x in order if x != 0 and x in replicas]
     for x in order:
         if usable.get(x) and not avoid.get(x):

@@ -15,7 +15,7 @@ import grpc
 
 from ._pb import kv_pb2 as pb
 from ._pb import kv_pb2_grpc as pbgrpc
-from ._routing import Cluster, Topology, choose
+from ._routing import Cluster, Topology, choose, read_order
 from ._session import Session
 from .errors import (CairnError, ExecutionAborted, InvalidArgument, StoreMismatch, Unavailable, from_detail,
                      from_rpc_error, make_error)
@@ -282,7 +282,9 @@ class Client:
     ``cairn lite``). The client asks them for StoreInfo; a replicated store
     answers with its topology, and the client then routes each request to
     the shard that owns its key: writes and ABSOLUTE reads to the shard
-    leader, other reads round robin over its replicas.
+    leader, other reads to the client's home replica of the shard (each
+    client ranks the nodes its own random way, so clients spread over them),
+    or round robin over the replicas with ``spread_reads=True``.
 
     ``timeout`` (seconds or timedelta, default 5 s) is each operation's
     default; every method takes ``timeout=`` too. ``durability`` and
@@ -298,7 +300,7 @@ class Client:
                  durability: Optional[Durability] = None, consistency: Optional[Consistency] = None,
                  connect_timeout: Timeout = 2.0, security: Optional[str] = None,
                  ca_file: Optional[str] = None, user: Optional[str] = None,
-                 password: Optional[str] = None) -> None:
+                 password: Optional[str] = None, spread_reads: bool = False) -> None:
         if isinstance(hosts, str):
             hosts = [hosts]
         if not hosts:
@@ -326,6 +328,8 @@ class Client:
         self._conns: Dict[str, _Conn] = {}
         self._closed = False
         self._rr = itertools.count()
+        self._spread_reads = spread_reads
+        self._salt = random.getrandbits(64)  # this client's ranking of the nodes (read_order)
         self._helpers = [self._conn(h) for h in self._hosts]
         self._cluster: Optional[Cluster] = None
         self._put_many_limit = 0  # max_put_many_records, read once from StoreInfo
@@ -488,8 +492,9 @@ class Client:
                 quick = 0
             pause = False
             sh = t.shards.get(shard)
+            reads = [] if rt.leader else read_order(reps, self._salt, next(self._rr) if self._spread_reads else None)
             node = choose(reps, rt.leader, cl.leader(shard), sh.preferred if sh else 0, rt.stick,
-                          usable, avoid, next(self._rr))
+                          usable, avoid, reads)
             conn = self._conn(t.nodes[node])
             h = self._header(deadline)
             h.topology_seq = t.seq

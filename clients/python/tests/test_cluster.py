@@ -168,3 +168,35 @@ def test_moved_partition_hint():
     assert cl.moved(t, major, to, 4)
     assert cl.topo.seq == 5 and cl.topo.shard_for(major) == to
     assert cl.moved(t, major, to, 4)        # t is no longer current: retry with the patched one
+
+
+def test_read_order_home_and_spread():
+    # client/home.go: without spread_reads a client's reads of a shard try
+    # its own ranking of the replicas, the same each time, and clients with
+    # other salts rank them otherwise; with it, round robin.
+    from cairn._routing import choose, read_order
+    reps = (1, 2, 3)
+    all_up = {1: True, 2: True, 3: True}
+    homes = set()
+    for salt in range(60):
+        order = read_order(reps, salt)
+        assert sorted(order) == [1, 2, 3] and read_order(reps, salt) == order
+        homes.add(order[0])
+        assert choose(reps, False, 0, 0, 0, all_up, {}, order) == order[0]
+        up = {order[1]: True, order[2]: True}  # the home is failing
+        assert choose(reps, False, 0, 0, 0, up, {}, order) == order[1]
+        assert choose(reps, False, 0, 0, 0, all_up, {order[0]: True, order[1]: True}, order) == order[2]
+        assert choose(reps, True, 0, 3, 0, all_up, {}, []) == 3  # leader routes ignore it
+    assert homes == {1, 2, 3}, homes
+    assert [read_order(reps, 0, rr)[0] for rr in range(4)] == [1, 2, 3, 1]
+
+
+def test_spread_reads(cluster, ns):
+    k = Key([ns, "spread"]).child("x")
+    with Client(cluster.hosts[:1], store=STORE, timeout=10) as home, \
+            Client(cluster.hosts[:1], store=STORE, timeout=10, spread_reads=True) as spread:
+        v = home.put(k, b"v")
+        wait_for(lambda: all(spread.get(k) is not None for _ in range(6)), what="every replica to have the record")
+        for c in (home, spread):
+            for _ in range(6):
+                assert c.get(k).version == v

@@ -6,8 +6,9 @@ import java.util.concurrent.TimeUnit;
 /**
  * Which replica may serve a read, and how fresh it must be. As
  * {@code oracle.kv.Consistency}: {@link #ABSOLUTE} reads go to the shard
- * leader; {@link #NONE_REQUIRED} (the default) reads go round robin over the
- * shard's replicas; {@link Time} and {@link Version} ask a replica to be
+ * leader; {@link #NONE_REQUIRED} (the default) reads go to any of the
+ * shard's replicas (the store handle's home replica, see
+ * {@link KVStoreConfig#setSpreadReads}); {@link Time} and {@link Version} ask a replica to be
  * within a lag of the leader, or to have applied a version, waiting up to a
  * timeout for it.
  */

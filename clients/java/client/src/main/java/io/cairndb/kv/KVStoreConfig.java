@@ -19,6 +19,7 @@ public class KVStoreConfig {
   private String trustedCAFile;
   private String user;
   private String password;
+  private boolean spreadReads;
 
   /**
    * @param storeName the store's name (a node serving another store is refused)
@@ -79,6 +80,23 @@ public class KVStoreConfig {
 
   public Consistency getConsistency() {
     return consistency;
+  }
+
+  /**
+   * Send each read that any replica may serve (NONE_REQUIRED, time lag,
+   * version consistency) round robin over the shard's replicas. By default
+   * (false) a store handle sends them to its home replica of the shard,
+   * chosen per handle so that handles spread over the nodes: one node then
+   * serves them more cheaply, and the handle sees that replica's state only
+   * move forward. Spreading lets one handle use every replica.
+   */
+  public KVStoreConfig setSpreadReads(boolean spread) {
+    this.spreadReads = spread;
+    return this;
+  }
+
+  public boolean getSpreadReads() {
+    return spreadReads;
   }
 
   /** The default durability of writes (default COMMIT_WRITE_NO_SYNC, the server's). */

@@ -55,13 +55,49 @@ final class Retry {
   }
 
   /**
+   * The order in which a read that any replica may serve tries the replicas
+   * (client/home.go): round robin from rr when rr is not negative
+   * (KVStoreConfig.setSpreadReads), else the handle's own ranking of the
+   * nodes, a hash of its random salt and the node id (rendezvous hashing),
+   * so that each handle has a home replica and handles spread over the nodes.
+   */
+  static long[] readOrder(long[] replicas, long salt, int rr) {
+    int n = replicas.length;
+    long[] order = new long[n];
+    if (rr >= 0) {
+      for (int i = 0; i < n; i++) {
+        order[i] = replicas[(rr + i) % n];
+      }
+      return order;
+    }
+    long[] ranks = new long[n];
+    for (int i = 0; i < n; i++) { // an insertion sort by rank: a shard has a handful of replicas
+      long x = replicas[i];
+      long r = rank(salt, x);
+      int j = i;
+      for (; j > 0 && r < ranks[j - 1]; j--) {
+        order[j] = order[j - 1];
+        ranks[j] = ranks[j - 1];
+      }
+      order[j] = x;
+      ranks[j] = r;
+    }
+    return order;
+  }
+
+  /** A node's rank for a salt: the JDK's SplittableRandom mixes the two. */
+  private static long rank(long salt, long node) {
+    return new java.util.SplittableRandom(salt ^ node).nextLong();
+  }
+
+  /**
    * The node for one attempt: for the leader, the cached leader, the
    * preferred node, then the replicas in order; otherwise the sticky
-   * replica, then round robin. The first usable node not avoided wins, then
-   * the first not avoided, then the first.
+   * replica, then the read order (readOrder). The first usable node not
+   * avoided wins, then the first not avoided, then the first.
    */
   static long choose(long[] replicas, boolean leader, long cached, long preferred, long stick,
-      Map<Long, Boolean> usable, Map<Long, Boolean> avoid, int rr) {
+      Map<Long, Boolean> usable, Map<Long, Boolean> avoid, long[] reads) {
     int n = replicas.length;
     long[] order = new long[n + 2];
     int k = 0;
@@ -73,8 +109,8 @@ final class Retry {
       }
     } else {
       order[k++] = stick;
-      for (int i = 0; i < n; i++) {
-        order[k++] = replicas[(rr + i) % n];
+      for (long r : reads) {
+        order[k++] = r;
       }
     }
     long firstValid = 0;

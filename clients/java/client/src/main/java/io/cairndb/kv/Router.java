@@ -25,8 +25,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  *   <li>cairn lite (no topology): round robin over the helper hosts,
  *       skipping hosts that failed in the last second.
  *   <li>a replicated store: writes and ABSOLUTE reads go to the shard leader
- *       (cached, else the preferred node), other reads round robin over its
- *       replicas; not_leader hints are followed, wrong_shard's
+ *       (cached, else the preferred node), other reads to the handle's home
+ *       replica of the shard (Retry.readOrder), or round robin over its
+ *       replicas with KVStoreConfig.setSpreadReads; not_leader hints are followed, wrong_shard's
  *       moved_to_shard is adopted at once, a stale topology is refreshed.
  *   <li>a write that may have been applied is never retried (maybeApplied);
  *       CANCELLED and DEADLINE_EXCEEDED are never retried; others back off
@@ -53,13 +54,19 @@ final class Router {
   private final List<Conn> helpers = new ArrayList<>();
   private final Map<String, Conn> conns = new ConcurrentHashMap<>();
   private final AtomicInteger rr = new AtomicInteger();
+  /** KVStoreConfig.setSpreadReads: replica reads round robin, not to this handle's home replica. */
+  private final boolean spreadReads;
+  /** This handle's ranking of the nodes (Retry.readOrder). */
+  private final long salt = ThreadLocalRandom.current().nextLong();
   private volatile boolean closed;
   Cluster cluster; // null for cairn lite; set once by open()
   /** The store's max_put_many_records (StoreInfo), set once by open(). */
   volatile int maxPutManyRecords = 1;
 
-  Router(String store, List<String> hosts, long connectTimeoutNanos, String caFile, Session session) {
+  Router(String store, List<String> hosts, long connectTimeoutNanos, String caFile, Session session,
+      boolean spreadReads) {
     this.store = store;
+    this.spreadReads = spreadReads;
     this.hosts = hosts;
     this.connectTimeout = connectTimeoutNanos;
     this.tls = caFile == null ? null : tlsContext(caFile);
@@ -298,8 +305,10 @@ final class Router {
       }
       pause = false;
       Topology.Shard sh = t.shards.get(shard);
+      long[] reads = rt.leader ? reps
+          : Retry.readOrder(reps, salt, spreadReads ? rr.getAndIncrement() & Integer.MAX_VALUE : -1);
       long node = Retry.choose(reps, rt.leader, cl.leader(shard), sh == null ? 0 : sh.preferred, rt.stick,
-          usable, avoid, rr.getAndIncrement() & Integer.MAX_VALUE);
+          usable, avoid, reads);
       Conn conn = conn(t.nodes.get(node));
       long remaining = deadline - System.nanoTime();
       ErrorInfo e;

@@ -29,7 +29,7 @@ final class StoreImpl implements KVStore {
     this.durability = cfg.getDurability();
     this.router = new Router(cfg.getStoreName(), List.of(cfg.getHelperHosts()),
         cfg.getSocketOpenTimeout(TimeUnit.NANOSECONDS), cfg.getTrustedCAFile(),
-        cfg.getUser() == null ? null : new Session(cfg.getUser(), cfg.getPassword()));
+        cfg.getUser() == null ? null : new Session(cfg.getUser(), cfg.getPassword()), cfg.getSpreadReads());
     this.multi = new Multi(this);
   }
 

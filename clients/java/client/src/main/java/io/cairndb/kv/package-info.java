@@ -21,7 +21,9 @@
  *   <li>Routing follows the Go client (client/route.go): the topology comes
  *       from StoreInfo; a key's major path hashes to a partition and a
  *       shard; writes and {@link io.cairndb.kv.Consistency#ABSOLUTE} reads go
- *       to the shard leader, other reads round robin over its replicas;
+ *       to the shard leader, other reads to the handle's home replica of the
+ *       shard (or round robin over its replicas, with
+ *       {@link io.cairndb.kv.KVStoreConfig#setSpreadReads});
  *       not_leader hints and wrong_shard's moved_to_shard are followed, and
  *       a stale topology is refreshed.
  *   <li>A write that may have been applied is never retried: it fails with

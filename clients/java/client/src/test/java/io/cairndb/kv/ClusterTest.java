@@ -119,6 +119,30 @@ class ClusterTest {
   }
 
   @Test
+  @Order(3)
+  void spreadReadsServe() throws Exception {
+    Key k = Key.createKey(List.of(ns, "spread"), List.of("x"));
+    Version v = store.put(k, v("v"));
+    try (KVStore spread = KVStoreFactory.getStore(new KVStoreConfig(Procs.STORE, cluster.hosts()[0])
+        .setRequestTimeout(10, TimeUnit.SECONDS).setSpreadReads(true))) {
+      for (int i = 0; i < 6; i++) {
+        ValueVersion got = spread.get(k, Consistency.ABSOLUTE, 0, null);
+        assertEquals(v, got.getVersion());
+      }
+      for (int i = 0; i < 6; i++) { // NONE_REQUIRED, round robin: every replica applies the put soon
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        ValueVersion got = spread.get(k);
+        while (got == null && System.nanoTime() < deadline) {
+          Thread.sleep(10); // polling a condition, with a deadline
+          got = spread.get(k);
+        }
+        assertNotNull(got, "a replica never applied the put");
+        assertEquals(v, got.getVersion());
+      }
+    }
+  }
+
+  @Test
   @Order(4)
   void leaderKilledWritesKeepSucceeding() throws Exception {
     Key k0 = Key.createKey(List.of(ns), List.of("0"));
