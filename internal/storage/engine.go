@@ -186,7 +186,11 @@ func Open(cfg Config) (_ *Engine, err error) {
 			return // opening: Pebble's open returns the error itself
 		}
 		e.log.Error("a write Pebble cannot survive failed; recording the fault", "err", err)
-		e.recordFault(err)
+		// Fatal here, in the goroutine that saw the failure, rather than
+		// when Pebble hands the error on: on some paths it panics instead
+		// (closing a WAL it rotates during an ingest), and that panic can
+		// end the process with Go's exit status 2 before any recover.
+		e.Fatal(err)
 	}
 	e.fs = &walFS{FS: e.io}
 	e.cache = pebble.NewCache(cfg.CacheBytes)

@@ -50,9 +50,9 @@ type ioFS struct {
 	// (space.go).
 	budget func(n int64, flush bool) error
 	// fatal is called, before the error is returned, for a failure that
-	// Pebble cannot survive (a WAL's or the MANIFEST's): Pebble may then
-	// call Fatalf, or panic (it does when it cannot create the next WAL),
-	// so the fault must be recorded first.
+	// Pebble cannot survive (a WAL's or the MANIFEST's), and does not
+	// return once the engine is running: Pebble might otherwise call
+	// Fatalf, or panic (it does when it cannot create or close a WAL).
 	fatal func(*IOError)
 }
 

@@ -730,3 +730,48 @@ func TestCorruptionFoundIsRecheckedAtOpen(t *testing.T) {
 	}
 	t.Fatal("no flipped sstable byte was found by a read or the scrub")
 }
+
+// TestInstallWALFaultIsFatal: a snapshot install whose sstables overlap the
+// memtable makes Pebble rotate the WAL inside the ingest; when closing the
+// old WAL fails, Pebble panics while its mutex is unlocked, which Go turns
+// into an unrecoverable "unlock of unlocked mutex" (exit status 2). The
+// engine's Fatal must come first, naming the failed file.
+func TestInstallWALFaultIsFatal(t *testing.T) {
+	seed := testSeed(t)
+	rng := rand.New(rand.NewPCG(seed, 7))
+	src := testEngine(t)
+	next := shardFill(t, src, 2, rng, 1, 60, 1<<10)
+
+	mem := vfs.NewCrashableMem()
+	var armed atomic.Bool
+	inj := errorfs.InjectorFunc(func(op errorfs.Op) error {
+		sync := op.Kind == errorfs.OpFileSync || op.Kind == errorfs.OpFileSyncData || op.Kind == errorfs.OpFileSyncTo
+		if armed.Load() && sync && strings.HasSuffix(op.Path, ".log") {
+			return syscall.EIO
+		}
+		return nil
+	})
+	cfg := memConfig(errorfs.Wrap(mem, inj))
+	cfg.MemTableBytes = 64 << 20 // the shard's records stay in the memtable
+	fatal := make(chan error, 1)
+	cfg.Fatal = func(err error) {
+		fatal <- err
+		select {} // a fatal error never returns: this goroutine is "dead"
+	}
+	dst, err := Open(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shardFill(t, dst, 2, rng, 1, 30, 1<<10)
+	in := importInto(t, src, dst, 2, rng)
+	armed.Store(true)
+	go func() { _ = in.Install(installState(next - 1)) }()
+	select {
+	case ferr := <-fatal:
+		if !strings.Contains(ferr.Error(), ".log") || !strings.Contains(ferr.Error(), "EIO") {
+			t.Fatalf("fatal error does not name the WAL and errno: %v", ferr)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a failed WAL fsync during an install did not stop the engine")
+	}
+}
