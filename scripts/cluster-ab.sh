@@ -9,6 +9,7 @@
 #   make build                                  # the change, as bin/cairn
 #   BEFORE=/tmp/cairn-before AFTER=bin/cairn scripts/cluster-ab.sh
 #   REPS=3 WORKLOAD=c CONSISTENCY=none_required BEFORE=... AFTER=... scripts/cluster-ab.sh
+#   DURABILITY=sync BEFORE=... AFTER=... scripts/cluster-ab.sh   # every write fsyncs on the leader
 #   AFTER_FLAGS=--sn-flag=--raft-log-keep=512 BEFORE=bin/cairn AFTER=bin/cairn scripts/cluster-ab.sh
 #
 # It prints, and writes to OUT/summary.tsv, one line per run: throughput,
@@ -20,13 +21,15 @@
 #
 # Environment (default): BEFORE, AFTER (required), REPS (3), RECORDS
 # (50000), WORKLOAD (a), DURATION (20), THREADS (16), CONSISTENCY (the
-# bench's default, none_required), AFTER_FLAGS (extra `cluster start`
+# bench's default, none_required), DURABILITY (the bench's default,
+# write_no_sync; or sync, no_sync), AFTER_FLAGS (extra `cluster start`
 # flags for the after side only), OUT (results/cluster-ab).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 : "${BEFORE:?set BEFORE to the binary before the change}" "${AFTER:?set AFTER to the binary after it}"
 REPS=${REPS:-3} RECORDS=${RECORDS:-50000} WORKLOAD=${WORKLOAD:-a} DURATION=${DURATION:-20}
-THREADS=${THREADS:-16} CONSISTENCY=${CONSISTENCY:-none_required} AFTER_FLAGS=${AFTER_FLAGS:-}
+THREADS=${THREADS:-16} CONSISTENCY=${CONSISTENCY:-none_required} DURABILITY=${DURABILITY:-write_no_sync}
+AFTER_FLAGS=${AFTER_FLAGS:-}
 OUT=${OUT:-results/cluster-ab}
 command -v python3 >/dev/null || { echo "cluster-ab: python3 is needed to read cluster.json" >&2; exit 1; }
 hz=$(getconf CLK_TCK)
@@ -65,7 +68,7 @@ run_one() { # side binary rep
 	hosts=$(python3 -c "import json;print(','.join(n['addr'] for n in json.load(open('$ROOT/cluster/cluster.json'))['nodes']))")
 	PIDS=$(python3 -c "import json;print(' '.join(str(n['pid']) for n in json.load(open('$ROOT/cluster/cluster.json'))['nodes']))")
 	local common=(-db cairn -threads "$THREADS" -p "cairn.hosts=$hosts" -p "recordcount=$RECORDS"
-		-p "cairn.consistency=$CONSISTENCY")
+		-p "cairn.consistency=$CONSISTENCY" -p "cairn.durability=$DURABILITY")
 	t0=$(node_ticks)
 	/usr/bin/time -f '%U %S' -o "$f.load.time" "$BIN" bench load -P workloads/workloada "${common[@]}" >"$f.load" 2>&1
 	t1=$(node_ticks)

@@ -251,6 +251,17 @@ func (r *Raft) handleReady() error {
 		}
 	}
 	r.finishInbound(nil) // stepped before this Ready, and not in it: declined
+	// A leader sends before it writes (Raft thesis §10.2.1), so its
+	// followers persist the entries while it does. Raft counts the
+	// leader's own copy at once, but no follower's ack is stepped before
+	// this Ready is written (this loop does both), so nothing commits
+	// before the leader holds it as durably as the Ready asks. A follower
+	// or candidate sends only after: its acks and votes promise what it
+	// wrote.
+	leader := r.IsLeader()
+	if leader {
+		r.cfg.Sender.Send(r.cfg.Shard, rd.Messages)
+	}
 	var wrote bool
 	var err error
 	rb.mode, wrote, err = r.persistInto(rb.b, rd)
@@ -268,7 +279,9 @@ func (r *Raft) handleReady() error {
 		r.table.Store(rb.b.Table()) // published once durable, before the applied index
 	}
 	r.ackLocal()
-	r.cfg.Sender.Send(r.cfg.Shard, rd.Messages)
+	if !leader {
+		r.cfg.Sender.Send(r.cfg.Shard, rd.Messages)
+	}
 	if len(rd.CommittedEntries) > 0 {
 		r.afterApply(done, rd.CommittedEntries[len(rd.CommittedEntries)-1].GetIndex())
 		if err := r.maybeTruncate(r.applied.Load()); err != nil {
@@ -307,8 +320,8 @@ func (r *Raft) setLeader(lead uint64) {
 	}
 }
 
-// persistInto adds to b what Ready asks to be durable before messages go
-// out, and returns the sync mode that needs. Without entries or a new hard
+// persistInto adds to b what Ready asks to be durable before a follower's
+// messages go out (a leader's went out first: see handleReady), and returns the sync mode that needs. Without entries or a new hard
 // state it writes nothing (wrote=false) and the mode is NoSync: applying
 // alone needs no log durability, the log already has it.
 func (r *Raft) persistInto(b *storage.Batch, rd raft.Ready) (mode storage.SyncMode, wrote bool, err error) {
