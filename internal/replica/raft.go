@@ -86,6 +86,10 @@ type RaftConfig struct {
 	TickInterval time.Duration
 	// ElectionTicks and HeartbeatTicks, in ticks. Defaults 10 and 1.
 	ElectionTicks, HeartbeatTicks int
+	// CommitLinger is how long a leader may hold an append that only
+	// carries a new commit index, waiting for a later append to the same
+	// follower to carry it (raft_commit.go). Default 1ms; negative: none.
+	CommitLinger time.Duration
 	// LogKeep entries stay in the log after truncation; truncation runs when
 	// the log holds twice as many. Default 10000.
 	LogKeep       uint64
@@ -109,6 +113,9 @@ func (c *RaftConfig) setDefaults() {
 	}
 	if c.LogKeep == 0 {
 		c.LogKeep = 10000
+	}
+	if c.CommitLinger == 0 {
+		c.CommitLinger = time.Millisecond
 	}
 	if c.MaxGroup == 0 {
 		c.MaxGroup = 512
@@ -171,6 +178,7 @@ type Raft struct {
 	confWait  []*confWaiter
 	readSeq   uint64
 	readWait  map[string][]*readRequest
+	held      heldCommits // a leader's commit-only appends (raft_commit.go)
 	readIndex []*readRequest
 	ticks     int
 	// impossibleLogged is when impossibleAck last logged (loop goroutine only).

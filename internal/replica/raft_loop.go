@@ -44,6 +44,8 @@ func (r *Raft) loop() {
 			fn(r.rn)
 		case in := <-r.snapIn:
 			r.takeSnapshot(in)
+		case <-r.held.c:
+			r.sendHeld()
 		}
 		r.drain()
 		if r.rn.HasReady() && r.canWrite() {
@@ -260,7 +262,7 @@ func (r *Raft) handleReady() error {
 	// wrote.
 	leader := r.IsLeader()
 	if leader {
-		r.cfg.Sender.Send(r.cfg.Shard, rd.Messages)
+		r.leaderSend(rd.Messages)
 	}
 	var wrote bool
 	var err error
@@ -316,6 +318,7 @@ func (r *Raft) setLeader(lead uint64) {
 		r.signal()
 	}
 	if was == r.cfg.Node && lead != r.cfg.Node {
+		r.held.take() // a former leader's appends: followers would refuse them
 		r.failReads(&NotLeaderError{Leader: lead})
 	}
 }
@@ -528,6 +531,7 @@ func (r *Raft) maybeTruncate(applied uint64) error {
 }
 
 func (r *Raft) shutdown() {
+	r.held.take()
 	r.finishInbound(ErrClosed)
 	for id, p := range r.pending {
 		delete(r.pending, id)

@@ -26,9 +26,10 @@ type memNet struct {
 	mu    sync.Mutex
 	nodes map[uint64]*Raft
 	cut   map[uint64]bool
-	// votes counts the (pre-)vote requests each node sent.
-	votes map[uint64]int
-	snaps sync.WaitGroup // snapshot sends under way
+	// votes counts the (pre-)vote requests each node sent, commitOnly
+	// the appends without entries (raft_commit.go).
+	votes, commitOnly map[uint64]int
+	snaps             sync.WaitGroup // snapshot sends under way
 	// snapRead, if set, runs on the receiver once it has read a
 	// snapshot's last chunk, before it hands the snapshot to its loop.
 	snapRead func(to *Raft)
@@ -42,7 +43,20 @@ func (n *memNet) countVotes(from uint64, msgs []*raftpb.Message) {
 		if t := m.GetType(); t == raftpb.MsgPreVote || t == raftpb.MsgVote {
 			n.votes[from]++
 		}
+		if commitOnly(m) {
+			if n.commitOnly == nil {
+				n.commitOnly = map[uint64]int{}
+			}
+			n.commitOnly[from]++
+		}
 	}
+}
+
+// commitOnlySent returns how many appends without entries node id has sent.
+func (n *memNet) commitOnlySent(id uint64) int {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.commitOnly[id]
 }
 
 // voteRequests returns how many vote requests node id has sent.
@@ -160,6 +174,8 @@ type testGroup struct {
 	fs map[uint64]vfs.FS
 	// onCorrupt, if set for a node, is its engine's corruption handler.
 	onCorrupt map[uint64]func(error)
+	// linger is every replica's CommitLinger (0: the default).
+	linger time.Duration
 }
 
 func newGroup(t *testing.T, logKeep uint64) *testGroup { return newGroupTB(t, logKeep) }
@@ -184,8 +200,13 @@ func newGroupTick(t testing.TB, logKeep uint64, tick time.Duration) *testGroup {
 
 // newGroupOn starts a group whose nodes in fs keep their engines there.
 func newGroupOn(t testing.TB, logKeep uint64, tick time.Duration, fs map[uint64]vfs.FS) *testGroup {
-	g := &testGroup{t: t, net: &memNet{nodes: map[uint64]*Raft{}, cut: map[uint64]bool{}, votes: map[uint64]int{}},
-		dirs: map[uint64]string{}, engines: map[uint64]*storage.Engine{}, logKeep: logKeep, tick: tick, fs: fs}
+	return newGroupLinger(t, logKeep, tick, fs, 0)
+}
+
+// newGroupLinger is newGroupOn with every replica's CommitLinger.
+func newGroupLinger(t testing.TB, logKeep uint64, tick time.Duration, fs map[uint64]vfs.FS, linger time.Duration) *testGroup {
+	g := &testGroup{t: t, net: &memNet{nodes: map[uint64]*Raft{}, cut: map[uint64]bool{}, votes: map[uint64]int{}, commitOnly: map[uint64]int{}},
+		dirs: map[uint64]string{}, engines: map[uint64]*storage.Engine{}, logKeep: logKeep, tick: tick, fs: fs, linger: linger}
 	for id := uint64(1); id <= 3; id++ {
 		g.dirs[id] = t.TempDir()
 		if fs[id] != nil {
@@ -219,7 +240,7 @@ func (g *testGroup) startWith(id uint64, rejoin bool) {
 		Shard: 1, Node: id, Voters: []uint64{1, 2, 3}, Origin: 77, Preferred: g.preferred, Rejoin: rejoin,
 		Spans:        storage.ShardSpans(1),
 		Partitions:   []keys.PartitionID{0, 1, 2, 3},
-		TickInterval: g.tick, LogKeep: g.logKeep,
+		TickInterval: g.tick, LogKeep: g.logKeep, CommitLinger: g.linger,
 		Sender: memSender{g.net, id}, Logger: testLogger(g.t),
 		Fatal: func(err error) { g.t.Errorf("fatal on node %d: %v", id, err) },
 	})
@@ -291,6 +312,30 @@ func (g *testGroup) write(r *Raft, key, value string) ([]byte, error) {
 		return nil, err
 	}
 	return res.Ops[0].NewVersion, res.Err
+}
+
+// writeConcurrently runs writers goroutines of each SYNC writes on r and
+// returns r's applied index after the last.
+func (g *testGroup) writeConcurrently(r *Raft, writers, each int) uint64 {
+	g.t.Helper()
+	var wg sync.WaitGroup
+	errs := make(chan error, writers)
+	for w := range writers {
+		wg.Go(func() {
+			for i := range each {
+				if _, err := g.write(r, fmt.Sprintf("/w%d/-/%d", w, i), "v"); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		g.t.Fatal(err)
+	}
+	return r.AppliedIndex()
 }
 
 func waitApplied(t *testing.T, r *Raft, index uint64) {
