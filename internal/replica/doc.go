@@ -29,6 +29,17 @@
 // the TTL sweeper, which proposes Expire commands like any client. Close
 // stops both and waits for them.
 //
+// # Messages
+//
+// A follower or candidate sends a Ready's messages only once the Ready is
+// written: its acknowledgements and votes promise what it wrote. A leader
+// sends first (Raft thesis §10.2.1), so its followers persist entries while
+// it does; no follower's acknowledgement is stepped before the leader's own
+// write is done (one goroutine does both), so nothing commits before the
+// leader holds it too. A leader holds an append that only carries a new
+// commit index for up to RaftConfig.CommitLinger, until a later append to
+// the same follower carries it (raft_commit.go).
+//
 // # Membership
 //
 // A replica serves reads (ReadReady) only while it is a voter of its
