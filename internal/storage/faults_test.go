@@ -353,22 +353,32 @@ func TestNewestWALHole(t *testing.T) {
 // TestFatalRecordsFault: a failed WAL fsync is fatal; the fault is recorded
 // with the file and errno, and the next open refuses (a replicated node
 // rebuilds) unless told to clear it once the files prove whole.
-func TestFatalRecordsFault(t *testing.T) {
-	mem := vfs.NewCrashableMem()
-	var armed atomic.Bool
-	inj := errorfs.InjectorFunc(func(op errorfs.Op) error {
+// walSyncFails fails every fsync of a WAL with EIO while armed.
+func walSyncFails(armed *atomic.Bool) errorfs.Injector {
+	return errorfs.InjectorFunc(func(op errorfs.Op) error {
 		sync := op.Kind == errorfs.OpFileSync || op.Kind == errorfs.OpFileSyncData || op.Kind == errorfs.OpFileSyncTo
 		if armed.Load() && sync && strings.HasSuffix(op.Path, ".log") {
 			return syscall.EIO
 		}
 		return nil
 	})
-	cfg := memConfig(errorfs.Wrap(mem, inj))
-	fatal := make(chan error, 1)
-	cfg.Fatal = func(err error) {
+}
+
+// blockingFatal is a Config.Fatal that hands its error to fatal and, as a
+// fatal error never returns, blocks its goroutine for good.
+func blockingFatal(fatal chan<- error) func(error) {
+	return func(err error) {
 		fatal <- err
-		select {} // a fatal error never returns: this goroutine is "dead"
+		select {}
 	}
+}
+
+func TestFatalRecordsFault(t *testing.T) {
+	mem := vfs.NewCrashableMem()
+	var armed atomic.Bool
+	cfg := memConfig(errorfs.Wrap(mem, walSyncFails(&armed)))
+	fatal := make(chan error, 1)
+	cfg.Fatal = blockingFatal(fatal)
 	e, err := Open(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -744,20 +754,10 @@ func TestInstallWALFaultIsFatal(t *testing.T) {
 
 	mem := vfs.NewCrashableMem()
 	var armed atomic.Bool
-	inj := errorfs.InjectorFunc(func(op errorfs.Op) error {
-		sync := op.Kind == errorfs.OpFileSync || op.Kind == errorfs.OpFileSyncData || op.Kind == errorfs.OpFileSyncTo
-		if armed.Load() && sync && strings.HasSuffix(op.Path, ".log") {
-			return syscall.EIO
-		}
-		return nil
-	})
-	cfg := memConfig(errorfs.Wrap(mem, inj))
+	cfg := memConfig(errorfs.Wrap(mem, walSyncFails(&armed)))
 	cfg.MemTableBytes = 64 << 20 // the shard's records stay in the memtable
 	fatal := make(chan error, 1)
-	cfg.Fatal = func(err error) {
-		fatal <- err
-		select {} // a fatal error never returns: this goroutine is "dead"
-	}
+	cfg.Fatal = blockingFatal(fatal)
 	dst, err := Open(cfg)
 	if err != nil {
 		t.Fatal(err)
