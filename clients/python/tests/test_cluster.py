@@ -191,12 +191,26 @@ def test_read_order_home_and_spread():
     assert [read_order(reps, 0, rr)[0] for rr in range(4)] == [1, 2, 3, 1]
 
 
-def test_spread_reads(cluster, ns):
+def test_spread_reads(cluster, ns, monkeypatch):
+    # A client's NONE_REQUIRED reads of a shard go to its home replica; with
+    # spread_reads=True, round robin over the shard's three replicas.
+    import cairn.client as client_mod
+    served = []
+    real = client_mod.choose
+
+    def spy(*args, **kwargs):
+        node = real(*args, **kwargs)
+        served.append(node)
+        return node
+
+    monkeypatch.setattr(client_mod, "choose", spy)
     k = Key([ns, "spread"]).child("x")
     with Client(cluster.hosts[:1], store=STORE, timeout=10) as home, \
             Client(cluster.hosts[:1], store=STORE, timeout=10, spread_reads=True) as spread:
         v = home.put(k, b"v")
         wait_for(lambda: all(spread.get(k) is not None for _ in range(6)), what="every replica to have the record")
-        for c in (home, spread):
+        for c, nodes in ((home, 1), (spread, 3)):
+            served.clear()
             for _ in range(6):
                 assert c.get(k).version == v
+            assert len(set(served)) == nodes, f"reads went to nodes {served}"
