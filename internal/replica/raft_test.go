@@ -35,8 +35,9 @@ type memNet struct {
 	snapRead func(to *Raft)
 }
 
-// countVotes records the vote requests among msgs, sent by from.
-func (n *memNet) countVotes(from uint64, msgs []*raftpb.Message) {
+// tally records the vote requests and the commit-only appends among msgs,
+// sent by from.
+func (n *memNet) tally(from uint64, msgs []*raftpb.Message) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	for _, m := range msgs {
@@ -84,7 +85,7 @@ func (s memSender) Send(_ uint64, msgs []*raftpb.Message) {
 	if s.net.get(s.from) == nil {
 		return
 	}
-	s.net.countVotes(s.from, msgs)
+	s.net.tally(s.from, msgs)
 	for _, m := range msgs {
 		to := s.net.get(m.GetTo())
 		switch {
@@ -205,7 +206,7 @@ func newGroupOn(t testing.TB, logKeep uint64, tick time.Duration, fs map[uint64]
 
 // newGroupLinger is newGroupOn with every replica's CommitLinger.
 func newGroupLinger(t testing.TB, logKeep uint64, tick time.Duration, fs map[uint64]vfs.FS, linger time.Duration) *testGroup {
-	g := &testGroup{t: t, net: &memNet{nodes: map[uint64]*Raft{}, cut: map[uint64]bool{}, votes: map[uint64]int{}, commitOnly: map[uint64]int{}},
+	g := &testGroup{t: t, net: &memNet{nodes: map[uint64]*Raft{}, cut: map[uint64]bool{}, votes: map[uint64]int{}},
 		dirs: map[uint64]string{}, engines: map[uint64]*storage.Engine{}, logKeep: logKeep, tick: tick, fs: fs, linger: linger}
 	for id := uint64(1); id <= 3; id++ {
 		g.dirs[id] = t.TempDir()
