@@ -37,8 +37,11 @@ type pool struct {
 }
 
 // dialPool creates n connections to addr, with TLS when tc is set and a
-// login's token on every call when s is.
-func dialPool(addr string, n int, tc *tls.Config, s *session) (*pool, error) {
+// login's token on every call when s is. Reads travel on each connection's
+// read stream (streamKV) unless unary or s is set: a stream would carry the
+// token it opened with past that token's renewal, so a secure store serves
+// reads unary only.
+func dialPool(addr string, n int, tc *tls.Config, s *session, unary bool) (*pool, error) {
 	p := &pool{addr: addr}
 	opts := []grpc.DialOption{
 		grpc.WithDefaultCallOptions(grpc.MaxCallSendMsgSize(maxMsgBytes), grpc.MaxCallRecvMsgSize(maxMsgBytes)),
@@ -57,7 +60,11 @@ func dialPool(addr string, n int, tc *tls.Config, s *session) (*pool, error) {
 			return nil, fmt.Errorf("host %q: %w", addr, err)
 		}
 		p.conns = append(p.conns, cc)
-		p.kvs = append(p.kvs, cairnpb.NewKVClient(cc))
+		if unary || s != nil {
+			p.kvs = append(p.kvs, cairnpb.NewKVClient(cc))
+		} else {
+			p.kvs = append(p.kvs, newStreamKV(cc))
+		}
 	}
 	return p, nil
 }

@@ -1,8 +1,9 @@
 // The Cairn key/value wire contract.
 //
-// Every RPC is unary. Iteration is stateless paging: a response carries a
-// resume token that the next request passes back, so a page request can go to
-// any replica and survives a server restart.
+// Every RPC of KV is unary; KVStream carries the same reads multiplexed on
+// one stream. Iteration is stateless paging: a response carries a resume
+// token that the next request passes back, so a page request can go to any
+// replica and survives a server restart.
 //
 // Enum value 0 is always "unspecified" and means "use the default" (written
 // next to each enum). A value the server does not know is rejected with
@@ -40,6 +41,7 @@ package cairnpb
 import (
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
+	anypb "google.golang.org/protobuf/types/known/anypb"
 	reflect "reflect"
 	sync "sync"
 	unsafe "unsafe"
@@ -2918,6 +2920,303 @@ func (x *ErrorDetail) GetTopologySeq() uint64 {
 	return 0
 }
 
+// ReadsRequest carries one or more reads; each has an id the client chose,
+// unique among its reads in flight on the stream.
+type ReadsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Reads         []*StreamRead          `protobuf:"bytes,1,rep,name=reads" json:"reads,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReadsRequest) Reset() {
+	*x = ReadsRequest{}
+	mi := &file_api_cairnpb_kv_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReadsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReadsRequest) ProtoMessage() {}
+
+func (x *ReadsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_api_cairnpb_kv_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReadsRequest.ProtoReflect.Descriptor instead.
+func (*ReadsRequest) Descriptor() ([]byte, []int) {
+	return file_api_cairnpb_kv_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *ReadsRequest) GetReads() []*StreamRead {
+	if x != nil {
+		return x.Reads
+	}
+	return nil
+}
+
+type StreamRead struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Id    uint64                 `protobuf:"varint,1,opt,name=id" json:"id,omitempty"`
+	// Types that are valid to be assigned to Op:
+	//
+	//	*StreamRead_Get
+	//	*StreamRead_MultiGet
+	Op            isStreamRead_Op `protobuf_oneof:"op"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StreamRead) Reset() {
+	*x = StreamRead{}
+	mi := &file_api_cairnpb_kv_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StreamRead) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StreamRead) ProtoMessage() {}
+
+func (x *StreamRead) ProtoReflect() protoreflect.Message {
+	mi := &file_api_cairnpb_kv_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StreamRead.ProtoReflect.Descriptor instead.
+func (*StreamRead) Descriptor() ([]byte, []int) {
+	return file_api_cairnpb_kv_proto_rawDescGZIP(), []int{35}
+}
+
+func (x *StreamRead) GetId() uint64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *StreamRead) GetOp() isStreamRead_Op {
+	if x != nil {
+		return x.Op
+	}
+	return nil
+}
+
+func (x *StreamRead) GetGet() *GetRequest {
+	if x != nil {
+		if x, ok := x.Op.(*StreamRead_Get); ok {
+			return x.Get
+		}
+	}
+	return nil
+}
+
+func (x *StreamRead) GetMultiGet() *MultiGetRequest {
+	if x != nil {
+		if x, ok := x.Op.(*StreamRead_MultiGet); ok {
+			return x.MultiGet
+		}
+	}
+	return nil
+}
+
+type isStreamRead_Op interface {
+	isStreamRead_Op()
+}
+
+type StreamRead_Get struct {
+	Get *GetRequest `protobuf:"bytes,2,opt,name=get,oneof"`
+}
+
+type StreamRead_MultiGet struct {
+	MultiGet *MultiGetRequest `protobuf:"bytes,3,opt,name=multi_get,json=multiGet,oneof"`
+}
+
+func (*StreamRead_Get) isStreamRead_Op() {}
+
+func (*StreamRead_MultiGet) isStreamRead_Op() {}
+
+// ReadsResponse carries one or more answers, in any order.
+type ReadsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Answers       []*StreamAnswer        `protobuf:"bytes,1,rep,name=answers" json:"answers,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReadsResponse) Reset() {
+	*x = ReadsResponse{}
+	mi := &file_api_cairnpb_kv_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReadsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReadsResponse) ProtoMessage() {}
+
+func (x *ReadsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_api_cairnpb_kv_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReadsResponse.ProtoReflect.Descriptor instead.
+func (*ReadsResponse) Descriptor() ([]byte, []int) {
+	return file_api_cairnpb_kv_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *ReadsResponse) GetAnswers() []*StreamAnswer {
+	if x != nil {
+		return x.Answers
+	}
+	return nil
+}
+
+// StreamAnswer is a read's response, or the gRPC status (code, message and
+// details: an ErrorDetail) the unary RPC would have failed with.
+type StreamAnswer struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Id      uint64                 `protobuf:"varint,1,opt,name=id" json:"id,omitempty"`
+	Code    uint32                 `protobuf:"varint,2,opt,name=code" json:"code,omitempty"`
+	Message string                 `protobuf:"bytes,3,opt,name=message" json:"message,omitempty"`
+	Details []*anypb.Any           `protobuf:"bytes,4,rep,name=details" json:"details,omitempty"`
+	// Types that are valid to be assigned to Op:
+	//
+	//	*StreamAnswer_Get
+	//	*StreamAnswer_MultiGet
+	Op            isStreamAnswer_Op `protobuf_oneof:"op"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StreamAnswer) Reset() {
+	*x = StreamAnswer{}
+	mi := &file_api_cairnpb_kv_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StreamAnswer) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StreamAnswer) ProtoMessage() {}
+
+func (x *StreamAnswer) ProtoReflect() protoreflect.Message {
+	mi := &file_api_cairnpb_kv_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StreamAnswer.ProtoReflect.Descriptor instead.
+func (*StreamAnswer) Descriptor() ([]byte, []int) {
+	return file_api_cairnpb_kv_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *StreamAnswer) GetId() uint64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *StreamAnswer) GetCode() uint32 {
+	if x != nil {
+		return x.Code
+	}
+	return 0
+}
+
+func (x *StreamAnswer) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+func (x *StreamAnswer) GetDetails() []*anypb.Any {
+	if x != nil {
+		return x.Details
+	}
+	return nil
+}
+
+func (x *StreamAnswer) GetOp() isStreamAnswer_Op {
+	if x != nil {
+		return x.Op
+	}
+	return nil
+}
+
+func (x *StreamAnswer) GetGet() *GetResponse {
+	if x != nil {
+		if x, ok := x.Op.(*StreamAnswer_Get); ok {
+			return x.Get
+		}
+	}
+	return nil
+}
+
+func (x *StreamAnswer) GetMultiGet() *MultiGetResponse {
+	if x != nil {
+		if x, ok := x.Op.(*StreamAnswer_MultiGet); ok {
+			return x.MultiGet
+		}
+	}
+	return nil
+}
+
+type isStreamAnswer_Op interface {
+	isStreamAnswer_Op()
+}
+
+type StreamAnswer_Get struct {
+	Get *GetResponse `protobuf:"bytes,5,opt,name=get,oneof"`
+}
+
+type StreamAnswer_MultiGet struct {
+	MultiGet *MultiGetResponse `protobuf:"bytes,6,opt,name=multi_get,json=multiGet,oneof"`
+}
+
+func (*StreamAnswer_Get) isStreamAnswer_Op() {}
+
+func (*StreamAnswer_MultiGet) isStreamAnswer_Op() {}
+
 type LoginRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	User          string                 `protobuf:"bytes,1,opt,name=user" json:"user,omitempty"`
@@ -2928,7 +3227,7 @@ type LoginRequest struct {
 
 func (x *LoginRequest) Reset() {
 	*x = LoginRequest{}
-	mi := &file_api_cairnpb_kv_proto_msgTypes[34]
+	mi := &file_api_cairnpb_kv_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2940,7 +3239,7 @@ func (x *LoginRequest) String() string {
 func (*LoginRequest) ProtoMessage() {}
 
 func (x *LoginRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_cairnpb_kv_proto_msgTypes[34]
+	mi := &file_api_cairnpb_kv_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2953,7 +3252,7 @@ func (x *LoginRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LoginRequest.ProtoReflect.Descriptor instead.
 func (*LoginRequest) Descriptor() ([]byte, []int) {
-	return file_api_cairnpb_kv_proto_rawDescGZIP(), []int{34}
+	return file_api_cairnpb_kv_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *LoginRequest) GetUser() string {
@@ -2981,7 +3280,7 @@ type LoginResponse struct {
 
 func (x *LoginResponse) Reset() {
 	*x = LoginResponse{}
-	mi := &file_api_cairnpb_kv_proto_msgTypes[35]
+	mi := &file_api_cairnpb_kv_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2993,7 +3292,7 @@ func (x *LoginResponse) String() string {
 func (*LoginResponse) ProtoMessage() {}
 
 func (x *LoginResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_cairnpb_kv_proto_msgTypes[35]
+	mi := &file_api_cairnpb_kv_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3006,7 +3305,7 @@ func (x *LoginResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LoginResponse.ProtoReflect.Descriptor instead.
 func (*LoginResponse) Descriptor() ([]byte, []int) {
-	return file_api_cairnpb_kv_proto_rawDescGZIP(), []int{35}
+	return file_api_cairnpb_kv_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *LoginResponse) GetToken() string {
@@ -3041,7 +3340,7 @@ type RenewRequest struct {
 
 func (x *RenewRequest) Reset() {
 	*x = RenewRequest{}
-	mi := &file_api_cairnpb_kv_proto_msgTypes[36]
+	mi := &file_api_cairnpb_kv_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3053,7 +3352,7 @@ func (x *RenewRequest) String() string {
 func (*RenewRequest) ProtoMessage() {}
 
 func (x *RenewRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_cairnpb_kv_proto_msgTypes[36]
+	mi := &file_api_cairnpb_kv_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3066,7 +3365,7 @@ func (x *RenewRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenewRequest.ProtoReflect.Descriptor instead.
 func (*RenewRequest) Descriptor() ([]byte, []int) {
-	return file_api_cairnpb_kv_proto_rawDescGZIP(), []int{36}
+	return file_api_cairnpb_kv_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *RenewRequest) GetToken() string {
@@ -3087,7 +3386,7 @@ type RenewResponse struct {
 
 func (x *RenewResponse) Reset() {
 	*x = RenewResponse{}
-	mi := &file_api_cairnpb_kv_proto_msgTypes[37]
+	mi := &file_api_cairnpb_kv_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3099,7 +3398,7 @@ func (x *RenewResponse) String() string {
 func (*RenewResponse) ProtoMessage() {}
 
 func (x *RenewResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_cairnpb_kv_proto_msgTypes[37]
+	mi := &file_api_cairnpb_kv_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3112,7 +3411,7 @@ func (x *RenewResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenewResponse.ProtoReflect.Descriptor instead.
 func (*RenewResponse) Descriptor() ([]byte, []int) {
-	return file_api_cairnpb_kv_proto_rawDescGZIP(), []int{37}
+	return file_api_cairnpb_kv_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *RenewResponse) GetToken() string {
@@ -3140,7 +3439,7 @@ var File_api_cairnpb_kv_proto protoreflect.FileDescriptor
 
 const file_api_cairnpb_kv_proto_rawDesc = "" +
 	"\n" +
-	"\x14api/cairnpb/kv.proto\x12\bcairn.v1\"1\n" +
+	"\x14api/cairnpb/kv.proto\x12\bcairn.v1\x1a\x19google/protobuf/any.proto\"1\n" +
 	"\x03Key\x12\x14\n" +
 	"\x05major\x18\x01 \x03(\tR\x05major\x12\x14\n" +
 	"\x05minor\x18\x02 \x03(\tR\x05minor\"\xb9\x01\n" +
@@ -3353,7 +3652,25 @@ const file_api_cairnpb_kv_proto_rawDesc = "" +
 	"\fACTION_RETRY\x10\x01\x12\x12\n" +
 	"\x0eACTION_REFRESH\x10\x02\x12\x14\n" +
 	"\x10ACTION_FIX_INPUT\x10\x03\x12\x0f\n" +
-	"\vACTION_NONE\x10\x04\">\n" +
+	"\vACTION_NONE\x10\x04\":\n" +
+	"\fReadsRequest\x12*\n" +
+	"\x05reads\x18\x01 \x03(\v2\x14.cairn.v1.StreamReadR\x05reads\"\x86\x01\n" +
+	"\n" +
+	"StreamRead\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x04R\x02id\x12(\n" +
+	"\x03get\x18\x02 \x01(\v2\x14.cairn.v1.GetRequestH\x00R\x03get\x128\n" +
+	"\tmulti_get\x18\x03 \x01(\v2\x19.cairn.v1.MultiGetRequestH\x00R\bmultiGetB\x04\n" +
+	"\x02op\"A\n" +
+	"\rReadsResponse\x120\n" +
+	"\aanswers\x18\x01 \x03(\v2\x16.cairn.v1.StreamAnswerR\aanswers\"\xe8\x01\n" +
+	"\fStreamAnswer\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x12\n" +
+	"\x04code\x18\x02 \x01(\rR\x04code\x12\x18\n" +
+	"\amessage\x18\x03 \x01(\tR\amessage\x12.\n" +
+	"\adetails\x18\x04 \x03(\v2\x14.google.protobuf.AnyR\adetails\x12)\n" +
+	"\x03get\x18\x05 \x01(\v2\x15.cairn.v1.GetResponseH\x00R\x03get\x129\n" +
+	"\tmulti_get\x18\x06 \x01(\v2\x1a.cairn.v1.MultiGetResponseH\x00R\bmultiGetB\x04\n" +
+	"\x02op\">\n" +
 	"\fLoginRequest\x12\x12\n" +
 	"\x04user\x18\x01 \x01(\tR\x04user\x12\x1a\n" +
 	"\bpassword\x18\x02 \x01(\tR\bpassword\"]\n" +
@@ -3415,7 +3732,9 @@ const file_api_cairnpb_kv_proto_rawDesc = "" +
 	"\bMultiGet\x12\x19.cairn.v1.MultiGetRequest\x1a\x1a.cairn.v1.MultiGetResponse\x12J\n" +
 	"\vMultiDelete\x12\x1c.cairn.v1.MultiDeleteRequest\x1a\x1d.cairn.v1.MultiDeleteResponse\x12D\n" +
 	"\tStoreScan\x12\x1a.cairn.v1.StoreScanRequest\x1a\x1b.cairn.v1.StoreScanResponse\x12D\n" +
-	"\tStoreInfo\x12\x1a.cairn.v1.StoreInfoRequest\x1a\x1b.cairn.v1.StoreInfoResponse2z\n" +
+	"\tStoreInfo\x12\x1a.cairn.v1.StoreInfoRequest\x1a\x1b.cairn.v1.StoreInfoResponse2H\n" +
+	"\bKVStream\x12<\n" +
+	"\x05Reads\x12\x16.cairn.v1.ReadsRequest\x1a\x17.cairn.v1.ReadsResponse(\x010\x012z\n" +
 	"\x04Auth\x128\n" +
 	"\x05Login\x12\x16.cairn.v1.LoginRequest\x1a\x17.cairn.v1.LoginResponse\x128\n" +
 	"\x05Renew\x12\x16.cairn.v1.RenewRequest\x1a\x17.cairn.v1.RenewResponseBM\n" +
@@ -3434,7 +3753,7 @@ func file_api_cairnpb_kv_proto_rawDescGZIP() []byte {
 }
 
 var file_api_cairnpb_kv_proto_enumTypes = make([]protoimpl.EnumInfo, 8)
-var file_api_cairnpb_kv_proto_msgTypes = make([]protoimpl.MessageInfo, 38)
+var file_api_cairnpb_kv_proto_msgTypes = make([]protoimpl.MessageInfo, 42)
 var file_api_cairnpb_kv_proto_goTypes = []any{
 	(SyncPolicy)(0),             // 0: cairn.v1.SyncPolicy
 	(ReplicaAckPolicy)(0),       // 1: cairn.v1.ReplicaAckPolicy
@@ -3478,10 +3797,15 @@ var file_api_cairnpb_kv_proto_goTypes = []any{
 	(*ShardStatus)(nil),         // 39: cairn.v1.ShardStatus
 	(*Limits)(nil),              // 40: cairn.v1.Limits
 	(*ErrorDetail)(nil),         // 41: cairn.v1.ErrorDetail
-	(*LoginRequest)(nil),        // 42: cairn.v1.LoginRequest
-	(*LoginResponse)(nil),       // 43: cairn.v1.LoginResponse
-	(*RenewRequest)(nil),        // 44: cairn.v1.RenewRequest
-	(*RenewResponse)(nil),       // 45: cairn.v1.RenewResponse
+	(*ReadsRequest)(nil),        // 42: cairn.v1.ReadsRequest
+	(*StreamRead)(nil),          // 43: cairn.v1.StreamRead
+	(*ReadsResponse)(nil),       // 44: cairn.v1.ReadsResponse
+	(*StreamAnswer)(nil),        // 45: cairn.v1.StreamAnswer
+	(*LoginRequest)(nil),        // 46: cairn.v1.LoginRequest
+	(*LoginResponse)(nil),       // 47: cairn.v1.LoginResponse
+	(*RenewRequest)(nil),        // 48: cairn.v1.RenewRequest
+	(*RenewResponse)(nil),       // 49: cairn.v1.RenewResponse
+	(*anypb.Any)(nil),           // 50: google.protobuf.Any
 }
 var file_api_cairnpb_kv_proto_depIdxs = []int32{
 	0,  // 0: cairn.v1.Durability.master_sync:type_name -> cairn.v1.SyncPolicy
@@ -3543,33 +3867,42 @@ var file_api_cairnpb_kv_proto_depIdxs = []int32{
 	37, // 56: cairn.v1.Topology.nodes:type_name -> cairn.v1.TopologyNode
 	38, // 57: cairn.v1.Topology.shards:type_name -> cairn.v1.TopologyShard
 	7,  // 58: cairn.v1.ErrorDetail.action:type_name -> cairn.v1.ErrorDetail.Action
-	18, // 59: cairn.v1.KV.Get:input_type -> cairn.v1.GetRequest
-	20, // 60: cairn.v1.KV.Put:input_type -> cairn.v1.PutRequest
-	22, // 61: cairn.v1.KV.Delete:input_type -> cairn.v1.DeleteRequest
-	23, // 62: cairn.v1.KV.Execute:input_type -> cairn.v1.ExecuteRequest
-	25, // 63: cairn.v1.KV.PutMany:input_type -> cairn.v1.PutManyRequest
-	30, // 64: cairn.v1.KV.MultiGet:input_type -> cairn.v1.MultiGetRequest
-	28, // 65: cairn.v1.KV.MultiDelete:input_type -> cairn.v1.MultiDeleteRequest
-	32, // 66: cairn.v1.KV.StoreScan:input_type -> cairn.v1.StoreScanRequest
-	34, // 67: cairn.v1.KV.StoreInfo:input_type -> cairn.v1.StoreInfoRequest
-	42, // 68: cairn.v1.Auth.Login:input_type -> cairn.v1.LoginRequest
-	44, // 69: cairn.v1.Auth.Renew:input_type -> cairn.v1.RenewRequest
-	19, // 70: cairn.v1.KV.Get:output_type -> cairn.v1.GetResponse
-	21, // 71: cairn.v1.KV.Put:output_type -> cairn.v1.WriteResponse
-	21, // 72: cairn.v1.KV.Delete:output_type -> cairn.v1.WriteResponse
-	24, // 73: cairn.v1.KV.Execute:output_type -> cairn.v1.ExecuteResponse
-	26, // 74: cairn.v1.KV.PutMany:output_type -> cairn.v1.PutManyResponse
-	31, // 75: cairn.v1.KV.MultiGet:output_type -> cairn.v1.MultiGetResponse
-	29, // 76: cairn.v1.KV.MultiDelete:output_type -> cairn.v1.MultiDeleteResponse
-	33, // 77: cairn.v1.KV.StoreScan:output_type -> cairn.v1.StoreScanResponse
-	35, // 78: cairn.v1.KV.StoreInfo:output_type -> cairn.v1.StoreInfoResponse
-	43, // 79: cairn.v1.Auth.Login:output_type -> cairn.v1.LoginResponse
-	45, // 80: cairn.v1.Auth.Renew:output_type -> cairn.v1.RenewResponse
-	70, // [70:81] is the sub-list for method output_type
-	59, // [59:70] is the sub-list for method input_type
-	59, // [59:59] is the sub-list for extension type_name
-	59, // [59:59] is the sub-list for extension extendee
-	0,  // [0:59] is the sub-list for field type_name
+	43, // 59: cairn.v1.ReadsRequest.reads:type_name -> cairn.v1.StreamRead
+	18, // 60: cairn.v1.StreamRead.get:type_name -> cairn.v1.GetRequest
+	30, // 61: cairn.v1.StreamRead.multi_get:type_name -> cairn.v1.MultiGetRequest
+	45, // 62: cairn.v1.ReadsResponse.answers:type_name -> cairn.v1.StreamAnswer
+	50, // 63: cairn.v1.StreamAnswer.details:type_name -> google.protobuf.Any
+	19, // 64: cairn.v1.StreamAnswer.get:type_name -> cairn.v1.GetResponse
+	31, // 65: cairn.v1.StreamAnswer.multi_get:type_name -> cairn.v1.MultiGetResponse
+	18, // 66: cairn.v1.KV.Get:input_type -> cairn.v1.GetRequest
+	20, // 67: cairn.v1.KV.Put:input_type -> cairn.v1.PutRequest
+	22, // 68: cairn.v1.KV.Delete:input_type -> cairn.v1.DeleteRequest
+	23, // 69: cairn.v1.KV.Execute:input_type -> cairn.v1.ExecuteRequest
+	25, // 70: cairn.v1.KV.PutMany:input_type -> cairn.v1.PutManyRequest
+	30, // 71: cairn.v1.KV.MultiGet:input_type -> cairn.v1.MultiGetRequest
+	28, // 72: cairn.v1.KV.MultiDelete:input_type -> cairn.v1.MultiDeleteRequest
+	32, // 73: cairn.v1.KV.StoreScan:input_type -> cairn.v1.StoreScanRequest
+	34, // 74: cairn.v1.KV.StoreInfo:input_type -> cairn.v1.StoreInfoRequest
+	42, // 75: cairn.v1.KVStream.Reads:input_type -> cairn.v1.ReadsRequest
+	46, // 76: cairn.v1.Auth.Login:input_type -> cairn.v1.LoginRequest
+	48, // 77: cairn.v1.Auth.Renew:input_type -> cairn.v1.RenewRequest
+	19, // 78: cairn.v1.KV.Get:output_type -> cairn.v1.GetResponse
+	21, // 79: cairn.v1.KV.Put:output_type -> cairn.v1.WriteResponse
+	21, // 80: cairn.v1.KV.Delete:output_type -> cairn.v1.WriteResponse
+	24, // 81: cairn.v1.KV.Execute:output_type -> cairn.v1.ExecuteResponse
+	26, // 82: cairn.v1.KV.PutMany:output_type -> cairn.v1.PutManyResponse
+	31, // 83: cairn.v1.KV.MultiGet:output_type -> cairn.v1.MultiGetResponse
+	29, // 84: cairn.v1.KV.MultiDelete:output_type -> cairn.v1.MultiDeleteResponse
+	33, // 85: cairn.v1.KV.StoreScan:output_type -> cairn.v1.StoreScanResponse
+	35, // 86: cairn.v1.KV.StoreInfo:output_type -> cairn.v1.StoreInfoResponse
+	44, // 87: cairn.v1.KVStream.Reads:output_type -> cairn.v1.ReadsResponse
+	47, // 88: cairn.v1.Auth.Login:output_type -> cairn.v1.LoginResponse
+	49, // 89: cairn.v1.Auth.Renew:output_type -> cairn.v1.RenewResponse
+	78, // [78:90] is the sub-list for method output_type
+	66, // [66:78] is the sub-list for method input_type
+	66, // [66:66] is the sub-list for extension type_name
+	66, // [66:66] is the sub-list for extension extendee
+	0,  // [0:66] is the sub-list for field type_name
 }
 
 func init() { file_api_cairnpb_kv_proto_init() }
@@ -3581,15 +3914,23 @@ func file_api_cairnpb_kv_proto_init() {
 		(*Operation_Put)(nil),
 		(*Operation_Delete)(nil),
 	}
+	file_api_cairnpb_kv_proto_msgTypes[35].OneofWrappers = []any{
+		(*StreamRead_Get)(nil),
+		(*StreamRead_MultiGet)(nil),
+	}
+	file_api_cairnpb_kv_proto_msgTypes[37].OneofWrappers = []any{
+		(*StreamAnswer_Get)(nil),
+		(*StreamAnswer_MultiGet)(nil),
+	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_api_cairnpb_kv_proto_rawDesc), len(file_api_cairnpb_kv_proto_rawDesc)),
 			NumEnums:      8,
-			NumMessages:   38,
+			NumMessages:   42,
 			NumExtensions: 0,
-			NumServices:   2,
+			NumServices:   3,
 		},
 		GoTypes:           file_api_cairnpb_kv_proto_goTypes,
 		DependencyIndexes: file_api_cairnpb_kv_proto_depIdxs,

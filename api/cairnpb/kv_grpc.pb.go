@@ -1,8 +1,9 @@
 // The Cairn key/value wire contract.
 //
-// Every RPC is unary. Iteration is stateless paging: a response carries a
-// resume token that the next request passes back, so a page request can go to
-// any replica and survives a server restart.
+// Every RPC of KV is unary; KVStream carries the same reads multiplexed on
+// one stream. Iteration is stateless paging: a response carries a resume
+// token that the next request passes back, so a page request can go to any
+// replica and survives a server restart.
 //
 // Enum value 0 is always "unspecified" and means "use the default" (written
 // next to each enum). A value the server does not know is rejected with
@@ -452,6 +453,116 @@ var KV_ServiceDesc = grpc.ServiceDesc{
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
+	Metadata: "api/cairnpb/kv.proto",
+}
+
+const (
+	KVStream_Reads_FullMethodName = "/cairn.v1.KVStream/Reads"
+)
+
+// KVStreamClient is the client API for KVStream service.
+//
+// For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
+//
+// KVStream carries gets and multi-gets multiplexed on one long-lived gRPC
+// stream per connection, so a read costs one DATA frame each way instead of
+// a new HTTP/2 stream with its header frames (docs/design/20261127_read_stream.md).
+// Each read is answered as KV's unary Get or MultiGet would answer it. A
+// secure store does not offer it (a stream would outlive its login token's
+// renewal): it answers UNIMPLEMENTED and clients read unary.
+type KVStreamClient interface {
+	Reads(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[ReadsRequest, ReadsResponse], error)
+}
+
+type kVStreamClient struct {
+	cc grpc.ClientConnInterface
+}
+
+func NewKVStreamClient(cc grpc.ClientConnInterface) KVStreamClient {
+	return &kVStreamClient{cc}
+}
+
+func (c *kVStreamClient) Reads(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[ReadsRequest, ReadsResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &KVStream_ServiceDesc.Streams[0], KVStream_Reads_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[ReadsRequest, ReadsResponse]{ClientStream: stream}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type KVStream_ReadsClient = grpc.BidiStreamingClient[ReadsRequest, ReadsResponse]
+
+// KVStreamServer is the server API for KVStream service.
+// All implementations must embed UnimplementedKVStreamServer
+// for forward compatibility.
+//
+// KVStream carries gets and multi-gets multiplexed on one long-lived gRPC
+// stream per connection, so a read costs one DATA frame each way instead of
+// a new HTTP/2 stream with its header frames (docs/design/20261127_read_stream.md).
+// Each read is answered as KV's unary Get or MultiGet would answer it. A
+// secure store does not offer it (a stream would outlive its login token's
+// renewal): it answers UNIMPLEMENTED and clients read unary.
+type KVStreamServer interface {
+	Reads(grpc.BidiStreamingServer[ReadsRequest, ReadsResponse]) error
+	mustEmbedUnimplementedKVStreamServer()
+}
+
+// UnimplementedKVStreamServer must be embedded to have
+// forward compatible implementations.
+//
+// NOTE: this should be embedded by value instead of pointer to avoid a nil
+// pointer dereference when methods are called.
+type UnimplementedKVStreamServer struct{}
+
+func (UnimplementedKVStreamServer) Reads(grpc.BidiStreamingServer[ReadsRequest, ReadsResponse]) error {
+	return status.Errorf(codes.Unimplemented, "method Reads not implemented")
+}
+func (UnimplementedKVStreamServer) mustEmbedUnimplementedKVStreamServer() {}
+func (UnimplementedKVStreamServer) testEmbeddedByValue()                  {}
+
+// UnsafeKVStreamServer may be embedded to opt out of forward compatibility for this service.
+// Use of this interface is not recommended, as added methods to KVStreamServer will
+// result in compilation errors.
+type UnsafeKVStreamServer interface {
+	mustEmbedUnimplementedKVStreamServer()
+}
+
+func RegisterKVStreamServer(s grpc.ServiceRegistrar, srv KVStreamServer) {
+	// If the following call pancis, it indicates UnimplementedKVStreamServer was
+	// embedded by pointer and is nil.  This will cause panics if an
+	// unimplemented method is ever invoked, so we test this at initialization
+	// time to prevent it from happening at runtime later due to I/O.
+	if t, ok := srv.(interface{ testEmbeddedByValue() }); ok {
+		t.testEmbeddedByValue()
+	}
+	s.RegisterService(&KVStream_ServiceDesc, srv)
+}
+
+func _KVStream_Reads_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(KVStreamServer).Reads(&grpc.GenericServerStream[ReadsRequest, ReadsResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type KVStream_ReadsServer = grpc.BidiStreamingServer[ReadsRequest, ReadsResponse]
+
+// KVStream_ServiceDesc is the grpc.ServiceDesc for KVStream service.
+// It's only intended for direct use with grpc.RegisterService,
+// and not to be introspected or modified (even as a copy)
+var KVStream_ServiceDesc = grpc.ServiceDesc{
+	ServiceName: "cairn.v1.KVStream",
+	HandlerType: (*KVStreamServer)(nil),
+	Methods:     []grpc.MethodDesc{},
+	Streams: []grpc.StreamDesc{
+		{
+			StreamName:    "Reads",
+			Handler:       _KVStream_Reads_Handler,
+			ServerStreams: true,
+			ClientStreams: true,
+		},
+	},
 	Metadata: "api/cairnpb/kv.proto",
 }
 

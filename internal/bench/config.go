@@ -98,6 +98,7 @@ type CairnConfig struct {
 	Conns       int           // cairn.conns
 	NodeConns   int           // cairn.nodeconns
 	SpreadReads bool          // cairn.spreadreads
+	UnaryReads  bool          // cairn.unaryreads
 	CPUProfile  string        // cairn.cpuprofile: file for a CPU profile of the run, or ""
 }
 
@@ -255,6 +256,7 @@ func NewConfig(phase Phase, workload string, p *Properties) (*Config, error) {
 	c.Cairn.Conns = r.intMin("cairn.conns", 1)
 	c.Cairn.NodeConns = r.intMin("cairn.nodeconns", 1)
 	c.Cairn.SpreadReads = r.bool("cairn.spreadreads")
+	c.Cairn.UnaryReads = r.bool("cairn.unaryreads")
 	c.Cairn.CPUProfile = r.str("cairn.cpuprofile")
 	c.Seed = r.uint64("cairn.seed")
 

@@ -155,6 +155,7 @@ type Lite struct {
 	log     *slog.Logger
 	lis     net.Listener
 	grpc    *grpc.Server
+	reads   *server.ReadStream // nil in secure mode
 	port    *port
 	httpAPI *httpapi.Lazy
 	replica *replica.Local
@@ -260,6 +261,9 @@ func (n *Lite) start() error {
 	cairnpb.RegisterKVServer(n.grpc, srv)
 	if guard != nil {
 		cairnpb.RegisterAuthServer(n.grpc, guard)
+	} else {
+		n.reads = server.NewReadStream(srv)
+		cairnpb.RegisterKVStreamServer(n.grpc, n.reads)
 	}
 	if n.cfg.PprofAddr != "" {
 		if n.debug, err = startDebug(n.cfg.PprofAddr); err != nil {
@@ -318,6 +322,9 @@ func (n *Lite) Close() error {
 func (n *Lite) shutdown() error {
 	if n.debug != nil {
 		n.debug.close()
+	}
+	if n.reads != nil {
+		n.reads.Close()
 	}
 	if n.port != nil {
 		n.port.stop(n.cfg.ShutdownGrace)

@@ -175,6 +175,7 @@ type SN struct {
 	replicas map[uint64]*replica.Raft
 	lis      net.Listener
 	grpc     *grpc.Server
+	reads    *server.ReadStream // nil in secure mode
 	port     *port
 	httpAPI  *httpapi.Lazy
 	served   chan error
@@ -319,6 +320,9 @@ func (n *SN) start(addr string, topo *topology.Topology) error {
 	controlpb.RegisterControlServer(n.grpc, controlRPC{n: n})
 	if n.sec != nil {
 		cairnpb.RegisterAuthServer(n.grpc, n.sec.guard)
+	} else {
+		n.reads = server.NewReadStream(kvGate{n: n})
+		cairnpb.RegisterKVStreamServer(n.grpc, n.reads)
 	}
 	if !n.cfg.NoHTTP {
 		n.httpAPI = httpapi.NewLazy(func(ctx context.Context) (*client.Client, error) {
@@ -556,6 +560,9 @@ func (n *SN) shutdown() error {
 	}
 	if tr := n.transport(); tr != nil {
 		_ = tr.Close() // ends peer streams, so GracefulStop waits only for clients
+	}
+	if n.reads != nil {
+		n.reads.Close() // ends clients' read streams, which would last until the grace ran out
 	}
 	if n.port != nil {
 		n.port.stop(n.cfg.ShutdownGrace)

@@ -441,6 +441,96 @@ class KV:
             _registered_method=True)
 
 
+class KVStreamStub:
+    """KVStream carries gets and multi-gets multiplexed on one long-lived gRPC
+    stream per connection, so a read costs one DATA frame each way instead of
+    a new HTTP/2 stream with its header frames (docs/design/20261127_read_stream.md).
+    Each read is answered as KV's unary Get or MultiGet would answer it. A
+    secure store does not offer it (a stream would outlive its login token's
+    renewal): it answers UNIMPLEMENTED and clients read unary.
+    """
+
+    def __init__(self, channel):
+        """Constructor.
+
+        Args:
+            channel: A grpc.Channel.
+        """
+        self.Reads = channel.stream_stream(
+                '/cairn.v1.KVStream/Reads',
+                request_serializer=kv__pb2.ReadsRequest.SerializeToString,
+                response_deserializer=kv__pb2.ReadsResponse.FromString,
+                _registered_method=True)
+
+
+class KVStreamServicer:
+    """KVStream carries gets and multi-gets multiplexed on one long-lived gRPC
+    stream per connection, so a read costs one DATA frame each way instead of
+    a new HTTP/2 stream with its header frames (docs/design/20261127_read_stream.md).
+    Each read is answered as KV's unary Get or MultiGet would answer it. A
+    secure store does not offer it (a stream would outlive its login token's
+    renewal): it answers UNIMPLEMENTED and clients read unary.
+    """
+
+    def Reads(self, request_iterator, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+
+def add_KVStreamServicer_to_server(servicer, server):
+    rpc_method_handlers = {
+            'Reads': grpc.stream_stream_rpc_method_handler(
+                    servicer.Reads,
+                    request_deserializer=kv__pb2.ReadsRequest.FromString,
+                    response_serializer=kv__pb2.ReadsResponse.SerializeToString,
+            ),
+    }
+    generic_handler = grpc.method_handlers_generic_handler(
+            'cairn.v1.KVStream', rpc_method_handlers)
+    server.add_generic_rpc_handlers((generic_handler,))
+    server.add_registered_method_handlers('cairn.v1.KVStream', rpc_method_handlers)
+
+
+ # This class is part of an EXPERIMENTAL API.
+class KVStream:
+    """KVStream carries gets and multi-gets multiplexed on one long-lived gRPC
+    stream per connection, so a read costs one DATA frame each way instead of
+    a new HTTP/2 stream with its header frames (docs/design/20261127_read_stream.md).
+    Each read is answered as KV's unary Get or MultiGet would answer it. A
+    secure store does not offer it (a stream would outlive its login token's
+    renewal): it answers UNIMPLEMENTED and clients read unary.
+    """
+
+    @staticmethod
+    def Reads(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_stream(
+            request_iterator,
+            target,
+            '/cairn.v1.KVStream/Reads',
+            kv__pb2.ReadsRequest.SerializeToString,
+            kv__pb2.ReadsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+
 class AuthStub:
     """Auth logs users in to a secure store (docs/design/20261127_security.md
     §4). A login gives a session token, which the client sends with every

@@ -197,6 +197,26 @@ public final class KvProto extends com.google.protobuf.GeneratedFile {
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
       internal_static_cairn_v1_ErrorDetail_fieldAccessorTable;
   static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_cairn_v1_ReadsRequest_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_cairn_v1_ReadsRequest_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_cairn_v1_StreamRead_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_cairn_v1_StreamRead_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_cairn_v1_ReadsResponse_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_cairn_v1_ReadsResponse_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_cairn_v1_StreamAnswer_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessage.FieldAccessorTable
+      internal_static_cairn_v1_StreamAnswer_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
     internal_static_cairn_v1_LoginRequest_descriptor;
   static final 
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
@@ -225,175 +245,189 @@ public final class KvProto extends com.google.protobuf.GeneratedFile {
       descriptor;
   static {
     java.lang.String[] descriptorData = {
-      "\n\024api/cairnpb/kv.proto\022\010cairn.v1\"#\n\003Key\022" +
-      "\r\n\005major\030\001 \003(\t\022\r\n\005minor\030\002 \003(\t\"\224\001\n\nDurabi" +
-      "lity\022)\n\013master_sync\030\001 \001(\0162\024.cairn.v1.Syn" +
-      "cPolicy\022*\n\014replica_sync\030\002 \001(\0162\024.cairn.v1" +
-      ".SyncPolicy\022/\n\013replica_ack\030\003 \001(\0162\032.cairn" +
-      ".v1.ReplicaAckPolicy\"w\n\013Consistency\022\'\n\004k" +
-      "ind\030\001 \001(\0162\031.cairn.v1.ConsistencyKind\022\032\n\022" +
-      "permissible_lag_ms\030\002 \001(\003\022\017\n\007version\030\003 \001(" +
-      "\014\022\022\n\ntimeout_ms\030\004 \001(\003\"\236\001\n\010KeyRange\022\021\n\tha" +
-      "s_start\030\001 \001(\010\022\r\n\005start\030\002 \001(\t\022\027\n\017start_in" +
-      "clusive\030\003 \001(\010\022\017\n\007has_end\030\004 \001(\010\022\013\n\003end\030\005 " +
-      "\001(\t\022\025\n\rend_inclusive\030\006 \001(\010\022\022\n\nhas_prefix" +
-      "\030\007 \001(\010\022\016\n\006prefix\030\010 \001(\t\"[\n\006Record\022\032\n\003key\030" +
-      "\001 \001(\0132\r.cairn.v1.Key\022\r\n\005value\030\002 \001(\014\022\017\n\007v" +
-      "ersion\030\003 \001(\014\022\025\n\rexpiration_ms\030\004 \001(\003\"\305\001\n\005" +
-      "PutOp\022\032\n\003key\030\001 \001(\0132\r.cairn.v1.Key\022\r\n\005val" +
-      "ue\030\002 \001(\014\022&\n\tcondition\030\003 \001(\0162\023.cairn.v1.C" +
-      "ondition\022\025\n\rmatch_version\030\004 \001(\014\022,\n\006retur" +
-      "n\030\005 \001(\0162\034.cairn.v1.ReturnValueVersion\022\016\n" +
-      "\006ttl_ms\030\006 \001(\003\022\024\n\014merge_fields\030\007 \001(\010\"\223\001\n\010" +
-      "DeleteOp\022\032\n\003key\030\001 \001(\0132\r.cairn.v1.Key\022&\n\t" +
-      "condition\030\002 \001(\0162\023.cairn.v1.Condition\022\025\n\r" +
-      "match_version\030\003 \001(\014\022,\n\006return\030\004 \001(\0162\034.ca" +
-      "irn.v1.ReturnValueVersion\"v\n\tOperation\022\036" +
-      "\n\003put\030\001 \001(\0132\017.cairn.v1.PutOpH\000\022$\n\006delete" +
-      "\030\002 \001(\0132\022.cairn.v1.DeleteOpH\000\022\035\n\025abort_if" +
-      "_unsuccessful\030\003 \001(\010B\004\n\002op\"\242\001\n\017OperationR" +
-      "esult\022\017\n\007success\030\001 \001(\010\022\023\n\013new_version\030\002 " +
-      "\001(\014\022\027\n\017previous_exists\030\003 \001(\010\022\026\n\016previous" +
-      "_value\030\004 \001(\014\022\030\n\020previous_version\030\005 \001(\014\022\036" +
-      "\n\026previous_expiration_ms\030\006 \001(\003\"H\n\rReques" +
-      "tHeader\022\r\n\005store\030\001 \001(\t\022\022\n\ntimeout_ms\030\002 \001" +
-      "(\003\022\024\n\014topology_seq\030\003 \001(\004\"}\n\nGetRequest\022\'" +
-      "\n\006header\030\001 \001(\0132\027.cairn.v1.RequestHeader\022" +
-      "\032\n\003key\030\002 \001(\0132\r.cairn.v1.Key\022*\n\013consisten" +
-      "cy\030\003 \001(\0132\025.cairn.v1.Consistency\">\n\013GetRe" +
-      "sponse\022\r\n\005found\030\001 \001(\010\022 \n\006record\030\002 \001(\0132\020." +
-      "cairn.v1.Record\"|\n\nPutRequest\022\'\n\006header\030" +
-      "\001 \001(\0132\027.cairn.v1.RequestHeader\022\033\n\002op\030\002 \001" +
-      "(\0132\017.cairn.v1.PutOp\022(\n\ndurability\030\003 \001(\0132" +
-      "\024.cairn.v1.Durability\":\n\rWriteResponse\022)" +
-      "\n\006result\030\001 \001(\0132\031.cairn.v1.OperationResul" +
-      "t\"\202\001\n\rDeleteRequest\022\'\n\006header\030\001 \001(\0132\027.ca" +
-      "irn.v1.RequestHeader\022\036\n\002op\030\002 \001(\0132\022.cairn" +
-      ".v1.DeleteOp\022(\n\ndurability\030\003 \001(\0132\024.cairn" +
-      ".v1.Durability\"\205\001\n\016ExecuteRequest\022\'\n\006hea" +
-      "der\030\001 \001(\0132\027.cairn.v1.RequestHeader\022 \n\003op" +
-      "s\030\002 \003(\0132\023.cairn.v1.Operation\022(\n\ndurabili" +
-      "ty\030\003 \001(\0132\024.cairn.v1.Durability\"\230\001\n\017Execu" +
-      "teResponse\022\021\n\tcommitted\030\001 \001(\010\022*\n\007results" +
-      "\030\002 \003(\0132\031.cairn.v1.OperationResult\022\024\n\014fai" +
-      "led_index\030\003 \001(\005\0220\n\rfailed_result\030\004 \001(\0132\031" +
-      ".cairn.v1.OperationResult\"\201\001\n\016PutManyReq" +
-      "uest\022\'\n\006header\030\001 \001(\0132\027.cairn.v1.RequestH" +
-      "eader\022\034\n\003ops\030\002 \003(\0132\017.cairn.v1.PutOp\022(\n\nd" +
-      "urability\030\003 \001(\0132\024.cairn.v1.Durability\";\n" +
-      "\017PutManyResponse\022(\n\007results\030\001 \003(\0132\027.cair" +
-      "n.v1.PutManyResult\"\214\001\n\rPutManyResult\022)\n\006" +
-      "result\030\001 \001(\0132\031.cairn.v1.OperationResult\022" +
-      "\022\n\nerror_code\030\002 \001(\r\022\025\n\rerror_message\030\003 \001" +
-      "(\t\022%\n\006detail\030\004 \001(\0132\025.cairn.v1.ErrorDetai" +
-      "l\"\311\001\n\022MultiDeleteRequest\022\'\n\006header\030\001 \001(\013" +
-      "2\027.cairn.v1.RequestHeader\022\035\n\006parent\030\002 \001(" +
-      "\0132\r.cairn.v1.Key\022!\n\005range\030\003 \001(\0132\022.cairn." +
-      "v1.KeyRange\022\036\n\005depth\030\004 \001(\0162\017.cairn.v1.De" +
-      "pth\022(\n\ndurability\030\005 \001(\0132\024.cairn.v1.Durab" +
-      "ility\"&\n\023MultiDeleteResponse\022\017\n\007deleted\030" +
-      "\001 \001(\003\"\247\002\n\017MultiGetRequest\022\'\n\006header\030\001 \001(" +
-      "\0132\027.cairn.v1.RequestHeader\022\035\n\006parent\030\002 \001" +
-      "(\0132\r.cairn.v1.Key\022!\n\005range\030\003 \001(\0132\022.cairn" +
-      ".v1.KeyRange\022\036\n\005depth\030\004 \001(\0162\017.cairn.v1.D" +
-      "epth\022&\n\tdirection\030\005 \001(\0162\023.cairn.v1.Direc" +
-      "tion\022\021\n\tkeys_only\030\006 \001(\010\022\022\n\nbatch_size\030\007 " +
-      "\001(\005\022\016\n\006resume\030\010 \001(\014\022*\n\013consistency\030\t \001(\013" +
-      "2\025.cairn.v1.Consistency\"E\n\020MultiGetRespo" +
-      "nse\022!\n\007records\030\001 \003(\0132\020.cairn.v1.Record\022\016" +
-      "\n\006resume\030\002 \001(\014\"\217\002\n\020StoreScanRequest\022\'\n\006h" +
-      "eader\030\001 \001(\0132\027.cairn.v1.RequestHeader\022\035\n\006" +
-      "parent\030\002 \001(\0132\r.cairn.v1.Key\022!\n\005range\030\003 \001" +
-      "(\0132\022.cairn.v1.KeyRange\022\036\n\005depth\030\004 \001(\0162\017." +
-      "cairn.v1.Depth\022\021\n\tkeys_only\030\005 \001(\010\022\022\n\nbat" +
-      "ch_size\030\006 \001(\005\022\016\n\006resume\030\007 \001(\014\022*\n\013consist" +
-      "ency\030\010 \001(\0132\025.cairn.v1.Consistency\022\r\n\005sha" +
-      "rd\030\t \001(\004\"F\n\021StoreScanResponse\022!\n\007records" +
-      "\030\001 \003(\0132\020.cairn.v1.Record\022\016\n\006resume\030\002 \001(\014" +
-      "\"\022\n\020StoreInfoRequest\"\340\001\n\021StoreInfoRespon" +
-      "se\022\r\n\005store\030\001 \001(\t\022\022\n\npartitions\030\002 \001(\r\022\017\n" +
-      "\007version\030\003 \001(\t\022\024\n\014topology_seq\030\004 \001(\004\022 \n\006" +
-      "limits\030\005 \001(\0132\020.cairn.v1.Limits\022$\n\010topolo" +
-      "gy\030\006 \001(\0132\022.cairn.v1.Topology\022+\n\014local_sh" +
-      "ards\030\007 \003(\0132\025.cairn.v1.ShardStatus\022\014\n\004nod" +
-      "e\030\010 \001(\004\"\243\001\n\010Topology\022\r\n\005store\030\001 \001(\t\022\022\n\np" +
-      "artitions\030\002 \001(\r\022\013\n\003seq\030\003 \001(\004\022%\n\005nodes\030\004 " +
-      "\003(\0132\026.cairn.v1.TopologyNode\022\'\n\006shards\030\005 " +
-      "\003(\0132\027.cairn.v1.TopologyShard\022\027\n\017partitio" +
-      "n_shard\030\006 \003(\004\"(\n\014TopologyNode\022\n\n\002id\030\001 \001(" +
-      "\004\022\014\n\004addr\030\002 \001(\t\"P\n\rTopologyShard\022\n\n\002id\030\001" +
-      " \001(\004\022\020\n\010replicas\030\002 \003(\004\022\021\n\tpreferred\030\003 \001(" +
-      "\004\022\016\n\006origin\030\004 \001(\004\"^\n\013ShardStatus\022\r\n\005shar" +
-      "d\030\001 \001(\004\022\016\n\006leader\030\002 \001(\004\022\014\n\004term\030\003 \001(\004\022\017\n" +
-      "\007applied\030\004 \001(\004\022\021\n\tis_leader\030\005 \001(\010\"\240\001\n\006Li" +
-      "mits\022\025\n\rmax_key_bytes\030\001 \001(\003\022\027\n\017max_value" +
-      "_bytes\030\002 \001(\003\022\026\n\016max_components\030\003 \001(\005\022\026\n\016" +
-      "max_timeout_ms\030\004 \001(\003\022\030\n\020max_result_bytes" +
-      "\030\005 \001(\003\022\034\n\024max_put_many_records\030\006 \001(\005\"\345\002\n" +
-      "\013ErrorDetail\022\014\n\004kind\030\001 \001(\t\022,\n\006action\030\002 \001" +
-      "(\0162\034.cairn.v1.ErrorDetail.Action\022\r\n\005limi" +
-      "t\030\003 \001(\t\022\013\n\003max\030\004 \001(\003\022\014\n\004seen\030\005 \001(\003\022\025\n\rma" +
-      "ybe_applied\030\006 \001(\010\022\023\n\013leader_node\030\007 \001(\004\022\023" +
-      "\n\013leader_addr\030\010 \001(\t\022\026\n\016moved_to_shard\030\t " +
-      "\001(\004\022\022\n\npartitions\030\n \001(\r\022\024\n\014topology_seq\030" +
-      "\013 \001(\004\"m\n\006Action\022\026\n\022ACTION_UNSPECIFIED\020\000\022" +
-      "\020\n\014ACTION_RETRY\020\001\022\022\n\016ACTION_REFRESH\020\002\022\024\n" +
-      "\020ACTION_FIX_INPUT\020\003\022\017\n\013ACTION_NONE\020\004\".\n\014" +
-      "LoginRequest\022\014\n\004user\030\001 \001(\t\022\020\n\010password\030\002" +
-      " \001(\t\"C\n\rLoginResponse\022\r\n\005token\030\001 \001(\t\022\025\n\r" +
-      "expires_at_ms\030\002 \001(\003\022\014\n\004role\030\003 \001(\t\"\035\n\014Ren" +
-      "ewRequest\022\r\n\005token\030\001 \001(\t\"C\n\rRenewRespons" +
-      "e\022\r\n\005token\030\001 \001(\t\022\025\n\rexpires_at_ms\030\002 \001(\003\022" +
-      "\014\n\004role\030\003 \001(\t*w\n\nSyncPolicy\022\033\n\027SYNC_POLI" +
-      "CY_UNSPECIFIED\020\000\022\024\n\020SYNC_POLICY_SYNC\020\001\022\035" +
-      "\n\031SYNC_POLICY_WRITE_NO_SYNC\020\002\022\027\n\023SYNC_PO" +
-      "LICY_NO_SYNC\020\003*\227\001\n\020ReplicaAckPolicy\022\"\n\036R" +
-      "EPLICA_ACK_POLICY_UNSPECIFIED\020\000\022\032\n\026REPLI" +
-      "CA_ACK_POLICY_ALL\020\001\022&\n\"REPLICA_ACK_POLIC" +
-      "Y_SIMPLE_MAJORITY\020\002\022\033\n\027REPLICA_ACK_POLIC" +
-      "Y_NONE\020\003*\263\001\n\017ConsistencyKind\022 \n\034CONSISTE" +
-      "NCY_KIND_UNSPECIFIED\020\000\022\035\n\031CONSISTENCY_KI" +
-      "ND_ABSOLUTE\020\001\022\"\n\036CONSISTENCY_KIND_NONE_R" +
-      "EQUIRED\020\002\022\035\n\031CONSISTENCY_KIND_TIME_LAG\020\003" +
-      "\022\034\n\030CONSISTENCY_KIND_VERSION\020\004*\271\001\n\022Retur" +
-      "nValueVersion\022$\n RETURN_VALUE_VERSION_UN" +
-      "SPECIFIED\020\000\022\035\n\031RETURN_VALUE_VERSION_NONE" +
-      "\020\001\022\036\n\032RETURN_VALUE_VERSION_VALUE\020\002\022 \n\034RE" +
-      "TURN_VALUE_VERSION_VERSION\020\003\022\034\n\030RETURN_V" +
-      "ALUE_VERSION_ALL\020\004*\224\001\n\005Depth\022\025\n\021DEPTH_UN" +
-      "SPECIFIED\020\000\022\027\n\023DEPTH_CHILDREN_ONLY\020\001\022\035\n\031" +
-      "DEPTH_PARENT_AND_CHILDREN\020\002\022\032\n\026DEPTH_DES" +
-      "CENDANTS_ONLY\020\003\022 \n\034DEPTH_PARENT_AND_DESC" +
-      "ENDANTS\020\004*m\n\tDirection\022\031\n\025DIRECTION_UNSP" +
-      "ECIFIED\020\000\022\025\n\021DIRECTION_FORWARD\020\001\022\025\n\021DIRE" +
-      "CTION_REVERSE\020\002\022\027\n\023DIRECTION_UNORDERED\020\003" +
-      "*s\n\tCondition\022\031\n\025CONDITION_UNSPECIFIED\020\000" +
-      "\022\027\n\023CONDITION_IF_ABSENT\020\001\022\030\n\024CONDITION_I" +
-      "F_PRESENT\020\002\022\030\n\024CONDITION_IF_VERSION\020\0032\305\004" +
-      "\n\002KV\0222\n\003Get\022\024.cairn.v1.GetRequest\032\025.cair" +
-      "n.v1.GetResponse\0224\n\003Put\022\024.cairn.v1.PutRe" +
-      "quest\032\027.cairn.v1.WriteResponse\022:\n\006Delete" +
-      "\022\027.cairn.v1.DeleteRequest\032\027.cairn.v1.Wri" +
-      "teResponse\022>\n\007Execute\022\030.cairn.v1.Execute" +
-      "Request\032\031.cairn.v1.ExecuteResponse\022>\n\007Pu" +
-      "tMany\022\030.cairn.v1.PutManyRequest\032\031.cairn." +
-      "v1.PutManyResponse\022A\n\010MultiGet\022\031.cairn.v" +
-      "1.MultiGetRequest\032\032.cairn.v1.MultiGetRes" +
-      "ponse\022J\n\013MultiDelete\022\034.cairn.v1.MultiDel" +
-      "eteRequest\032\035.cairn.v1.MultiDeleteRespons" +
-      "e\022D\n\tStoreScan\022\032.cairn.v1.StoreScanReque" +
-      "st\032\033.cairn.v1.StoreScanResponse\022D\n\tStore" +
-      "Info\022\032.cairn.v1.StoreInfoRequest\032\033.cairn" +
-      ".v1.StoreInfoResponse2z\n\004Auth\0228\n\005Login\022\026" +
-      ".cairn.v1.LoginRequest\032\027.cairn.v1.LoginR" +
-      "esponse\0228\n\005Renew\022\026.cairn.v1.RenewRequest" +
-      "\032\027.cairn.v1.RenewResponseBM\n\023io.cairndb." +
-      "kv.protoB\007KvProtoP\001Z$github.com/cairndb/" +
-      "cairn/api/cairnpb\222\003\004\010\002 \003b\010editionsp\350\007"
+      "\n\024api/cairnpb/kv.proto\022\010cairn.v1\032\031google" +
+      "/protobuf/any.proto\"#\n\003Key\022\r\n\005major\030\001 \003(" +
+      "\t\022\r\n\005minor\030\002 \003(\t\"\224\001\n\nDurability\022)\n\013maste" +
+      "r_sync\030\001 \001(\0162\024.cairn.v1.SyncPolicy\022*\n\014re" +
+      "plica_sync\030\002 \001(\0162\024.cairn.v1.SyncPolicy\022/" +
+      "\n\013replica_ack\030\003 \001(\0162\032.cairn.v1.ReplicaAc" +
+      "kPolicy\"w\n\013Consistency\022\'\n\004kind\030\001 \001(\0162\031.c" +
+      "airn.v1.ConsistencyKind\022\032\n\022permissible_l" +
+      "ag_ms\030\002 \001(\003\022\017\n\007version\030\003 \001(\014\022\022\n\ntimeout_" +
+      "ms\030\004 \001(\003\"\236\001\n\010KeyRange\022\021\n\thas_start\030\001 \001(\010" +
+      "\022\r\n\005start\030\002 \001(\t\022\027\n\017start_inclusive\030\003 \001(\010" +
+      "\022\017\n\007has_end\030\004 \001(\010\022\013\n\003end\030\005 \001(\t\022\025\n\rend_in" +
+      "clusive\030\006 \001(\010\022\022\n\nhas_prefix\030\007 \001(\010\022\016\n\006pre" +
+      "fix\030\010 \001(\t\"[\n\006Record\022\032\n\003key\030\001 \001(\0132\r.cairn" +
+      ".v1.Key\022\r\n\005value\030\002 \001(\014\022\017\n\007version\030\003 \001(\014\022" +
+      "\025\n\rexpiration_ms\030\004 \001(\003\"\305\001\n\005PutOp\022\032\n\003key\030" +
+      "\001 \001(\0132\r.cairn.v1.Key\022\r\n\005value\030\002 \001(\014\022&\n\tc" +
+      "ondition\030\003 \001(\0162\023.cairn.v1.Condition\022\025\n\rm" +
+      "atch_version\030\004 \001(\014\022,\n\006return\030\005 \001(\0162\034.cai" +
+      "rn.v1.ReturnValueVersion\022\016\n\006ttl_ms\030\006 \001(\003" +
+      "\022\024\n\014merge_fields\030\007 \001(\010\"\223\001\n\010DeleteOp\022\032\n\003k" +
+      "ey\030\001 \001(\0132\r.cairn.v1.Key\022&\n\tcondition\030\002 \001" +
+      "(\0162\023.cairn.v1.Condition\022\025\n\rmatch_version" +
+      "\030\003 \001(\014\022,\n\006return\030\004 \001(\0162\034.cairn.v1.Return" +
+      "ValueVersion\"v\n\tOperation\022\036\n\003put\030\001 \001(\0132\017" +
+      ".cairn.v1.PutOpH\000\022$\n\006delete\030\002 \001(\0132\022.cair" +
+      "n.v1.DeleteOpH\000\022\035\n\025abort_if_unsuccessful" +
+      "\030\003 \001(\010B\004\n\002op\"\242\001\n\017OperationResult\022\017\n\007succ" +
+      "ess\030\001 \001(\010\022\023\n\013new_version\030\002 \001(\014\022\027\n\017previo" +
+      "us_exists\030\003 \001(\010\022\026\n\016previous_value\030\004 \001(\014\022" +
+      "\030\n\020previous_version\030\005 \001(\014\022\036\n\026previous_ex" +
+      "piration_ms\030\006 \001(\003\"H\n\rRequestHeader\022\r\n\005st" +
+      "ore\030\001 \001(\t\022\022\n\ntimeout_ms\030\002 \001(\003\022\024\n\014topolog" +
+      "y_seq\030\003 \001(\004\"}\n\nGetRequest\022\'\n\006header\030\001 \001(" +
+      "\0132\027.cairn.v1.RequestHeader\022\032\n\003key\030\002 \001(\0132" +
+      "\r.cairn.v1.Key\022*\n\013consistency\030\003 \001(\0132\025.ca" +
+      "irn.v1.Consistency\">\n\013GetResponse\022\r\n\005fou" +
+      "nd\030\001 \001(\010\022 \n\006record\030\002 \001(\0132\020.cairn.v1.Reco" +
+      "rd\"|\n\nPutRequest\022\'\n\006header\030\001 \001(\0132\027.cairn" +
+      ".v1.RequestHeader\022\033\n\002op\030\002 \001(\0132\017.cairn.v1" +
+      ".PutOp\022(\n\ndurability\030\003 \001(\0132\024.cairn.v1.Du" +
+      "rability\":\n\rWriteResponse\022)\n\006result\030\001 \001(" +
+      "\0132\031.cairn.v1.OperationResult\"\202\001\n\rDeleteR" +
+      "equest\022\'\n\006header\030\001 \001(\0132\027.cairn.v1.Reques" +
+      "tHeader\022\036\n\002op\030\002 \001(\0132\022.cairn.v1.DeleteOp\022" +
+      "(\n\ndurability\030\003 \001(\0132\024.cairn.v1.Durabilit" +
+      "y\"\205\001\n\016ExecuteRequest\022\'\n\006header\030\001 \001(\0132\027.c" +
+      "airn.v1.RequestHeader\022 \n\003ops\030\002 \003(\0132\023.cai" +
+      "rn.v1.Operation\022(\n\ndurability\030\003 \001(\0132\024.ca" +
+      "irn.v1.Durability\"\230\001\n\017ExecuteResponse\022\021\n" +
+      "\tcommitted\030\001 \001(\010\022*\n\007results\030\002 \003(\0132\031.cair" +
+      "n.v1.OperationResult\022\024\n\014failed_index\030\003 \001" +
+      "(\005\0220\n\rfailed_result\030\004 \001(\0132\031.cairn.v1.Ope" +
+      "rationResult\"\201\001\n\016PutManyRequest\022\'\n\006heade" +
+      "r\030\001 \001(\0132\027.cairn.v1.RequestHeader\022\034\n\003ops\030" +
+      "\002 \003(\0132\017.cairn.v1.PutOp\022(\n\ndurability\030\003 \001" +
+      "(\0132\024.cairn.v1.Durability\";\n\017PutManyRespo" +
+      "nse\022(\n\007results\030\001 \003(\0132\027.cairn.v1.PutManyR" +
+      "esult\"\214\001\n\rPutManyResult\022)\n\006result\030\001 \001(\0132" +
+      "\031.cairn.v1.OperationResult\022\022\n\nerror_code" +
+      "\030\002 \001(\r\022\025\n\rerror_message\030\003 \001(\t\022%\n\006detail\030" +
+      "\004 \001(\0132\025.cairn.v1.ErrorDetail\"\311\001\n\022MultiDe" +
+      "leteRequest\022\'\n\006header\030\001 \001(\0132\027.cairn.v1.R" +
+      "equestHeader\022\035\n\006parent\030\002 \001(\0132\r.cairn.v1." +
+      "Key\022!\n\005range\030\003 \001(\0132\022.cairn.v1.KeyRange\022\036" +
+      "\n\005depth\030\004 \001(\0162\017.cairn.v1.Depth\022(\n\ndurabi" +
+      "lity\030\005 \001(\0132\024.cairn.v1.Durability\"&\n\023Mult" +
+      "iDeleteResponse\022\017\n\007deleted\030\001 \001(\003\"\247\002\n\017Mul" +
+      "tiGetRequest\022\'\n\006header\030\001 \001(\0132\027.cairn.v1." +
+      "RequestHeader\022\035\n\006parent\030\002 \001(\0132\r.cairn.v1" +
+      ".Key\022!\n\005range\030\003 \001(\0132\022.cairn.v1.KeyRange\022" +
+      "\036\n\005depth\030\004 \001(\0162\017.cairn.v1.Depth\022&\n\tdirec" +
+      "tion\030\005 \001(\0162\023.cairn.v1.Direction\022\021\n\tkeys_" +
+      "only\030\006 \001(\010\022\022\n\nbatch_size\030\007 \001(\005\022\016\n\006resume" +
+      "\030\010 \001(\014\022*\n\013consistency\030\t \001(\0132\025.cairn.v1.C" +
+      "onsistency\"E\n\020MultiGetResponse\022!\n\007record" +
+      "s\030\001 \003(\0132\020.cairn.v1.Record\022\016\n\006resume\030\002 \001(" +
+      "\014\"\217\002\n\020StoreScanRequest\022\'\n\006header\030\001 \001(\0132\027" +
+      ".cairn.v1.RequestHeader\022\035\n\006parent\030\002 \001(\0132" +
+      "\r.cairn.v1.Key\022!\n\005range\030\003 \001(\0132\022.cairn.v1" +
+      ".KeyRange\022\036\n\005depth\030\004 \001(\0162\017.cairn.v1.Dept" +
+      "h\022\021\n\tkeys_only\030\005 \001(\010\022\022\n\nbatch_size\030\006 \001(\005" +
+      "\022\016\n\006resume\030\007 \001(\014\022*\n\013consistency\030\010 \001(\0132\025." +
+      "cairn.v1.Consistency\022\r\n\005shard\030\t \001(\004\"F\n\021S" +
+      "toreScanResponse\022!\n\007records\030\001 \003(\0132\020.cair" +
+      "n.v1.Record\022\016\n\006resume\030\002 \001(\014\"\022\n\020StoreInfo" +
+      "Request\"\340\001\n\021StoreInfoResponse\022\r\n\005store\030\001" +
+      " \001(\t\022\022\n\npartitions\030\002 \001(\r\022\017\n\007version\030\003 \001(" +
+      "\t\022\024\n\014topology_seq\030\004 \001(\004\022 \n\006limits\030\005 \001(\0132" +
+      "\020.cairn.v1.Limits\022$\n\010topology\030\006 \001(\0132\022.ca" +
+      "irn.v1.Topology\022+\n\014local_shards\030\007 \003(\0132\025." +
+      "cairn.v1.ShardStatus\022\014\n\004node\030\010 \001(\004\"\243\001\n\010T" +
+      "opology\022\r\n\005store\030\001 \001(\t\022\022\n\npartitions\030\002 \001" +
+      "(\r\022\013\n\003seq\030\003 \001(\004\022%\n\005nodes\030\004 \003(\0132\026.cairn.v" +
+      "1.TopologyNode\022\'\n\006shards\030\005 \003(\0132\027.cairn.v" +
+      "1.TopologyShard\022\027\n\017partition_shard\030\006 \003(\004" +
+      "\"(\n\014TopologyNode\022\n\n\002id\030\001 \001(\004\022\014\n\004addr\030\002 \001" +
+      "(\t\"P\n\rTopologyShard\022\n\n\002id\030\001 \001(\004\022\020\n\010repli" +
+      "cas\030\002 \003(\004\022\021\n\tpreferred\030\003 \001(\004\022\016\n\006origin\030\004" +
+      " \001(\004\"^\n\013ShardStatus\022\r\n\005shard\030\001 \001(\004\022\016\n\006le" +
+      "ader\030\002 \001(\004\022\014\n\004term\030\003 \001(\004\022\017\n\007applied\030\004 \001(" +
+      "\004\022\021\n\tis_leader\030\005 \001(\010\"\240\001\n\006Limits\022\025\n\rmax_k" +
+      "ey_bytes\030\001 \001(\003\022\027\n\017max_value_bytes\030\002 \001(\003\022" +
+      "\026\n\016max_components\030\003 \001(\005\022\026\n\016max_timeout_m" +
+      "s\030\004 \001(\003\022\030\n\020max_result_bytes\030\005 \001(\003\022\034\n\024max" +
+      "_put_many_records\030\006 \001(\005\"\345\002\n\013ErrorDetail\022" +
+      "\014\n\004kind\030\001 \001(\t\022,\n\006action\030\002 \001(\0162\034.cairn.v1" +
+      ".ErrorDetail.Action\022\r\n\005limit\030\003 \001(\t\022\013\n\003ma" +
+      "x\030\004 \001(\003\022\014\n\004seen\030\005 \001(\003\022\025\n\rmaybe_applied\030\006" +
+      " \001(\010\022\023\n\013leader_node\030\007 \001(\004\022\023\n\013leader_addr" +
+      "\030\010 \001(\t\022\026\n\016moved_to_shard\030\t \001(\004\022\022\n\npartit" +
+      "ions\030\n \001(\r\022\024\n\014topology_seq\030\013 \001(\004\"m\n\006Acti" +
+      "on\022\026\n\022ACTION_UNSPECIFIED\020\000\022\020\n\014ACTION_RET" +
+      "RY\020\001\022\022\n\016ACTION_REFRESH\020\002\022\024\n\020ACTION_FIX_I" +
+      "NPUT\020\003\022\017\n\013ACTION_NONE\020\004\"3\n\014ReadsRequest\022" +
+      "#\n\005reads\030\001 \003(\0132\024.cairn.v1.StreamRead\"s\n\n" +
+      "StreamRead\022\n\n\002id\030\001 \001(\004\022#\n\003get\030\002 \001(\0132\024.ca" +
+      "irn.v1.GetRequestH\000\022.\n\tmulti_get\030\003 \001(\0132\031" +
+      ".cairn.v1.MultiGetRequestH\000B\004\n\002op\"8\n\rRea" +
+      "dsResponse\022\'\n\007answers\030\001 \003(\0132\026.cairn.v1.S" +
+      "treamAnswer\"\275\001\n\014StreamAnswer\022\n\n\002id\030\001 \001(\004" +
+      "\022\014\n\004code\030\002 \001(\r\022\017\n\007message\030\003 \001(\t\022%\n\007detai" +
+      "ls\030\004 \003(\0132\024.google.protobuf.Any\022$\n\003get\030\005 " +
+      "\001(\0132\025.cairn.v1.GetResponseH\000\022/\n\tmulti_ge" +
+      "t\030\006 \001(\0132\032.cairn.v1.MultiGetResponseH\000B\004\n" +
+      "\002op\".\n\014LoginRequest\022\014\n\004user\030\001 \001(\t\022\020\n\010pas" +
+      "sword\030\002 \001(\t\"C\n\rLoginResponse\022\r\n\005token\030\001 " +
+      "\001(\t\022\025\n\rexpires_at_ms\030\002 \001(\003\022\014\n\004role\030\003 \001(\t" +
+      "\"\035\n\014RenewRequest\022\r\n\005token\030\001 \001(\t\"C\n\rRenew" +
+      "Response\022\r\n\005token\030\001 \001(\t\022\025\n\rexpires_at_ms" +
+      "\030\002 \001(\003\022\014\n\004role\030\003 \001(\t*w\n\nSyncPolicy\022\033\n\027SY" +
+      "NC_POLICY_UNSPECIFIED\020\000\022\024\n\020SYNC_POLICY_S" +
+      "YNC\020\001\022\035\n\031SYNC_POLICY_WRITE_NO_SYNC\020\002\022\027\n\023" +
+      "SYNC_POLICY_NO_SYNC\020\003*\227\001\n\020ReplicaAckPoli" +
+      "cy\022\"\n\036REPLICA_ACK_POLICY_UNSPECIFIED\020\000\022\032" +
+      "\n\026REPLICA_ACK_POLICY_ALL\020\001\022&\n\"REPLICA_AC" +
+      "K_POLICY_SIMPLE_MAJORITY\020\002\022\033\n\027REPLICA_AC" +
+      "K_POLICY_NONE\020\003*\263\001\n\017ConsistencyKind\022 \n\034C" +
+      "ONSISTENCY_KIND_UNSPECIFIED\020\000\022\035\n\031CONSIST" +
+      "ENCY_KIND_ABSOLUTE\020\001\022\"\n\036CONSISTENCY_KIND" +
+      "_NONE_REQUIRED\020\002\022\035\n\031CONSISTENCY_KIND_TIM" +
+      "E_LAG\020\003\022\034\n\030CONSISTENCY_KIND_VERSION\020\004*\271\001" +
+      "\n\022ReturnValueVersion\022$\n RETURN_VALUE_VER" +
+      "SION_UNSPECIFIED\020\000\022\035\n\031RETURN_VALUE_VERSI" +
+      "ON_NONE\020\001\022\036\n\032RETURN_VALUE_VERSION_VALUE\020" +
+      "\002\022 \n\034RETURN_VALUE_VERSION_VERSION\020\003\022\034\n\030R" +
+      "ETURN_VALUE_VERSION_ALL\020\004*\224\001\n\005Depth\022\025\n\021D" +
+      "EPTH_UNSPECIFIED\020\000\022\027\n\023DEPTH_CHILDREN_ONL" +
+      "Y\020\001\022\035\n\031DEPTH_PARENT_AND_CHILDREN\020\002\022\032\n\026DE" +
+      "PTH_DESCENDANTS_ONLY\020\003\022 \n\034DEPTH_PARENT_A" +
+      "ND_DESCENDANTS\020\004*m\n\tDirection\022\031\n\025DIRECTI" +
+      "ON_UNSPECIFIED\020\000\022\025\n\021DIRECTION_FORWARD\020\001\022" +
+      "\025\n\021DIRECTION_REVERSE\020\002\022\027\n\023DIRECTION_UNOR" +
+      "DERED\020\003*s\n\tCondition\022\031\n\025CONDITION_UNSPEC" +
+      "IFIED\020\000\022\027\n\023CONDITION_IF_ABSENT\020\001\022\030\n\024COND" +
+      "ITION_IF_PRESENT\020\002\022\030\n\024CONDITION_IF_VERSI" +
+      "ON\020\0032\305\004\n\002KV\0222\n\003Get\022\024.cairn.v1.GetRequest" +
+      "\032\025.cairn.v1.GetResponse\0224\n\003Put\022\024.cairn.v" +
+      "1.PutRequest\032\027.cairn.v1.WriteResponse\022:\n" +
+      "\006Delete\022\027.cairn.v1.DeleteRequest\032\027.cairn" +
+      ".v1.WriteResponse\022>\n\007Execute\022\030.cairn.v1." +
+      "ExecuteRequest\032\031.cairn.v1.ExecuteRespons" +
+      "e\022>\n\007PutMany\022\030.cairn.v1.PutManyRequest\032\031" +
+      ".cairn.v1.PutManyResponse\022A\n\010MultiGet\022\031." +
+      "cairn.v1.MultiGetRequest\032\032.cairn.v1.Mult" +
+      "iGetResponse\022J\n\013MultiDelete\022\034.cairn.v1.M" +
+      "ultiDeleteRequest\032\035.cairn.v1.MultiDelete" +
+      "Response\022D\n\tStoreScan\022\032.cairn.v1.StoreSc" +
+      "anRequest\032\033.cairn.v1.StoreScanResponse\022D" +
+      "\n\tStoreInfo\022\032.cairn.v1.StoreInfoRequest\032" +
+      "\033.cairn.v1.StoreInfoResponse2H\n\010KVStream" +
+      "\022<\n\005Reads\022\026.cairn.v1.ReadsRequest\032\027.cair" +
+      "n.v1.ReadsResponse(\0010\0012z\n\004Auth\0228\n\005Login\022" +
+      "\026.cairn.v1.LoginRequest\032\027.cairn.v1.Login" +
+      "Response\0228\n\005Renew\022\026.cairn.v1.RenewReques" +
+      "t\032\027.cairn.v1.RenewResponseBM\n\023io.cairndb" +
+      ".kv.protoB\007KvProtoP\001Z$github.com/cairndb" +
+      "/cairn/api/cairnpb\222\003\004\010\002 \003b\010editionsp\350\007"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
         new com.google.protobuf.Descriptors.FileDescriptor[] {
+          com.google.protobuf.AnyProto.getDescriptor(),
         });
     internal_static_cairn_v1_Key_descriptor =
       getDescriptor().getMessageType(0);
@@ -599,31 +633,56 @@ public final class KvProto extends com.google.protobuf.GeneratedFile {
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_cairn_v1_ErrorDetail_descriptor,
         new java.lang.String[] { "Kind", "Action", "Limit", "Max", "Seen", "MaybeApplied", "LeaderNode", "LeaderAddr", "MovedToShard", "Partitions", "TopologySeq", });
-    internal_static_cairn_v1_LoginRequest_descriptor =
+    internal_static_cairn_v1_ReadsRequest_descriptor =
       getDescriptor().getMessageType(34);
+    internal_static_cairn_v1_ReadsRequest_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_cairn_v1_ReadsRequest_descriptor,
+        new java.lang.String[] { "Reads", });
+    internal_static_cairn_v1_StreamRead_descriptor =
+      getDescriptor().getMessageType(35);
+    internal_static_cairn_v1_StreamRead_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_cairn_v1_StreamRead_descriptor,
+        new java.lang.String[] { "Id", "Get", "MultiGet", "Op", });
+    internal_static_cairn_v1_ReadsResponse_descriptor =
+      getDescriptor().getMessageType(36);
+    internal_static_cairn_v1_ReadsResponse_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_cairn_v1_ReadsResponse_descriptor,
+        new java.lang.String[] { "Answers", });
+    internal_static_cairn_v1_StreamAnswer_descriptor =
+      getDescriptor().getMessageType(37);
+    internal_static_cairn_v1_StreamAnswer_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessage.FieldAccessorTable(
+        internal_static_cairn_v1_StreamAnswer_descriptor,
+        new java.lang.String[] { "Id", "Code", "Message", "Details", "Get", "MultiGet", "Op", });
+    internal_static_cairn_v1_LoginRequest_descriptor =
+      getDescriptor().getMessageType(38);
     internal_static_cairn_v1_LoginRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_cairn_v1_LoginRequest_descriptor,
         new java.lang.String[] { "User", "Password", });
     internal_static_cairn_v1_LoginResponse_descriptor =
-      getDescriptor().getMessageType(35);
+      getDescriptor().getMessageType(39);
     internal_static_cairn_v1_LoginResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_cairn_v1_LoginResponse_descriptor,
         new java.lang.String[] { "Token", "ExpiresAtMs", "Role", });
     internal_static_cairn_v1_RenewRequest_descriptor =
-      getDescriptor().getMessageType(36);
+      getDescriptor().getMessageType(40);
     internal_static_cairn_v1_RenewRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_cairn_v1_RenewRequest_descriptor,
         new java.lang.String[] { "Token", });
     internal_static_cairn_v1_RenewResponse_descriptor =
-      getDescriptor().getMessageType(37);
+      getDescriptor().getMessageType(41);
     internal_static_cairn_v1_RenewResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_cairn_v1_RenewResponse_descriptor,
         new java.lang.String[] { "Token", "ExpiresAtMs", "Role", });
     descriptor.resolveAllFeaturesImmutable();
+    com.google.protobuf.AnyProto.getDescriptor();
   }
 
   // @@protoc_insertion_point(outer_class_scope)

@@ -1,0 +1,173 @@
+package server_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/cairndb/cairn/api/cairnpb"
+)
+
+// streamReads sends reads on one stream of n's KVStream and returns the
+// answers by id, once every read has one.
+func streamReads(t *testing.T, s cairnpb.KVStream_ReadsClient, reads ...*cairnpb.StreamRead) map[uint64]*cairnpb.StreamAnswer {
+	t.Helper()
+	if err := s.Send(&cairnpb.ReadsRequest{Reads: reads}); err != nil {
+		t.Fatalf("send: %v", err)
+	}
+	out := make(map[uint64]*cairnpb.StreamAnswer)
+	for len(out) < len(reads) {
+		resp, err := s.Recv()
+		if err != nil {
+			t.Fatalf("recv after %d of %d answers: %v", len(out), len(reads), err)
+		}
+		for _, a := range resp.GetAnswers() {
+			out[a.GetId()] = a
+		}
+	}
+	return out
+}
+
+// answerStatus is the status an answer carries.
+func answerStatus(a *cairnpb.StreamAnswer) error {
+	if a.GetCode() == 0 {
+		return nil
+	}
+	st := status.New(codes.Code(a.GetCode()), a.GetMessage()).Proto()
+	st.Details = a.GetDetails()
+	return status.FromProto(st).Err()
+}
+
+// TestReadStreamAnswersAsUnary: each read on the stream is answered as the
+// unary Get or MultiGet answers the same request: the same response, or
+// the same status code and ErrorDetail kind.
+func TestReadStreamAnswersAsUnary(t *testing.T) {
+	n := startLite(t, t.TempDir())
+	defer n.close()
+	ctx := context.Background()
+	h := &cairnpb.RequestHeader{Store: testStore, TimeoutMs: 5000}
+	for i, minor := range []string{"a", "b", "c"} {
+		put := &cairnpb.PutRequest{Header: h, Op: &cairnpb.PutOp{
+			Key: &cairnpb.Key{Major: []string{"u"}, Minor: []string{minor}}, Value: []byte(fmt.Sprint("v", i))}}
+		if _, err := n.kv.Put(ctx, put); err != nil {
+			t.Fatalf("put: %v", err)
+		}
+	}
+	gets := []*cairnpb.GetRequest{
+		{Header: h, Key: &cairnpb.Key{Major: []string{"u"}, Minor: []string{"b"}}},                // found
+		{Header: h, Key: &cairnpb.Key{Major: []string{"u"}, Minor: []string{"zz"}}},               // missing
+		{Header: h, Key: &cairnpb.Key{Major: []string{"u\xff"}}},                                  // invalid UTF-8
+		{Header: &cairnpb.RequestHeader{Store: "other"}, Key: &cairnpb.Key{Major: []string{"u"}}}, // another store
+	}
+	mg := &cairnpb.MultiGetRequest{Header: h, Parent: &cairnpb.Key{Major: []string{"u"}}}
+	var reads []*cairnpb.StreamRead
+	for i, g := range gets {
+		reads = append(reads, &cairnpb.StreamRead{Id: uint64(i + 1), Op: &cairnpb.StreamRead_Get{Get: g}})
+	}
+	reads = append(reads, &cairnpb.StreamRead{Id: 100, Op: &cairnpb.StreamRead_MultiGet{MultiGet: mg}},
+		&cairnpb.StreamRead{Id: 200}) // no op
+	st, err := cairnpb.NewKVStreamClient(n.conn).Reads(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	answers := streamReads(t, st, reads...)
+	for i, g := range gets {
+		want, werr := n.kv.Get(ctx, g)
+		a := answers[uint64(i+1)]
+		if err := sameAnswer(a.GetGet(), answerStatus(a), want, werr); err != nil {
+			t.Errorf("get %d: %v", i+1, err)
+		}
+	}
+	want, werr := n.kv.MultiGet(ctx, mg)
+	if a := answers[100]; len(a.GetMultiGet().GetRecords()) != 3 {
+		t.Errorf("multi-get: %d records, want 3", len(a.GetMultiGet().GetRecords()))
+	} else if err := sameAnswer(a.GetMultiGet(), answerStatus(a), want, werr); err != nil {
+		t.Errorf("multi-get: %v", err)
+	}
+	if err := checkStatus(answerStatus(answers[200]), codes.InvalidArgument, "invalid_argument"); err != nil {
+		t.Errorf("a read with no op: %v", err)
+	}
+}
+
+// sameAnswer compares a stream answer with the unary call's result.
+func sameAnswer(got proto.Message, gerr error, want proto.Message, werr error) error {
+	if werr != nil {
+		var d *cairnpb.ErrorDetail
+		for _, x := range status.Convert(werr).Details() {
+			if dd, ok := x.(*cairnpb.ErrorDetail); ok {
+				d = dd
+			}
+		}
+		if d == nil {
+			return fmt.Errorf("the unary call's error %v has no ErrorDetail", werr)
+		}
+		return checkStatus(gerr, status.Code(werr), d.GetKind())
+	}
+	if gerr != nil {
+		return fmt.Errorf("stream: %v, unary answered", gerr)
+	}
+	if !proto.Equal(got, want) {
+		return fmt.Errorf("stream answered %v, unary %v", got, want)
+	}
+	return nil
+}
+
+// TestReadStreamEndsAtClose: closing the node ends an open read stream
+// with UNAVAILABLE once the reads it took are answered, instead of holding
+// the shutdown until its grace runs out. A read waiting for a version the
+// store never reaches is answered (consistency timeout) before the end.
+func TestReadStreamEndsAtClose(t *testing.T) {
+	n := startLite(t, t.TempDir())
+	defer n.conn.Close()
+	ctx := context.Background()
+	h := &cairnpb.RequestHeader{Store: testStore, TimeoutMs: 5000}
+	put, err := n.kv.Put(ctx, &cairnpb.PutRequest{Header: h, Op: &cairnpb.PutOp{Key: &cairnpb.Key{Major: []string{"w"}}, Value: []byte("v")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := cairnpb.NewKVStreamClient(n.conn).Reads(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	streamReads(t, st, &cairnpb.StreamRead{Id: 1, Op: &cairnpb.StreamRead_Get{Get: &cairnpb.GetRequest{Header: h, Key: &cairnpb.Key{Major: []string{"w"}}}}})
+	// A version far ahead of the store's: the read waits for its timeout.
+	future := append([]byte(nil), put.GetResult().GetNewVersion()...) // origin(8) index(8)
+	future[8] = 0x7f
+	wait := &cairnpb.GetRequest{Header: &cairnpb.RequestHeader{Store: testStore, TimeoutMs: 800}, Key: &cairnpb.Key{Major: []string{"w"}},
+		Consistency: &cairnpb.Consistency{Kind: cairnpb.ConsistencyKind_CONSISTENCY_KIND_VERSION, Version: future, TimeoutMs: 500}}
+	// Read 3's answer shows the node took read 2: one goroutine takes a
+	// stream's reads, in order.
+	get := &cairnpb.GetRequest{Header: h, Key: &cairnpb.Key{Major: []string{"w"}}}
+	if err := st.Send(&cairnpb.ReadsRequest{Reads: []*cairnpb.StreamRead{
+		{Id: 2, Op: &cairnpb.StreamRead_Get{Get: wait}}, {Id: 3, Op: &cairnpb.StreamRead_Get{Get: get}}}}); err != nil {
+		t.Fatal(err)
+	}
+	if resp, err := st.Recv(); err != nil || resp.GetAnswers()[0].GetId() != 3 {
+		t.Fatalf("want read 3's answer first, got %v, %v", resp, err)
+	}
+	start := time.Now()
+	closed := make(chan error, 1)
+	go func() { closed <- n.lite.Close() }()
+	resp, err := st.Recv()
+	if err != nil || len(resp.GetAnswers()) != 1 || resp.GetAnswers()[0].GetId() != 2 {
+		t.Fatalf("want read 2's answer before the stream ends, got %v, %v", resp, err)
+	}
+	if a := resp.GetAnswers()[0]; a.GetCode() == 0 {
+		t.Fatalf("read 2 was answered %v: its version was never reached", a)
+	}
+	_, err = st.Recv()
+	if status.Code(err) != codes.Unavailable {
+		t.Fatalf("stream ended with %v, want UNAVAILABLE", err)
+	}
+	if err := <-closed; err != nil {
+		t.Fatalf("close: %v", err)
+	}
+	if d := time.Since(start); d > 4*time.Second { // the default grace is 5 s
+		t.Fatalf("close took %v: the stream held the shutdown until the grace ran out", d)
+	}
+}
