@@ -52,13 +52,14 @@ type Config struct {
 	// only move forward. Spreading lets one client use every replica's
 	// capacity. Unused for cairn lite.
 	SpreadReads bool
-	// UnaryReads makes every Get and MultiGet its own unary RPC. By
-	// default a connection carries them on one long-lived read stream
-	// (cairn.v1.KVStream), where a read costs one DATA frame each way
+	// UnaryCalls makes every call its own unary RPC. By default a
+	// connection carries gets, multi-gets and writes on one long-lived call
+	// stream (cairn.v1.KVStream), where a call costs one DATA frame each way
 	// instead of a new HTTP/2 stream with headers and trailers (see
-	// docs/design/20261127_read_stream.md). A store that has no read
-	// stream (a secure store, or an older server) is read unary anyway.
-	UnaryReads bool
+	// docs/design/20261127_call_stream.md). A store that has no call stream
+	// (a secure store, or an older server) is called unary anyway, and so
+	// is every store when User is set.
+	UnaryCalls bool
 	// ConnectTimeout bounds how long a request to a replicated store waits
 	// for a connection to a node that is not yet (or no longer) connected
 	// before it tries another replica: a host that is down may leave a

@@ -110,13 +110,16 @@
 // Connections to a node are made when a request first needs it, Config.Conns
 // per node.
 //
-// Gets and multi-gets travel on one long-lived read stream per connection
-// (cairn.v1.KVStream, readstream.go), each tagged with an id and answered
-// as the unary call would answer it; writes and everything else are unary
-// calls. A read whose stream breaks fails inside the client as UNAVAILABLE
-// and is retried like any read. A server without the stream (a secure
-// store, an older server) makes the connection read unary; so does
-// Config.UnaryReads, and so does a client with a login.
+// Calls (gets, multi-gets and writes; not StoreScan and StoreInfo) travel on
+// one long-lived call stream per connection (cairn.v1.KVStream,
+// callstream.go), each tagged with an id and answered as the unary call
+// would answer it. A call whose stream breaks fails as UNAVAILABLE: a read
+// is retried, and a write that was sent is reported as maybe applied,
+// exactly as when a unary call's connection breaks, unless the node said,
+// closing the stream at shutdown, that it never ran the call (then it is
+// retried). A server without the stream (a secure store, an older server)
+// makes the connection call unary; so does Config.UnaryCalls, and so does
+// a client with a login.
 //
 // The client does not check key and value sizes; the server does and returns
 // ErrLimitExceeded naming the limit.

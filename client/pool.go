@@ -37,10 +37,10 @@ type pool struct {
 }
 
 // dialPool creates n connections to addr, with TLS when tc is set and a
-// login's token on every call when s is. Reads travel on each connection's
-// read stream (streamKV) unless unary or s is set: a stream would carry the
+// login's token on every call when s is. Calls travel on each connection's
+// call stream (streamKV) unless unary or s is set: a stream would carry the
 // token it opened with past that token's renewal, so a secure store serves
-// reads unary only.
+// unary calls only.
 func dialPool(addr string, n int, tc *tls.Config, s *session, unary bool) (*pool, error) {
 	p := &pool{addr: addr}
 	opts := []grpc.DialOption{

@@ -1,6 +1,6 @@
 // The Cairn key/value wire contract.
 //
-// Every RPC of KV is unary; KVStream carries the same reads multiplexed on
+// Every RPC of KV is unary; KVStream carries the same calls multiplexed on
 // one stream. Iteration is stateless paging: a response carries a resume
 // token that the next request passes back, so a page request can go to any
 // replica and survives a server restart.
@@ -2920,29 +2920,29 @@ func (x *ErrorDetail) GetTopologySeq() uint64 {
 	return 0
 }
 
-// ReadsRequest carries one or more reads; each has an id the client chose,
-// unique among its reads in flight on the stream.
-type ReadsRequest struct {
+// CallsRequest carries one or more calls; each has an id the client chose,
+// unique among its calls in flight on the stream.
+type CallsRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
-	Reads         []*StreamRead          `protobuf:"bytes,1,rep,name=reads" json:"reads,omitempty"`
+	Calls         []*StreamCall          `protobuf:"bytes,1,rep,name=calls" json:"calls,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
-func (x *ReadsRequest) Reset() {
-	*x = ReadsRequest{}
+func (x *CallsRequest) Reset() {
+	*x = CallsRequest{}
 	mi := &file_api_cairnpb_kv_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
 
-func (x *ReadsRequest) String() string {
+func (x *CallsRequest) String() string {
 	return protoimpl.X.MessageStringOf(x)
 }
 
-func (*ReadsRequest) ProtoMessage() {}
+func (*CallsRequest) ProtoMessage() {}
 
-func (x *ReadsRequest) ProtoReflect() protoreflect.Message {
+func (x *CallsRequest) ProtoReflect() protoreflect.Message {
 	mi := &file_api_cairnpb_kv_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -2954,44 +2954,49 @@ func (x *ReadsRequest) ProtoReflect() protoreflect.Message {
 	return mi.MessageOf(x)
 }
 
-// Deprecated: Use ReadsRequest.ProtoReflect.Descriptor instead.
-func (*ReadsRequest) Descriptor() ([]byte, []int) {
+// Deprecated: Use CallsRequest.ProtoReflect.Descriptor instead.
+func (*CallsRequest) Descriptor() ([]byte, []int) {
 	return file_api_cairnpb_kv_proto_rawDescGZIP(), []int{34}
 }
 
-func (x *ReadsRequest) GetReads() []*StreamRead {
+func (x *CallsRequest) GetCalls() []*StreamCall {
 	if x != nil {
-		return x.Reads
+		return x.Calls
 	}
 	return nil
 }
 
-type StreamRead struct {
+type StreamCall struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Id    uint64                 `protobuf:"varint,1,opt,name=id" json:"id,omitempty"`
 	// Types that are valid to be assigned to Op:
 	//
-	//	*StreamRead_Get
-	//	*StreamRead_MultiGet
-	Op            isStreamRead_Op `protobuf_oneof:"op"`
+	//	*StreamCall_Get
+	//	*StreamCall_MultiGet
+	//	*StreamCall_Put
+	//	*StreamCall_Delete
+	//	*StreamCall_Execute
+	//	*StreamCall_PutMany
+	//	*StreamCall_MultiDelete
+	Op            isStreamCall_Op `protobuf_oneof:"op"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
-func (x *StreamRead) Reset() {
-	*x = StreamRead{}
+func (x *StreamCall) Reset() {
+	*x = StreamCall{}
 	mi := &file_api_cairnpb_kv_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
 
-func (x *StreamRead) String() string {
+func (x *StreamCall) String() string {
 	return protoimpl.X.MessageStringOf(x)
 }
 
-func (*StreamRead) ProtoMessage() {}
+func (*StreamCall) ProtoMessage() {}
 
-func (x *StreamRead) ProtoReflect() protoreflect.Message {
+func (x *StreamCall) ProtoReflect() protoreflect.Message {
 	mi := &file_api_cairnpb_kv_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -3003,81 +3008,156 @@ func (x *StreamRead) ProtoReflect() protoreflect.Message {
 	return mi.MessageOf(x)
 }
 
-// Deprecated: Use StreamRead.ProtoReflect.Descriptor instead.
-func (*StreamRead) Descriptor() ([]byte, []int) {
+// Deprecated: Use StreamCall.ProtoReflect.Descriptor instead.
+func (*StreamCall) Descriptor() ([]byte, []int) {
 	return file_api_cairnpb_kv_proto_rawDescGZIP(), []int{35}
 }
 
-func (x *StreamRead) GetId() uint64 {
+func (x *StreamCall) GetId() uint64 {
 	if x != nil {
 		return x.Id
 	}
 	return 0
 }
 
-func (x *StreamRead) GetOp() isStreamRead_Op {
+func (x *StreamCall) GetOp() isStreamCall_Op {
 	if x != nil {
 		return x.Op
 	}
 	return nil
 }
 
-func (x *StreamRead) GetGet() *GetRequest {
+func (x *StreamCall) GetGet() *GetRequest {
 	if x != nil {
-		if x, ok := x.Op.(*StreamRead_Get); ok {
+		if x, ok := x.Op.(*StreamCall_Get); ok {
 			return x.Get
 		}
 	}
 	return nil
 }
 
-func (x *StreamRead) GetMultiGet() *MultiGetRequest {
+func (x *StreamCall) GetMultiGet() *MultiGetRequest {
 	if x != nil {
-		if x, ok := x.Op.(*StreamRead_MultiGet); ok {
+		if x, ok := x.Op.(*StreamCall_MultiGet); ok {
 			return x.MultiGet
 		}
 	}
 	return nil
 }
 
-type isStreamRead_Op interface {
-	isStreamRead_Op()
+func (x *StreamCall) GetPut() *PutRequest {
+	if x != nil {
+		if x, ok := x.Op.(*StreamCall_Put); ok {
+			return x.Put
+		}
+	}
+	return nil
 }
 
-type StreamRead_Get struct {
+func (x *StreamCall) GetDelete() *DeleteRequest {
+	if x != nil {
+		if x, ok := x.Op.(*StreamCall_Delete); ok {
+			return x.Delete
+		}
+	}
+	return nil
+}
+
+func (x *StreamCall) GetExecute() *ExecuteRequest {
+	if x != nil {
+		if x, ok := x.Op.(*StreamCall_Execute); ok {
+			return x.Execute
+		}
+	}
+	return nil
+}
+
+func (x *StreamCall) GetPutMany() *PutManyRequest {
+	if x != nil {
+		if x, ok := x.Op.(*StreamCall_PutMany); ok {
+			return x.PutMany
+		}
+	}
+	return nil
+}
+
+func (x *StreamCall) GetMultiDelete() *MultiDeleteRequest {
+	if x != nil {
+		if x, ok := x.Op.(*StreamCall_MultiDelete); ok {
+			return x.MultiDelete
+		}
+	}
+	return nil
+}
+
+type isStreamCall_Op interface {
+	isStreamCall_Op()
+}
+
+type StreamCall_Get struct {
 	Get *GetRequest `protobuf:"bytes,2,opt,name=get,oneof"`
 }
 
-type StreamRead_MultiGet struct {
+type StreamCall_MultiGet struct {
 	MultiGet *MultiGetRequest `protobuf:"bytes,3,opt,name=multi_get,json=multiGet,oneof"`
 }
 
-func (*StreamRead_Get) isStreamRead_Op() {}
+type StreamCall_Put struct {
+	Put *PutRequest `protobuf:"bytes,4,opt,name=put,oneof"`
+}
 
-func (*StreamRead_MultiGet) isStreamRead_Op() {}
+type StreamCall_Delete struct {
+	Delete *DeleteRequest `protobuf:"bytes,5,opt,name=delete,oneof"`
+}
 
-// ReadsResponse carries one or more answers, in any order.
-type ReadsResponse struct {
+type StreamCall_Execute struct {
+	Execute *ExecuteRequest `protobuf:"bytes,6,opt,name=execute,oneof"`
+}
+
+type StreamCall_PutMany struct {
+	PutMany *PutManyRequest `protobuf:"bytes,7,opt,name=put_many,json=putMany,oneof"`
+}
+
+type StreamCall_MultiDelete struct {
+	MultiDelete *MultiDeleteRequest `protobuf:"bytes,8,opt,name=multi_delete,json=multiDelete,oneof"`
+}
+
+func (*StreamCall_Get) isStreamCall_Op() {}
+
+func (*StreamCall_MultiGet) isStreamCall_Op() {}
+
+func (*StreamCall_Put) isStreamCall_Op() {}
+
+func (*StreamCall_Delete) isStreamCall_Op() {}
+
+func (*StreamCall_Execute) isStreamCall_Op() {}
+
+func (*StreamCall_PutMany) isStreamCall_Op() {}
+
+func (*StreamCall_MultiDelete) isStreamCall_Op() {}
+
+// CallsResponse carries one or more answers, in any order.
+type CallsResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Answers       []*StreamAnswer        `protobuf:"bytes,1,rep,name=answers" json:"answers,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
-func (x *ReadsResponse) Reset() {
-	*x = ReadsResponse{}
+func (x *CallsResponse) Reset() {
+	*x = CallsResponse{}
 	mi := &file_api_cairnpb_kv_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
 
-func (x *ReadsResponse) String() string {
+func (x *CallsResponse) String() string {
 	return protoimpl.X.MessageStringOf(x)
 }
 
-func (*ReadsResponse) ProtoMessage() {}
+func (*CallsResponse) ProtoMessage() {}
 
-func (x *ReadsResponse) ProtoReflect() protoreflect.Message {
+func (x *CallsResponse) ProtoReflect() protoreflect.Message {
 	mi := &file_api_cairnpb_kv_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -3089,20 +3169,21 @@ func (x *ReadsResponse) ProtoReflect() protoreflect.Message {
 	return mi.MessageOf(x)
 }
 
-// Deprecated: Use ReadsResponse.ProtoReflect.Descriptor instead.
-func (*ReadsResponse) Descriptor() ([]byte, []int) {
+// Deprecated: Use CallsResponse.ProtoReflect.Descriptor instead.
+func (*CallsResponse) Descriptor() ([]byte, []int) {
 	return file_api_cairnpb_kv_proto_rawDescGZIP(), []int{36}
 }
 
-func (x *ReadsResponse) GetAnswers() []*StreamAnswer {
+func (x *CallsResponse) GetAnswers() []*StreamAnswer {
 	if x != nil {
 		return x.Answers
 	}
 	return nil
 }
 
-// StreamAnswer is a read's response, or the gRPC status (code, message and
-// details: an ErrorDetail) the unary RPC would have failed with.
+// StreamAnswer is a call's response, or the gRPC status (code, message and
+// details: an ErrorDetail) the unary RPC would have failed with; its op is
+// the call's op.
 type StreamAnswer struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	Id      uint64                 `protobuf:"varint,1,opt,name=id" json:"id,omitempty"`
@@ -3113,6 +3194,11 @@ type StreamAnswer struct {
 	//
 	//	*StreamAnswer_Get
 	//	*StreamAnswer_MultiGet
+	//	*StreamAnswer_Put
+	//	*StreamAnswer_Delete
+	//	*StreamAnswer_Execute
+	//	*StreamAnswer_PutMany
+	//	*StreamAnswer_MultiDelete
 	Op            isStreamAnswer_Op `protobuf_oneof:"op"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -3201,6 +3287,51 @@ func (x *StreamAnswer) GetMultiGet() *MultiGetResponse {
 	return nil
 }
 
+func (x *StreamAnswer) GetPut() *WriteResponse {
+	if x != nil {
+		if x, ok := x.Op.(*StreamAnswer_Put); ok {
+			return x.Put
+		}
+	}
+	return nil
+}
+
+func (x *StreamAnswer) GetDelete() *WriteResponse {
+	if x != nil {
+		if x, ok := x.Op.(*StreamAnswer_Delete); ok {
+			return x.Delete
+		}
+	}
+	return nil
+}
+
+func (x *StreamAnswer) GetExecute() *ExecuteResponse {
+	if x != nil {
+		if x, ok := x.Op.(*StreamAnswer_Execute); ok {
+			return x.Execute
+		}
+	}
+	return nil
+}
+
+func (x *StreamAnswer) GetPutMany() *PutManyResponse {
+	if x != nil {
+		if x, ok := x.Op.(*StreamAnswer_PutMany); ok {
+			return x.PutMany
+		}
+	}
+	return nil
+}
+
+func (x *StreamAnswer) GetMultiDelete() *MultiDeleteResponse {
+	if x != nil {
+		if x, ok := x.Op.(*StreamAnswer_MultiDelete); ok {
+			return x.MultiDelete
+		}
+	}
+	return nil
+}
+
 type isStreamAnswer_Op interface {
 	isStreamAnswer_Op()
 }
@@ -3213,9 +3344,39 @@ type StreamAnswer_MultiGet struct {
 	MultiGet *MultiGetResponse `protobuf:"bytes,6,opt,name=multi_get,json=multiGet,oneof"`
 }
 
+type StreamAnswer_Put struct {
+	Put *WriteResponse `protobuf:"bytes,7,opt,name=put,oneof"`
+}
+
+type StreamAnswer_Delete struct {
+	Delete *WriteResponse `protobuf:"bytes,8,opt,name=delete,oneof"`
+}
+
+type StreamAnswer_Execute struct {
+	Execute *ExecuteResponse `protobuf:"bytes,9,opt,name=execute,oneof"`
+}
+
+type StreamAnswer_PutMany struct {
+	PutMany *PutManyResponse `protobuf:"bytes,10,opt,name=put_many,json=putMany,oneof"`
+}
+
+type StreamAnswer_MultiDelete struct {
+	MultiDelete *MultiDeleteResponse `protobuf:"bytes,11,opt,name=multi_delete,json=multiDelete,oneof"`
+}
+
 func (*StreamAnswer_Get) isStreamAnswer_Op() {}
 
 func (*StreamAnswer_MultiGet) isStreamAnswer_Op() {}
+
+func (*StreamAnswer_Put) isStreamAnswer_Op() {}
+
+func (*StreamAnswer_Delete) isStreamAnswer_Op() {}
+
+func (*StreamAnswer_Execute) isStreamAnswer_Op() {}
+
+func (*StreamAnswer_PutMany) isStreamAnswer_Op() {}
+
+func (*StreamAnswer_MultiDelete) isStreamAnswer_Op() {}
 
 type LoginRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -3653,23 +3814,34 @@ const file_api_cairnpb_kv_proto_rawDesc = "" +
 	"\x0eACTION_REFRESH\x10\x02\x12\x14\n" +
 	"\x10ACTION_FIX_INPUT\x10\x03\x12\x0f\n" +
 	"\vACTION_NONE\x10\x04\":\n" +
-	"\fReadsRequest\x12*\n" +
-	"\x05reads\x18\x01 \x03(\v2\x14.cairn.v1.StreamReadR\x05reads\"\x86\x01\n" +
+	"\fCallsRequest\x12*\n" +
+	"\x05calls\x18\x01 \x03(\v2\x14.cairn.v1.StreamCallR\x05calls\"\x93\x03\n" +
 	"\n" +
-	"StreamRead\x12\x0e\n" +
+	"StreamCall\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12(\n" +
 	"\x03get\x18\x02 \x01(\v2\x14.cairn.v1.GetRequestH\x00R\x03get\x128\n" +
-	"\tmulti_get\x18\x03 \x01(\v2\x19.cairn.v1.MultiGetRequestH\x00R\bmultiGetB\x04\n" +
+	"\tmulti_get\x18\x03 \x01(\v2\x19.cairn.v1.MultiGetRequestH\x00R\bmultiGet\x12(\n" +
+	"\x03put\x18\x04 \x01(\v2\x14.cairn.v1.PutRequestH\x00R\x03put\x121\n" +
+	"\x06delete\x18\x05 \x01(\v2\x17.cairn.v1.DeleteRequestH\x00R\x06delete\x124\n" +
+	"\aexecute\x18\x06 \x01(\v2\x18.cairn.v1.ExecuteRequestH\x00R\aexecute\x125\n" +
+	"\bput_many\x18\a \x01(\v2\x18.cairn.v1.PutManyRequestH\x00R\aputMany\x12A\n" +
+	"\fmulti_delete\x18\b \x01(\v2\x1c.cairn.v1.MultiDeleteRequestH\x00R\vmultiDeleteB\x04\n" +
 	"\x02op\"A\n" +
-	"\rReadsResponse\x120\n" +
-	"\aanswers\x18\x01 \x03(\v2\x16.cairn.v1.StreamAnswerR\aanswers\"\xe8\x01\n" +
+	"\rCallsResponse\x120\n" +
+	"\aanswers\x18\x01 \x03(\v2\x16.cairn.v1.StreamAnswerR\aanswers\"\xfb\x03\n" +
 	"\fStreamAnswer\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x12\n" +
 	"\x04code\x18\x02 \x01(\rR\x04code\x12\x18\n" +
 	"\amessage\x18\x03 \x01(\tR\amessage\x12.\n" +
 	"\adetails\x18\x04 \x03(\v2\x14.google.protobuf.AnyR\adetails\x12)\n" +
 	"\x03get\x18\x05 \x01(\v2\x15.cairn.v1.GetResponseH\x00R\x03get\x129\n" +
-	"\tmulti_get\x18\x06 \x01(\v2\x1a.cairn.v1.MultiGetResponseH\x00R\bmultiGetB\x04\n" +
+	"\tmulti_get\x18\x06 \x01(\v2\x1a.cairn.v1.MultiGetResponseH\x00R\bmultiGet\x12+\n" +
+	"\x03put\x18\a \x01(\v2\x17.cairn.v1.WriteResponseH\x00R\x03put\x121\n" +
+	"\x06delete\x18\b \x01(\v2\x17.cairn.v1.WriteResponseH\x00R\x06delete\x125\n" +
+	"\aexecute\x18\t \x01(\v2\x19.cairn.v1.ExecuteResponseH\x00R\aexecute\x126\n" +
+	"\bput_many\x18\n" +
+	" \x01(\v2\x19.cairn.v1.PutManyResponseH\x00R\aputMany\x12B\n" +
+	"\fmulti_delete\x18\v \x01(\v2\x1d.cairn.v1.MultiDeleteResponseH\x00R\vmultiDeleteB\x04\n" +
 	"\x02op\">\n" +
 	"\fLoginRequest\x12\x12\n" +
 	"\x04user\x18\x01 \x01(\tR\x04user\x12\x1a\n" +
@@ -3734,7 +3906,7 @@ const file_api_cairnpb_kv_proto_rawDesc = "" +
 	"\tStoreScan\x12\x1a.cairn.v1.StoreScanRequest\x1a\x1b.cairn.v1.StoreScanResponse\x12D\n" +
 	"\tStoreInfo\x12\x1a.cairn.v1.StoreInfoRequest\x1a\x1b.cairn.v1.StoreInfoResponse2H\n" +
 	"\bKVStream\x12<\n" +
-	"\x05Reads\x12\x16.cairn.v1.ReadsRequest\x1a\x17.cairn.v1.ReadsResponse(\x010\x012z\n" +
+	"\x05Calls\x12\x16.cairn.v1.CallsRequest\x1a\x17.cairn.v1.CallsResponse(\x010\x012z\n" +
 	"\x04Auth\x128\n" +
 	"\x05Login\x12\x16.cairn.v1.LoginRequest\x1a\x17.cairn.v1.LoginResponse\x128\n" +
 	"\x05Renew\x12\x16.cairn.v1.RenewRequest\x1a\x17.cairn.v1.RenewResponseBM\n" +
@@ -3797,9 +3969,9 @@ var file_api_cairnpb_kv_proto_goTypes = []any{
 	(*ShardStatus)(nil),         // 39: cairn.v1.ShardStatus
 	(*Limits)(nil),              // 40: cairn.v1.Limits
 	(*ErrorDetail)(nil),         // 41: cairn.v1.ErrorDetail
-	(*ReadsRequest)(nil),        // 42: cairn.v1.ReadsRequest
-	(*StreamRead)(nil),          // 43: cairn.v1.StreamRead
-	(*ReadsResponse)(nil),       // 44: cairn.v1.ReadsResponse
+	(*CallsRequest)(nil),        // 42: cairn.v1.CallsRequest
+	(*StreamCall)(nil),          // 43: cairn.v1.StreamCall
+	(*CallsResponse)(nil),       // 44: cairn.v1.CallsResponse
 	(*StreamAnswer)(nil),        // 45: cairn.v1.StreamAnswer
 	(*LoginRequest)(nil),        // 46: cairn.v1.LoginRequest
 	(*LoginResponse)(nil),       // 47: cairn.v1.LoginResponse
@@ -3867,42 +4039,52 @@ var file_api_cairnpb_kv_proto_depIdxs = []int32{
 	37, // 56: cairn.v1.Topology.nodes:type_name -> cairn.v1.TopologyNode
 	38, // 57: cairn.v1.Topology.shards:type_name -> cairn.v1.TopologyShard
 	7,  // 58: cairn.v1.ErrorDetail.action:type_name -> cairn.v1.ErrorDetail.Action
-	43, // 59: cairn.v1.ReadsRequest.reads:type_name -> cairn.v1.StreamRead
-	18, // 60: cairn.v1.StreamRead.get:type_name -> cairn.v1.GetRequest
-	30, // 61: cairn.v1.StreamRead.multi_get:type_name -> cairn.v1.MultiGetRequest
-	45, // 62: cairn.v1.ReadsResponse.answers:type_name -> cairn.v1.StreamAnswer
-	50, // 63: cairn.v1.StreamAnswer.details:type_name -> google.protobuf.Any
-	19, // 64: cairn.v1.StreamAnswer.get:type_name -> cairn.v1.GetResponse
-	31, // 65: cairn.v1.StreamAnswer.multi_get:type_name -> cairn.v1.MultiGetResponse
-	18, // 66: cairn.v1.KV.Get:input_type -> cairn.v1.GetRequest
-	20, // 67: cairn.v1.KV.Put:input_type -> cairn.v1.PutRequest
-	22, // 68: cairn.v1.KV.Delete:input_type -> cairn.v1.DeleteRequest
-	23, // 69: cairn.v1.KV.Execute:input_type -> cairn.v1.ExecuteRequest
-	25, // 70: cairn.v1.KV.PutMany:input_type -> cairn.v1.PutManyRequest
-	30, // 71: cairn.v1.KV.MultiGet:input_type -> cairn.v1.MultiGetRequest
-	28, // 72: cairn.v1.KV.MultiDelete:input_type -> cairn.v1.MultiDeleteRequest
-	32, // 73: cairn.v1.KV.StoreScan:input_type -> cairn.v1.StoreScanRequest
-	34, // 74: cairn.v1.KV.StoreInfo:input_type -> cairn.v1.StoreInfoRequest
-	42, // 75: cairn.v1.KVStream.Reads:input_type -> cairn.v1.ReadsRequest
-	46, // 76: cairn.v1.Auth.Login:input_type -> cairn.v1.LoginRequest
-	48, // 77: cairn.v1.Auth.Renew:input_type -> cairn.v1.RenewRequest
-	19, // 78: cairn.v1.KV.Get:output_type -> cairn.v1.GetResponse
-	21, // 79: cairn.v1.KV.Put:output_type -> cairn.v1.WriteResponse
-	21, // 80: cairn.v1.KV.Delete:output_type -> cairn.v1.WriteResponse
-	24, // 81: cairn.v1.KV.Execute:output_type -> cairn.v1.ExecuteResponse
-	26, // 82: cairn.v1.KV.PutMany:output_type -> cairn.v1.PutManyResponse
-	31, // 83: cairn.v1.KV.MultiGet:output_type -> cairn.v1.MultiGetResponse
-	29, // 84: cairn.v1.KV.MultiDelete:output_type -> cairn.v1.MultiDeleteResponse
-	33, // 85: cairn.v1.KV.StoreScan:output_type -> cairn.v1.StoreScanResponse
-	35, // 86: cairn.v1.KV.StoreInfo:output_type -> cairn.v1.StoreInfoResponse
-	44, // 87: cairn.v1.KVStream.Reads:output_type -> cairn.v1.ReadsResponse
-	47, // 88: cairn.v1.Auth.Login:output_type -> cairn.v1.LoginResponse
-	49, // 89: cairn.v1.Auth.Renew:output_type -> cairn.v1.RenewResponse
-	78, // [78:90] is the sub-list for method output_type
-	66, // [66:78] is the sub-list for method input_type
-	66, // [66:66] is the sub-list for extension type_name
-	66, // [66:66] is the sub-list for extension extendee
-	0,  // [0:66] is the sub-list for field type_name
+	43, // 59: cairn.v1.CallsRequest.calls:type_name -> cairn.v1.StreamCall
+	18, // 60: cairn.v1.StreamCall.get:type_name -> cairn.v1.GetRequest
+	30, // 61: cairn.v1.StreamCall.multi_get:type_name -> cairn.v1.MultiGetRequest
+	20, // 62: cairn.v1.StreamCall.put:type_name -> cairn.v1.PutRequest
+	22, // 63: cairn.v1.StreamCall.delete:type_name -> cairn.v1.DeleteRequest
+	23, // 64: cairn.v1.StreamCall.execute:type_name -> cairn.v1.ExecuteRequest
+	25, // 65: cairn.v1.StreamCall.put_many:type_name -> cairn.v1.PutManyRequest
+	28, // 66: cairn.v1.StreamCall.multi_delete:type_name -> cairn.v1.MultiDeleteRequest
+	45, // 67: cairn.v1.CallsResponse.answers:type_name -> cairn.v1.StreamAnswer
+	50, // 68: cairn.v1.StreamAnswer.details:type_name -> google.protobuf.Any
+	19, // 69: cairn.v1.StreamAnswer.get:type_name -> cairn.v1.GetResponse
+	31, // 70: cairn.v1.StreamAnswer.multi_get:type_name -> cairn.v1.MultiGetResponse
+	21, // 71: cairn.v1.StreamAnswer.put:type_name -> cairn.v1.WriteResponse
+	21, // 72: cairn.v1.StreamAnswer.delete:type_name -> cairn.v1.WriteResponse
+	24, // 73: cairn.v1.StreamAnswer.execute:type_name -> cairn.v1.ExecuteResponse
+	26, // 74: cairn.v1.StreamAnswer.put_many:type_name -> cairn.v1.PutManyResponse
+	29, // 75: cairn.v1.StreamAnswer.multi_delete:type_name -> cairn.v1.MultiDeleteResponse
+	18, // 76: cairn.v1.KV.Get:input_type -> cairn.v1.GetRequest
+	20, // 77: cairn.v1.KV.Put:input_type -> cairn.v1.PutRequest
+	22, // 78: cairn.v1.KV.Delete:input_type -> cairn.v1.DeleteRequest
+	23, // 79: cairn.v1.KV.Execute:input_type -> cairn.v1.ExecuteRequest
+	25, // 80: cairn.v1.KV.PutMany:input_type -> cairn.v1.PutManyRequest
+	30, // 81: cairn.v1.KV.MultiGet:input_type -> cairn.v1.MultiGetRequest
+	28, // 82: cairn.v1.KV.MultiDelete:input_type -> cairn.v1.MultiDeleteRequest
+	32, // 83: cairn.v1.KV.StoreScan:input_type -> cairn.v1.StoreScanRequest
+	34, // 84: cairn.v1.KV.StoreInfo:input_type -> cairn.v1.StoreInfoRequest
+	42, // 85: cairn.v1.KVStream.Calls:input_type -> cairn.v1.CallsRequest
+	46, // 86: cairn.v1.Auth.Login:input_type -> cairn.v1.LoginRequest
+	48, // 87: cairn.v1.Auth.Renew:input_type -> cairn.v1.RenewRequest
+	19, // 88: cairn.v1.KV.Get:output_type -> cairn.v1.GetResponse
+	21, // 89: cairn.v1.KV.Put:output_type -> cairn.v1.WriteResponse
+	21, // 90: cairn.v1.KV.Delete:output_type -> cairn.v1.WriteResponse
+	24, // 91: cairn.v1.KV.Execute:output_type -> cairn.v1.ExecuteResponse
+	26, // 92: cairn.v1.KV.PutMany:output_type -> cairn.v1.PutManyResponse
+	31, // 93: cairn.v1.KV.MultiGet:output_type -> cairn.v1.MultiGetResponse
+	29, // 94: cairn.v1.KV.MultiDelete:output_type -> cairn.v1.MultiDeleteResponse
+	33, // 95: cairn.v1.KV.StoreScan:output_type -> cairn.v1.StoreScanResponse
+	35, // 96: cairn.v1.KV.StoreInfo:output_type -> cairn.v1.StoreInfoResponse
+	44, // 97: cairn.v1.KVStream.Calls:output_type -> cairn.v1.CallsResponse
+	47, // 98: cairn.v1.Auth.Login:output_type -> cairn.v1.LoginResponse
+	49, // 99: cairn.v1.Auth.Renew:output_type -> cairn.v1.RenewResponse
+	88, // [88:100] is the sub-list for method output_type
+	76, // [76:88] is the sub-list for method input_type
+	76, // [76:76] is the sub-list for extension type_name
+	76, // [76:76] is the sub-list for extension extendee
+	0,  // [0:76] is the sub-list for field type_name
 }
 
 func init() { file_api_cairnpb_kv_proto_init() }
@@ -3915,12 +4097,22 @@ func file_api_cairnpb_kv_proto_init() {
 		(*Operation_Delete)(nil),
 	}
 	file_api_cairnpb_kv_proto_msgTypes[35].OneofWrappers = []any{
-		(*StreamRead_Get)(nil),
-		(*StreamRead_MultiGet)(nil),
+		(*StreamCall_Get)(nil),
+		(*StreamCall_MultiGet)(nil),
+		(*StreamCall_Put)(nil),
+		(*StreamCall_Delete)(nil),
+		(*StreamCall_Execute)(nil),
+		(*StreamCall_PutMany)(nil),
+		(*StreamCall_MultiDelete)(nil),
 	}
 	file_api_cairnpb_kv_proto_msgTypes[37].OneofWrappers = []any{
 		(*StreamAnswer_Get)(nil),
 		(*StreamAnswer_MultiGet)(nil),
+		(*StreamAnswer_Put)(nil),
+		(*StreamAnswer_Delete)(nil),
+		(*StreamAnswer_Execute)(nil),
+		(*StreamAnswer_PutMany)(nil),
+		(*StreamAnswer_MultiDelete)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{

@@ -1,6 +1,6 @@
 // The Cairn key/value wire contract.
 //
-// Every RPC of KV is unary; KVStream carries the same reads multiplexed on
+// Every RPC of KV is unary; KVStream carries the same calls multiplexed on
 // one stream. Iteration is stateless paging: a response carries a resume
 // token that the next request passes back, so a page request can go to any
 // replica and survives a server restart.
@@ -457,21 +457,22 @@ var KV_ServiceDesc = grpc.ServiceDesc{
 }
 
 const (
-	KVStream_Reads_FullMethodName = "/cairn.v1.KVStream/Reads"
+	KVStream_Calls_FullMethodName = "/cairn.v1.KVStream/Calls"
 )
 
 // KVStreamClient is the client API for KVStream service.
 //
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 //
-// KVStream carries gets and multi-gets multiplexed on one long-lived gRPC
-// stream per connection, so a read costs one DATA frame each way instead of
-// a new HTTP/2 stream with its header frames (docs/design/20261127_read_stream.md).
-// Each read is answered as KV's unary Get or MultiGet would answer it. A
-// secure store does not offer it (a stream would outlive its login token's
-// renewal): it answers UNIMPLEMENTED and clients read unary.
+// KVStream carries KV's calls (all but StoreScan and StoreInfo) multiplexed
+// on one long-lived gRPC stream per connection, so a call costs one DATA
+// frame each way instead of a new HTTP/2 stream with its header frames
+// (docs/design/20261127_call_stream.md). Each call is answered as KV's
+// unary RPC would answer it. A secure store does not offer it (a stream
+// would outlive its login token's renewal): it answers UNIMPLEMENTED and
+// clients call unary.
 type KVStreamClient interface {
-	Reads(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[ReadsRequest, ReadsResponse], error)
+	Calls(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[CallsRequest, CallsResponse], error)
 }
 
 type kVStreamClient struct {
@@ -482,31 +483,32 @@ func NewKVStreamClient(cc grpc.ClientConnInterface) KVStreamClient {
 	return &kVStreamClient{cc}
 }
 
-func (c *kVStreamClient) Reads(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[ReadsRequest, ReadsResponse], error) {
+func (c *kVStreamClient) Calls(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[CallsRequest, CallsResponse], error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	stream, err := c.cc.NewStream(ctx, &KVStream_ServiceDesc.Streams[0], KVStream_Reads_FullMethodName, cOpts...)
+	stream, err := c.cc.NewStream(ctx, &KVStream_ServiceDesc.Streams[0], KVStream_Calls_FullMethodName, cOpts...)
 	if err != nil {
 		return nil, err
 	}
-	x := &grpc.GenericClientStream[ReadsRequest, ReadsResponse]{ClientStream: stream}
+	x := &grpc.GenericClientStream[CallsRequest, CallsResponse]{ClientStream: stream}
 	return x, nil
 }
 
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
-type KVStream_ReadsClient = grpc.BidiStreamingClient[ReadsRequest, ReadsResponse]
+type KVStream_CallsClient = grpc.BidiStreamingClient[CallsRequest, CallsResponse]
 
 // KVStreamServer is the server API for KVStream service.
 // All implementations must embed UnimplementedKVStreamServer
 // for forward compatibility.
 //
-// KVStream carries gets and multi-gets multiplexed on one long-lived gRPC
-// stream per connection, so a read costs one DATA frame each way instead of
-// a new HTTP/2 stream with its header frames (docs/design/20261127_read_stream.md).
-// Each read is answered as KV's unary Get or MultiGet would answer it. A
-// secure store does not offer it (a stream would outlive its login token's
-// renewal): it answers UNIMPLEMENTED and clients read unary.
+// KVStream carries KV's calls (all but StoreScan and StoreInfo) multiplexed
+// on one long-lived gRPC stream per connection, so a call costs one DATA
+// frame each way instead of a new HTTP/2 stream with its header frames
+// (docs/design/20261127_call_stream.md). Each call is answered as KV's
+// unary RPC would answer it. A secure store does not offer it (a stream
+// would outlive its login token's renewal): it answers UNIMPLEMENTED and
+// clients call unary.
 type KVStreamServer interface {
-	Reads(grpc.BidiStreamingServer[ReadsRequest, ReadsResponse]) error
+	Calls(grpc.BidiStreamingServer[CallsRequest, CallsResponse]) error
 	mustEmbedUnimplementedKVStreamServer()
 }
 
@@ -517,8 +519,8 @@ type KVStreamServer interface {
 // pointer dereference when methods are called.
 type UnimplementedKVStreamServer struct{}
 
-func (UnimplementedKVStreamServer) Reads(grpc.BidiStreamingServer[ReadsRequest, ReadsResponse]) error {
-	return status.Errorf(codes.Unimplemented, "method Reads not implemented")
+func (UnimplementedKVStreamServer) Calls(grpc.BidiStreamingServer[CallsRequest, CallsResponse]) error {
+	return status.Errorf(codes.Unimplemented, "method Calls not implemented")
 }
 func (UnimplementedKVStreamServer) mustEmbedUnimplementedKVStreamServer() {}
 func (UnimplementedKVStreamServer) testEmbeddedByValue()                  {}
@@ -541,12 +543,12 @@ func RegisterKVStreamServer(s grpc.ServiceRegistrar, srv KVStreamServer) {
 	s.RegisterService(&KVStream_ServiceDesc, srv)
 }
 
-func _KVStream_Reads_Handler(srv interface{}, stream grpc.ServerStream) error {
-	return srv.(KVStreamServer).Reads(&grpc.GenericServerStream[ReadsRequest, ReadsResponse]{ServerStream: stream})
+func _KVStream_Calls_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(KVStreamServer).Calls(&grpc.GenericServerStream[CallsRequest, CallsResponse]{ServerStream: stream})
 }
 
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
-type KVStream_ReadsServer = grpc.BidiStreamingServer[ReadsRequest, ReadsResponse]
+type KVStream_CallsServer = grpc.BidiStreamingServer[CallsRequest, CallsResponse]
 
 // KVStream_ServiceDesc is the grpc.ServiceDesc for KVStream service.
 // It's only intended for direct use with grpc.RegisterService,
@@ -557,8 +559,8 @@ var KVStream_ServiceDesc = grpc.ServiceDesc{
 	Methods:     []grpc.MethodDesc{},
 	Streams: []grpc.StreamDesc{
 		{
-			StreamName:    "Reads",
-			Handler:       _KVStream_Reads_Handler,
+			StreamName:    "Calls",
+			Handler:       _KVStream_Calls_Handler,
 			ServerStreams: true,
 			ClientStreams: true,
 		},

@@ -98,7 +98,7 @@ type CairnConfig struct {
 	Conns       int           // cairn.conns
 	NodeConns   int           // cairn.nodeconns
 	SpreadReads bool          // cairn.spreadreads
-	UnaryReads  bool          // cairn.unaryreads
+	UnaryCalls  bool          // cairn.unarycalls
 	CPUProfile  string        // cairn.cpuprofile: file for a CPU profile of the run, or ""
 }
 
@@ -256,7 +256,7 @@ func NewConfig(phase Phase, workload string, p *Properties) (*Config, error) {
 	c.Cairn.Conns = r.intMin("cairn.conns", 1)
 	c.Cairn.NodeConns = r.intMin("cairn.nodeconns", 1)
 	c.Cairn.SpreadReads = r.bool("cairn.spreadreads")
-	c.Cairn.UnaryReads = r.bool("cairn.unaryreads")
+	c.Cairn.UnaryCalls = r.bool("cairn.unarycalls")
 	c.Cairn.CPUProfile = r.str("cairn.cpuprofile")
 	c.Seed = r.uint64("cairn.seed")
 

@@ -19,7 +19,7 @@ type cairnBinding struct {
 func openCairn(ctx context.Context, cfg *Config, log *errLog) (*cairnBinding, error) {
 	ccfg := client.Config{
 		Hosts: cfg.Cairn.Hosts, Store: cfg.Cairn.Store, Timeout: cfg.Cairn.Timeout, Conns: cfg.Cairn.Conns, NodeConns: cfg.Cairn.NodeConns,
-		SpreadReads: cfg.Cairn.SpreadReads, UnaryReads: cfg.Cairn.UnaryReads,
+		SpreadReads: cfg.Cairn.SpreadReads, UnaryCalls: cfg.Cairn.UnaryCalls,
 		Durability:  client.Durability{MasterSync: syncPolicy(cfg.Cairn.Durability)},
 		Consistency: client.NoneRequired,
 	}

@@ -88,7 +88,7 @@ var knownProps = []prop{
 	{"cairn.conns", "2", "-db cairn: gRPC connections per helper host (the one host of cairn lite)"},
 	{"cairn.nodeconns", "1", "-db cairn: gRPC connections per node of a replicated store"},
 	{"cairn.spreadreads", "false", "-db cairn, replicated store: send reads that any replica may serve round robin over a shard's replicas, not to the client's home replica"},
-	{"cairn.unaryreads", "false", "-db cairn: make each get and multi-get its own unary RPC instead of sending it on the connection's read stream"},
+	{"cairn.unarycalls", "false", "-db cairn: make each call its own unary gRPC request instead of sending it on the connection's call stream"},
 	{"cairn.seed", "1", "seed of the per-thread random sources (thread i uses stream i)"},
 	{"cairn.cpuprofile", "", "write a Go CPU profile of this process over the measured phase to this file (go tool pprof)"},
 }

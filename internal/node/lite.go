@@ -155,7 +155,7 @@ type Lite struct {
 	log     *slog.Logger
 	lis     net.Listener
 	grpc    *grpc.Server
-	reads   *server.ReadStream // nil in secure mode
+	calls   *server.CallStream // nil in secure mode
 	port    *port
 	httpAPI *httpapi.Lazy
 	replica *replica.Local
@@ -262,8 +262,8 @@ func (n *Lite) start() error {
 	if guard != nil {
 		cairnpb.RegisterAuthServer(n.grpc, guard)
 	} else {
-		n.reads = server.NewReadStream(srv)
-		cairnpb.RegisterKVStreamServer(n.grpc, n.reads)
+		n.calls = server.NewCallStream(srv)
+		cairnpb.RegisterKVStreamServer(n.grpc, n.calls)
 	}
 	if n.cfg.PprofAddr != "" {
 		if n.debug, err = startDebug(n.cfg.PprofAddr); err != nil {
@@ -323,8 +323,8 @@ func (n *Lite) shutdown() error {
 	if n.debug != nil {
 		n.debug.close()
 	}
-	if n.reads != nil {
-		n.reads.Close()
+	if n.calls != nil {
+		n.calls.Close() // ends clients' call streams, which would last until the grace ran out
 	}
 	if n.port != nil {
 		n.port.stop(n.cfg.ShutdownGrace)

@@ -175,7 +175,7 @@ type SN struct {
 	replicas map[uint64]*replica.Raft
 	lis      net.Listener
 	grpc     *grpc.Server
-	reads    *server.ReadStream // nil in secure mode
+	calls    *server.CallStream // nil in secure mode
 	port     *port
 	httpAPI  *httpapi.Lazy
 	served   chan error
@@ -321,8 +321,8 @@ func (n *SN) start(addr string, topo *topology.Topology) error {
 	if n.sec != nil {
 		cairnpb.RegisterAuthServer(n.grpc, n.sec.guard)
 	} else {
-		n.reads = server.NewReadStream(kvGate{n: n})
-		cairnpb.RegisterKVStreamServer(n.grpc, n.reads)
+		n.calls = server.NewCallStream(kvGate{n: n})
+		cairnpb.RegisterKVStreamServer(n.grpc, n.calls)
 	}
 	if !n.cfg.NoHTTP {
 		n.httpAPI = httpapi.NewLazy(func(ctx context.Context) (*client.Client, error) {
@@ -561,8 +561,8 @@ func (n *SN) shutdown() error {
 	if tr := n.transport(); tr != nil {
 		_ = tr.Close() // ends peer streams, so GracefulStop waits only for clients
 	}
-	if n.reads != nil {
-		n.reads.Close() // ends clients' read streams, which would last until the grace ran out
+	if n.calls != nil {
+		n.calls.Close() // ends clients' call streams, which would last until the grace ran out
 	}
 	if n.port != nil {
 		n.port.stop(n.cfg.ShutdownGrace)

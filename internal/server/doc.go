@@ -14,16 +14,16 @@
 // checked before they were written, and status messages quote client
 // strings with %q.
 //
-// ReadStream serves the same gets and multi-gets on a long-lived stream per
-// client connection (cairn.v1.KVStream; readstream.go and
-// docs/design/20261127_read_stream.md): each read is answered by the same
-// Get or MultiGet, with the status the unary call would return.
+// CallStream serves the same calls on a long-lived stream per client
+// connection (cairn.v1.KVStream; callstream.go and
+// docs/design/20261127_call_stream.md): each call is answered by the same
+// method, with the status the unary call would return.
 //
 // # Concurrency
 //
 // A Server is safe for concurrent use by gRPC's handler goroutines; it keeps
-// no per-request state. A ReadStream runs each read on a goroutine of its
-// own; one goroutine per stream takes the reads, and a lock orders the
-// answers' sends. Close ends every stream once the reads it took are
+// no per-request state. A CallStream runs each call on a goroutine of its
+// own; one goroutine per stream takes the calls, and a lock orders the
+// answers' sends. Close ends every stream once the calls it took are
 // answered.
 package server

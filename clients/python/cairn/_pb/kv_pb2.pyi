@@ -519,43 +519,63 @@ class ErrorDetail(_message.Message):
     topology_seq: int
     def __init__(self, kind: _Optional[str] = ..., action: _Optional[_Union[ErrorDetail.Action, str]] = ..., limit: _Optional[str] = ..., max: _Optional[int] = ..., seen: _Optional[int] = ..., maybe_applied: _Optional[bool] = ..., leader_node: _Optional[int] = ..., leader_addr: _Optional[str] = ..., moved_to_shard: _Optional[int] = ..., partitions: _Optional[int] = ..., topology_seq: _Optional[int] = ...) -> None: ...
 
-class ReadsRequest(_message.Message):
-    __slots__ = ("reads",)
-    READS_FIELD_NUMBER: _ClassVar[int]
-    reads: _containers.RepeatedCompositeFieldContainer[StreamRead]
-    def __init__(self, reads: _Optional[_Iterable[_Union[StreamRead, _Mapping]]] = ...) -> None: ...
+class CallsRequest(_message.Message):
+    __slots__ = ("calls",)
+    CALLS_FIELD_NUMBER: _ClassVar[int]
+    calls: _containers.RepeatedCompositeFieldContainer[StreamCall]
+    def __init__(self, calls: _Optional[_Iterable[_Union[StreamCall, _Mapping]]] = ...) -> None: ...
 
-class StreamRead(_message.Message):
-    __slots__ = ("id", "get", "multi_get")
+class StreamCall(_message.Message):
+    __slots__ = ("id", "get", "multi_get", "put", "delete", "execute", "put_many", "multi_delete")
     ID_FIELD_NUMBER: _ClassVar[int]
     GET_FIELD_NUMBER: _ClassVar[int]
     MULTI_GET_FIELD_NUMBER: _ClassVar[int]
+    PUT_FIELD_NUMBER: _ClassVar[int]
+    DELETE_FIELD_NUMBER: _ClassVar[int]
+    EXECUTE_FIELD_NUMBER: _ClassVar[int]
+    PUT_MANY_FIELD_NUMBER: _ClassVar[int]
+    MULTI_DELETE_FIELD_NUMBER: _ClassVar[int]
     id: int
     get: GetRequest
     multi_get: MultiGetRequest
-    def __init__(self, id: _Optional[int] = ..., get: _Optional[_Union[GetRequest, _Mapping]] = ..., multi_get: _Optional[_Union[MultiGetRequest, _Mapping]] = ...) -> None: ...
+    put: PutRequest
+    delete: DeleteRequest
+    execute: ExecuteRequest
+    put_many: PutManyRequest
+    multi_delete: MultiDeleteRequest
+    def __init__(self, id: _Optional[int] = ..., get: _Optional[_Union[GetRequest, _Mapping]] = ..., multi_get: _Optional[_Union[MultiGetRequest, _Mapping]] = ..., put: _Optional[_Union[PutRequest, _Mapping]] = ..., delete: _Optional[_Union[DeleteRequest, _Mapping]] = ..., execute: _Optional[_Union[ExecuteRequest, _Mapping]] = ..., put_many: _Optional[_Union[PutManyRequest, _Mapping]] = ..., multi_delete: _Optional[_Union[MultiDeleteRequest, _Mapping]] = ...) -> None: ...
 
-class ReadsResponse(_message.Message):
+class CallsResponse(_message.Message):
     __slots__ = ("answers",)
     ANSWERS_FIELD_NUMBER: _ClassVar[int]
     answers: _containers.RepeatedCompositeFieldContainer[StreamAnswer]
     def __init__(self, answers: _Optional[_Iterable[_Union[StreamAnswer, _Mapping]]] = ...) -> None: ...
 
 class StreamAnswer(_message.Message):
-    __slots__ = ("id", "code", "message", "details", "get", "multi_get")
+    __slots__ = ("id", "code", "message", "details", "get", "multi_get", "put", "delete", "execute", "put_many", "multi_delete")
     ID_FIELD_NUMBER: _ClassVar[int]
     CODE_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_FIELD_NUMBER: _ClassVar[int]
     DETAILS_FIELD_NUMBER: _ClassVar[int]
     GET_FIELD_NUMBER: _ClassVar[int]
     MULTI_GET_FIELD_NUMBER: _ClassVar[int]
+    PUT_FIELD_NUMBER: _ClassVar[int]
+    DELETE_FIELD_NUMBER: _ClassVar[int]
+    EXECUTE_FIELD_NUMBER: _ClassVar[int]
+    PUT_MANY_FIELD_NUMBER: _ClassVar[int]
+    MULTI_DELETE_FIELD_NUMBER: _ClassVar[int]
     id: int
     code: int
     message: str
     details: _containers.RepeatedCompositeFieldContainer[_any_pb2.Any]
     get: GetResponse
     multi_get: MultiGetResponse
-    def __init__(self, id: _Optional[int] = ..., code: _Optional[int] = ..., message: _Optional[str] = ..., details: _Optional[_Iterable[_Union[_any_pb2.Any, _Mapping]]] = ..., get: _Optional[_Union[GetResponse, _Mapping]] = ..., multi_get: _Optional[_Union[MultiGetResponse, _Mapping]] = ...) -> None: ...
+    put: WriteResponse
+    delete: WriteResponse
+    execute: ExecuteResponse
+    put_many: PutManyResponse
+    multi_delete: MultiDeleteResponse
+    def __init__(self, id: _Optional[int] = ..., code: _Optional[int] = ..., message: _Optional[str] = ..., details: _Optional[_Iterable[_Union[_any_pb2.Any, _Mapping]]] = ..., get: _Optional[_Union[GetResponse, _Mapping]] = ..., multi_get: _Optional[_Union[MultiGetResponse, _Mapping]] = ..., put: _Optional[_Union[WriteResponse, _Mapping]] = ..., delete: _Optional[_Union[WriteResponse, _Mapping]] = ..., execute: _Optional[_Union[ExecuteResponse, _Mapping]] = ..., put_many: _Optional[_Union[PutManyResponse, _Mapping]] = ..., multi_delete: _Optional[_Union[MultiDeleteResponse, _Mapping]] = ...) -> None: ...
 
 class LoginRequest(_message.Message):
     __slots__ = ("user", "password")

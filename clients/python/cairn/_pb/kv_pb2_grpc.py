@@ -442,12 +442,13 @@ class KV:
 
 
 class KVStreamStub:
-    """KVStream carries gets and multi-gets multiplexed on one long-lived gRPC
-    stream per connection, so a read costs one DATA frame each way instead of
-    a new HTTP/2 stream with its header frames (docs/design/20261127_read_stream.md).
-    Each read is answered as KV's unary Get or MultiGet would answer it. A
-    secure store does not offer it (a stream would outlive its login token's
-    renewal): it answers UNIMPLEMENTED and clients read unary.
+    """KVStream carries KV's calls (all but StoreScan and StoreInfo) multiplexed
+    on one long-lived gRPC stream per connection, so a call costs one DATA
+    frame each way instead of a new HTTP/2 stream with its header frames
+    (docs/design/20261127_call_stream.md). Each call is answered as KV's
+    unary RPC would answer it. A secure store does not offer it (a stream
+    would outlive its login token's renewal): it answers UNIMPLEMENTED and
+    clients call unary.
     """
 
     def __init__(self, channel):
@@ -456,23 +457,24 @@ class KVStreamStub:
         Args:
             channel: A grpc.Channel.
         """
-        self.Reads = channel.stream_stream(
-                '/cairn.v1.KVStream/Reads',
-                request_serializer=kv__pb2.ReadsRequest.SerializeToString,
-                response_deserializer=kv__pb2.ReadsResponse.FromString,
+        self.Calls = channel.stream_stream(
+                '/cairn.v1.KVStream/Calls',
+                request_serializer=kv__pb2.CallsRequest.SerializeToString,
+                response_deserializer=kv__pb2.CallsResponse.FromString,
                 _registered_method=True)
 
 
 class KVStreamServicer:
-    """KVStream carries gets and multi-gets multiplexed on one long-lived gRPC
-    stream per connection, so a read costs one DATA frame each way instead of
-    a new HTTP/2 stream with its header frames (docs/design/20261127_read_stream.md).
-    Each read is answered as KV's unary Get or MultiGet would answer it. A
-    secure store does not offer it (a stream would outlive its login token's
-    renewal): it answers UNIMPLEMENTED and clients read unary.
+    """KVStream carries KV's calls (all but StoreScan and StoreInfo) multiplexed
+    on one long-lived gRPC stream per connection, so a call costs one DATA
+    frame each way instead of a new HTTP/2 stream with its header frames
+    (docs/design/20261127_call_stream.md). Each call is answered as KV's
+    unary RPC would answer it. A secure store does not offer it (a stream
+    would outlive its login token's renewal): it answers UNIMPLEMENTED and
+    clients call unary.
     """
 
-    def Reads(self, request_iterator, context):
+    def Calls(self, request_iterator, context):
         """Missing associated documentation comment in .proto file."""
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -481,10 +483,10 @@ class KVStreamServicer:
 
 def add_KVStreamServicer_to_server(servicer, server):
     rpc_method_handlers = {
-            'Reads': grpc.stream_stream_rpc_method_handler(
-                    servicer.Reads,
-                    request_deserializer=kv__pb2.ReadsRequest.FromString,
-                    response_serializer=kv__pb2.ReadsResponse.SerializeToString,
+            'Calls': grpc.stream_stream_rpc_method_handler(
+                    servicer.Calls,
+                    request_deserializer=kv__pb2.CallsRequest.FromString,
+                    response_serializer=kv__pb2.CallsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -495,16 +497,17 @@ def add_KVStreamServicer_to_server(servicer, server):
 
  # This class is part of an EXPERIMENTAL API.
 class KVStream:
-    """KVStream carries gets and multi-gets multiplexed on one long-lived gRPC
-    stream per connection, so a read costs one DATA frame each way instead of
-    a new HTTP/2 stream with its header frames (docs/design/20261127_read_stream.md).
-    Each read is answered as KV's unary Get or MultiGet would answer it. A
-    secure store does not offer it (a stream would outlive its login token's
-    renewal): it answers UNIMPLEMENTED and clients read unary.
+    """KVStream carries KV's calls (all but StoreScan and StoreInfo) multiplexed
+    on one long-lived gRPC stream per connection, so a call costs one DATA
+    frame each way instead of a new HTTP/2 stream with its header frames
+    (docs/design/20261127_call_stream.md). Each call is answered as KV's
+    unary RPC would answer it. A secure store does not offer it (a stream
+    would outlive its login token's renewal): it answers UNIMPLEMENTED and
+    clients call unary.
     """
 
     @staticmethod
-    def Reads(request_iterator,
+    def Calls(request_iterator,
             target,
             options=(),
             channel_credentials=None,
@@ -517,9 +520,9 @@ class KVStream:
         return grpc.experimental.stream_stream(
             request_iterator,
             target,
-            '/cairn.v1.KVStream/Reads',
-            kv__pb2.ReadsRequest.SerializeToString,
-            kv__pb2.ReadsResponse.FromString,
+            '/cairn.v1.KVStream/Calls',
+            kv__pb2.CallsRequest.SerializeToString,
+            kv__pb2.CallsResponse.FromString,
             options,
             channel_credentials,
             insecure,

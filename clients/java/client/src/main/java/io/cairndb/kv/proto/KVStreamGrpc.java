@@ -4,12 +4,13 @@ import static io.grpc.MethodDescriptor.generateFullMethodName;
 
 /**
  * <pre>
- * KVStream carries gets and multi-gets multiplexed on one long-lived gRPC
- * stream per connection, so a read costs one DATA frame each way instead of
- * a new HTTP/2 stream with its header frames (docs/design/20261127_read_stream.md).
- * Each read is answered as KV's unary Get or MultiGet would answer it. A
- * secure store does not offer it (a stream would outlive its login token's
- * renewal): it answers UNIMPLEMENTED and clients read unary.
+ * KVStream carries KV's calls (all but StoreScan and StoreInfo) multiplexed
+ * on one long-lived gRPC stream per connection, so a call costs one DATA
+ * frame each way instead of a new HTTP/2 stream with its header frames
+ * (docs/design/20261127_call_stream.md). Each call is answered as KV's
+ * unary RPC would answer it. A secure store does not offer it (a stream
+ * would outlive its login token's renewal): it answers UNIMPLEMENTED and
+ * clients call unary.
  * </pre>
  */
 @io.grpc.stub.annotations.GrpcGenerated
@@ -20,35 +21,35 @@ public final class KVStreamGrpc {
   public static final java.lang.String SERVICE_NAME = "cairn.v1.KVStream";
 
   // Static method descriptors that strictly reflect the proto.
-  private static volatile io.grpc.MethodDescriptor<io.cairndb.kv.proto.ReadsRequest,
-      io.cairndb.kv.proto.ReadsResponse> getReadsMethod;
+  private static volatile io.grpc.MethodDescriptor<io.cairndb.kv.proto.CallsRequest,
+      io.cairndb.kv.proto.CallsResponse> getCallsMethod;
 
   @io.grpc.stub.annotations.RpcMethod(
-      fullMethodName = SERVICE_NAME + '/' + "Reads",
-      requestType = io.cairndb.kv.proto.ReadsRequest.class,
-      responseType = io.cairndb.kv.proto.ReadsResponse.class,
+      fullMethodName = SERVICE_NAME + '/' + "Calls",
+      requestType = io.cairndb.kv.proto.CallsRequest.class,
+      responseType = io.cairndb.kv.proto.CallsResponse.class,
       methodType = io.grpc.MethodDescriptor.MethodType.BIDI_STREAMING)
-  public static io.grpc.MethodDescriptor<io.cairndb.kv.proto.ReadsRequest,
-      io.cairndb.kv.proto.ReadsResponse> getReadsMethod() {
-    io.grpc.MethodDescriptor<io.cairndb.kv.proto.ReadsRequest, io.cairndb.kv.proto.ReadsResponse> getReadsMethod;
-    if ((getReadsMethod = KVStreamGrpc.getReadsMethod) == null) {
+  public static io.grpc.MethodDescriptor<io.cairndb.kv.proto.CallsRequest,
+      io.cairndb.kv.proto.CallsResponse> getCallsMethod() {
+    io.grpc.MethodDescriptor<io.cairndb.kv.proto.CallsRequest, io.cairndb.kv.proto.CallsResponse> getCallsMethod;
+    if ((getCallsMethod = KVStreamGrpc.getCallsMethod) == null) {
       synchronized (KVStreamGrpc.class) {
-        if ((getReadsMethod = KVStreamGrpc.getReadsMethod) == null) {
-          KVStreamGrpc.getReadsMethod = getReadsMethod =
-              io.grpc.MethodDescriptor.<io.cairndb.kv.proto.ReadsRequest, io.cairndb.kv.proto.ReadsResponse>newBuilder()
+        if ((getCallsMethod = KVStreamGrpc.getCallsMethod) == null) {
+          KVStreamGrpc.getCallsMethod = getCallsMethod =
+              io.grpc.MethodDescriptor.<io.cairndb.kv.proto.CallsRequest, io.cairndb.kv.proto.CallsResponse>newBuilder()
               .setType(io.grpc.MethodDescriptor.MethodType.BIDI_STREAMING)
-              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "Reads"))
+              .setFullMethodName(generateFullMethodName(SERVICE_NAME, "Calls"))
               .setSampledToLocalTracing(true)
               .setRequestMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
-                  io.cairndb.kv.proto.ReadsRequest.getDefaultInstance()))
+                  io.cairndb.kv.proto.CallsRequest.getDefaultInstance()))
               .setResponseMarshaller(io.grpc.protobuf.ProtoUtils.marshaller(
-                  io.cairndb.kv.proto.ReadsResponse.getDefaultInstance()))
-              .setSchemaDescriptor(new KVStreamMethodDescriptorSupplier("Reads"))
+                  io.cairndb.kv.proto.CallsResponse.getDefaultInstance()))
+              .setSchemaDescriptor(new KVStreamMethodDescriptorSupplier("Calls"))
               .build();
         }
       }
     }
-    return getReadsMethod;
+    return getCallsMethod;
   }
 
   /**
@@ -112,33 +113,35 @@ public final class KVStreamGrpc {
 
   /**
    * <pre>
-   * KVStream carries gets and multi-gets multiplexed on one long-lived gRPC
-   * stream per connection, so a read costs one DATA frame each way instead of
-   * a new HTTP/2 stream with its header frames (docs/design/20261127_read_stream.md).
-   * Each read is answered as KV's unary Get or MultiGet would answer it. A
-   * secure store does not offer it (a stream would outlive its login token's
-   * renewal): it answers UNIMPLEMENTED and clients read unary.
+   * KVStream carries KV's calls (all but StoreScan and StoreInfo) multiplexed
+   * on one long-lived gRPC stream per connection, so a call costs one DATA
+   * frame each way instead of a new HTTP/2 stream with its header frames
+   * (docs/design/20261127_call_stream.md). Each call is answered as KV's
+   * unary RPC would answer it. A secure store does not offer it (a stream
+   * would outlive its login token's renewal): it answers UNIMPLEMENTED and
+   * clients call unary.
    * </pre>
    */
   public interface AsyncService {
 
     /**
      */
-    default io.grpc.stub.StreamObserver<io.cairndb.kv.proto.ReadsRequest> reads(
-        io.grpc.stub.StreamObserver<io.cairndb.kv.proto.ReadsResponse> responseObserver) {
-      return io.grpc.stub.ServerCalls.asyncUnimplementedStreamingCall(getReadsMethod(), responseObserver);
+    default io.grpc.stub.StreamObserver<io.cairndb.kv.proto.CallsRequest> calls(
+        io.grpc.stub.StreamObserver<io.cairndb.kv.proto.CallsResponse> responseObserver) {
+      return io.grpc.stub.ServerCalls.asyncUnimplementedStreamingCall(getCallsMethod(), responseObserver);
     }
   }
 
   /**
    * Base class for the server implementation of the service KVStream.
    * <pre>
-   * KVStream carries gets and multi-gets multiplexed on one long-lived gRPC
-   * stream per connection, so a read costs one DATA frame each way instead of
-   * a new HTTP/2 stream with its header frames (docs/design/20261127_read_stream.md).
-   * Each read is answered as KV's unary Get or MultiGet would answer it. A
-   * secure store does not offer it (a stream would outlive its login token's
-   * renewal): it answers UNIMPLEMENTED and clients read unary.
+   * KVStream carries KV's calls (all but StoreScan and StoreInfo) multiplexed
+   * on one long-lived gRPC stream per connection, so a call costs one DATA
+   * frame each way instead of a new HTTP/2 stream with its header frames
+   * (docs/design/20261127_call_stream.md). Each call is answered as KV's
+   * unary RPC would answer it. A secure store does not offer it (a stream
+   * would outlive its login token's renewal): it answers UNIMPLEMENTED and
+   * clients call unary.
    * </pre>
    */
   public static abstract class KVStreamImplBase
@@ -152,12 +155,13 @@ public final class KVStreamGrpc {
   /**
    * A stub to allow clients to do asynchronous rpc calls to service KVStream.
    * <pre>
-   * KVStream carries gets and multi-gets multiplexed on one long-lived gRPC
-   * stream per connection, so a read costs one DATA frame each way instead of
-   * a new HTTP/2 stream with its header frames (docs/design/20261127_read_stream.md).
-   * Each read is answered as KV's unary Get or MultiGet would answer it. A
-   * secure store does not offer it (a stream would outlive its login token's
-   * renewal): it answers UNIMPLEMENTED and clients read unary.
+   * KVStream carries KV's calls (all but StoreScan and StoreInfo) multiplexed
+   * on one long-lived gRPC stream per connection, so a call costs one DATA
+   * frame each way instead of a new HTTP/2 stream with its header frames
+   * (docs/design/20261127_call_stream.md). Each call is answered as KV's
+   * unary RPC would answer it. A secure store does not offer it (a stream
+   * would outlive its login token's renewal): it answers UNIMPLEMENTED and
+   * clients call unary.
    * </pre>
    */
   public static final class KVStreamStub
@@ -175,22 +179,23 @@ public final class KVStreamGrpc {
 
     /**
      */
-    public io.grpc.stub.StreamObserver<io.cairndb.kv.proto.ReadsRequest> reads(
-        io.grpc.stub.StreamObserver<io.cairndb.kv.proto.ReadsResponse> responseObserver) {
+    public io.grpc.stub.StreamObserver<io.cairndb.kv.proto.CallsRequest> calls(
+        io.grpc.stub.StreamObserver<io.cairndb.kv.proto.CallsResponse> responseObserver) {
       return io.grpc.stub.ClientCalls.asyncBidiStreamingCall(
-          getChannel().newCall(getReadsMethod(), getCallOptions()), responseObserver);
+          getChannel().newCall(getCallsMethod(), getCallOptions()), responseObserver);
     }
   }
 
   /**
    * A stub to allow clients to do synchronous rpc calls to service KVStream.
    * <pre>
-   * KVStream carries gets and multi-gets multiplexed on one long-lived gRPC
-   * stream per connection, so a read costs one DATA frame each way instead of
-   * a new HTTP/2 stream with its header frames (docs/design/20261127_read_stream.md).
-   * Each read is answered as KV's unary Get or MultiGet would answer it. A
-   * secure store does not offer it (a stream would outlive its login token's
-   * renewal): it answers UNIMPLEMENTED and clients read unary.
+   * KVStream carries KV's calls (all but StoreScan and StoreInfo) multiplexed
+   * on one long-lived gRPC stream per connection, so a call costs one DATA
+   * frame each way instead of a new HTTP/2 stream with its header frames
+   * (docs/design/20261127_call_stream.md). Each call is answered as KV's
+   * unary RPC would answer it. A secure store does not offer it (a stream
+   * would outlive its login token's renewal): it answers UNIMPLEMENTED and
+   * clients call unary.
    * </pre>
    */
   public static final class KVStreamBlockingV2Stub
@@ -209,22 +214,23 @@ public final class KVStreamGrpc {
     /**
      */
     @io.grpc.ExperimentalApi("https://github.com/grpc/grpc-java/issues/10918")
-    public io.grpc.stub.BlockingClientCall<io.cairndb.kv.proto.ReadsRequest, io.cairndb.kv.proto.ReadsResponse>
-        reads() {
+    public io.grpc.stub.BlockingClientCall<io.cairndb.kv.proto.CallsRequest, io.cairndb.kv.proto.CallsResponse>
+        calls() {
       return io.grpc.stub.ClientCalls.blockingBidiStreamingCall(
-          getChannel(), getReadsMethod(), getCallOptions());
+          getChannel(), getCallsMethod(), getCallOptions());
     }
   }
 
   /**
    * A stub to allow clients to do limited synchronous rpc calls to service KVStream.
    * <pre>
-   * KVStream carries gets and multi-gets multiplexed on one long-lived gRPC
-   * stream per connection, so a read costs one DATA frame each way instead of
-   * a new HTTP/2 stream with its header frames (docs/design/20261127_read_stream.md).
-   * Each read is answered as KV's unary Get or MultiGet would answer it. A
-   * secure store does not offer it (a stream would outlive its login token's
-   * renewal): it answers UNIMPLEMENTED and clients read unary.
+   * KVStream carries KV's calls (all but StoreScan and StoreInfo) multiplexed
+   * on one long-lived gRPC stream per connection, so a call costs one DATA
+   * frame each way instead of a new HTTP/2 stream with its header frames
+   * (docs/design/20261127_call_stream.md). Each call is answered as KV's
+   * unary RPC would answer it. A secure store does not offer it (a stream
+   * would outlive its login token's renewal): it answers UNIMPLEMENTED and
+   * clients call unary.
    * </pre>
    */
   public static final class KVStreamBlockingStub
@@ -244,12 +250,13 @@ public final class KVStreamGrpc {
   /**
    * A stub to allow clients to do ListenableFuture-style rpc calls to service KVStream.
    * <pre>
-   * KVStream carries gets and multi-gets multiplexed on one long-lived gRPC
-   * stream per connection, so a read costs one DATA frame each way instead of
-   * a new HTTP/2 stream with its header frames (docs/design/20261127_read_stream.md).
-   * Each read is answered as KV's unary Get or MultiGet would answer it. A
-   * secure store does not offer it (a stream would outlive its login token's
-   * renewal): it answers UNIMPLEMENTED and clients read unary.
+   * KVStream carries KV's calls (all but StoreScan and StoreInfo) multiplexed
+   * on one long-lived gRPC stream per connection, so a call costs one DATA
+   * frame each way instead of a new HTTP/2 stream with its header frames
+   * (docs/design/20261127_call_stream.md). Each call is answered as KV's
+   * unary RPC would answer it. A secure store does not offer it (a stream
+   * would outlive its login token's renewal): it answers UNIMPLEMENTED and
+   * clients call unary.
    * </pre>
    */
   public static final class KVStreamFutureStub
@@ -266,7 +273,7 @@ public final class KVStreamGrpc {
     }
   }
 
-  private static final int METHODID_READS = 0;
+  private static final int METHODID_CALLS = 0;
 
   private static final class MethodHandlers<Req, Resp> implements
       io.grpc.stub.ServerCalls.UnaryMethod<Req, Resp>,
@@ -295,9 +302,9 @@ public final class KVStreamGrpc {
     public io.grpc.stub.StreamObserver<Req> invoke(
         io.grpc.stub.StreamObserver<Resp> responseObserver) {
       switch (methodId) {
-        case METHODID_READS:
-          return (io.grpc.stub.StreamObserver<Req>) serviceImpl.reads(
-              (io.grpc.stub.StreamObserver<io.cairndb.kv.proto.ReadsResponse>) responseObserver);
+        case METHODID_CALLS:
+          return (io.grpc.stub.StreamObserver<Req>) serviceImpl.calls(
+              (io.grpc.stub.StreamObserver<io.cairndb.kv.proto.CallsResponse>) responseObserver);
         default:
           throw new AssertionError();
       }
@@ -307,12 +314,12 @@ public final class KVStreamGrpc {
   public static final io.grpc.ServerServiceDefinition bindService(AsyncService service) {
     return io.grpc.ServerServiceDefinition.builder(getServiceDescriptor())
         .addMethod(
-          getReadsMethod(),
+          getCallsMethod(),
           io.grpc.stub.ServerCalls.asyncBidiStreamingCall(
             new MethodHandlers<
-              io.cairndb.kv.proto.ReadsRequest,
-              io.cairndb.kv.proto.ReadsResponse>(
-                service, METHODID_READS)))
+              io.cairndb.kv.proto.CallsRequest,
+              io.cairndb.kv.proto.CallsResponse>(
+                service, METHODID_CALLS)))
         .build();
   }
 
@@ -361,7 +368,7 @@ public final class KVStreamGrpc {
         if (result == null) {
           serviceDescriptor = result = io.grpc.ServiceDescriptor.newBuilder(SERVICE_NAME)
               .setSchemaDescriptor(new KVStreamFileDescriptorSupplier())
-              .addMethod(getReadsMethod())
+              .addMethod(getCallsMethod())
               .build();
         }
       }

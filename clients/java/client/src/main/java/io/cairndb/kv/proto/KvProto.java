@@ -197,20 +197,20 @@ public final class KvProto extends com.google.protobuf.GeneratedFile {
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
       internal_static_cairn_v1_ErrorDetail_fieldAccessorTable;
   static final com.google.protobuf.Descriptors.Descriptor
-    internal_static_cairn_v1_ReadsRequest_descriptor;
+    internal_static_cairn_v1_CallsRequest_descriptor;
   static final 
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
-      internal_static_cairn_v1_ReadsRequest_fieldAccessorTable;
+      internal_static_cairn_v1_CallsRequest_fieldAccessorTable;
   static final com.google.protobuf.Descriptors.Descriptor
-    internal_static_cairn_v1_StreamRead_descriptor;
+    internal_static_cairn_v1_StreamCall_descriptor;
   static final 
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
-      internal_static_cairn_v1_StreamRead_fieldAccessorTable;
+      internal_static_cairn_v1_StreamCall_fieldAccessorTable;
   static final com.google.protobuf.Descriptors.Descriptor
-    internal_static_cairn_v1_ReadsResponse_descriptor;
+    internal_static_cairn_v1_CallsResponse_descriptor;
   static final 
     com.google.protobuf.GeneratedMessage.FieldAccessorTable
-      internal_static_cairn_v1_ReadsResponse_fieldAccessorTable;
+      internal_static_cairn_v1_CallsResponse_fieldAccessorTable;
   static final com.google.protobuf.Descriptors.Descriptor
     internal_static_cairn_v1_StreamAnswer_descriptor;
   static final 
@@ -359,70 +359,82 @@ public final class KvProto extends com.google.protobuf.GeneratedFile {
       "ions\030\n \001(\r\022\024\n\014topology_seq\030\013 \001(\004\"m\n\006Acti" +
       "on\022\026\n\022ACTION_UNSPECIFIED\020\000\022\020\n\014ACTION_RET" +
       "RY\020\001\022\022\n\016ACTION_REFRESH\020\002\022\024\n\020ACTION_FIX_I" +
-      "NPUT\020\003\022\017\n\013ACTION_NONE\020\004\"3\n\014ReadsRequest\022" +
-      "#\n\005reads\030\001 \003(\0132\024.cairn.v1.StreamRead\"s\n\n" +
-      "StreamRead\022\n\n\002id\030\001 \001(\004\022#\n\003get\030\002 \001(\0132\024.ca" +
-      "irn.v1.GetRequestH\000\022.\n\tmulti_get\030\003 \001(\0132\031" +
-      ".cairn.v1.MultiGetRequestH\000B\004\n\002op\"8\n\rRea" +
-      "dsResponse\022\'\n\007answers\030\001 \003(\0132\026.cairn.v1.S" +
-      "treamAnswer\"\275\001\n\014StreamAnswer\022\n\n\002id\030\001 \001(\004" +
-      "\022\014\n\004code\030\002 \001(\r\022\017\n\007message\030\003 \001(\t\022%\n\007detai" +
-      "ls\030\004 \003(\0132\024.google.protobuf.Any\022$\n\003get\030\005 " +
-      "\001(\0132\025.cairn.v1.GetResponseH\000\022/\n\tmulti_ge" +
-      "t\030\006 \001(\0132\032.cairn.v1.MultiGetResponseH\000B\004\n" +
-      "\002op\".\n\014LoginRequest\022\014\n\004user\030\001 \001(\t\022\020\n\010pas" +
-      "sword\030\002 \001(\t\"C\n\rLoginResponse\022\r\n\005token\030\001 " +
-      "\001(\t\022\025\n\rexpires_at_ms\030\002 \001(\003\022\014\n\004role\030\003 \001(\t" +
-      "\"\035\n\014RenewRequest\022\r\n\005token\030\001 \001(\t\"C\n\rRenew" +
-      "Response\022\r\n\005token\030\001 \001(\t\022\025\n\rexpires_at_ms" +
-      "\030\002 \001(\003\022\014\n\004role\030\003 \001(\t*w\n\nSyncPolicy\022\033\n\027SY" +
-      "NC_POLICY_UNSPECIFIED\020\000\022\024\n\020SYNC_POLICY_S" +
-      "YNC\020\001\022\035\n\031SYNC_POLICY_WRITE_NO_SYNC\020\002\022\027\n\023" +
-      "SYNC_POLICY_NO_SYNC\020\003*\227\001\n\020ReplicaAckPoli" +
-      "cy\022\"\n\036REPLICA_ACK_POLICY_UNSPECIFIED\020\000\022\032" +
-      "\n\026REPLICA_ACK_POLICY_ALL\020\001\022&\n\"REPLICA_AC" +
-      "K_POLICY_SIMPLE_MAJORITY\020\002\022\033\n\027REPLICA_AC" +
-      "K_POLICY_NONE\020\003*\263\001\n\017ConsistencyKind\022 \n\034C" +
-      "ONSISTENCY_KIND_UNSPECIFIED\020\000\022\035\n\031CONSIST" +
-      "ENCY_KIND_ABSOLUTE\020\001\022\"\n\036CONSISTENCY_KIND" +
-      "_NONE_REQUIRED\020\002\022\035\n\031CONSISTENCY_KIND_TIM" +
-      "E_LAG\020\003\022\034\n\030CONSISTENCY_KIND_VERSION\020\004*\271\001" +
-      "\n\022ReturnValueVersion\022$\n RETURN_VALUE_VER" +
-      "SION_UNSPECIFIED\020\000\022\035\n\031RETURN_VALUE_VERSI" +
-      "ON_NONE\020\001\022\036\n\032RETURN_VALUE_VERSION_VALUE\020" +
-      "\002\022 \n\034RETURN_VALUE_VERSION_VERSION\020\003\022\034\n\030R" +
-      "ETURN_VALUE_VERSION_ALL\020\004*\224\001\n\005Depth\022\025\n\021D" +
-      "EPTH_UNSPECIFIED\020\000\022\027\n\023DEPTH_CHILDREN_ONL" +
-      "Y\020\001\022\035\n\031DEPTH_PARENT_AND_CHILDREN\020\002\022\032\n\026DE" +
-      "PTH_DESCENDANTS_ONLY\020\003\022 \n\034DEPTH_PARENT_A" +
-      "ND_DESCENDANTS\020\004*m\n\tDirection\022\031\n\025DIRECTI" +
-      "ON_UNSPECIFIED\020\000\022\025\n\021DIRECTION_FORWARD\020\001\022" +
-      "\025\n\021DIRECTION_REVERSE\020\002\022\027\n\023DIRECTION_UNOR" +
-      "DERED\020\003*s\n\tCondition\022\031\n\025CONDITION_UNSPEC" +
-      "IFIED\020\000\022\027\n\023CONDITION_IF_ABSENT\020\001\022\030\n\024COND" +
-      "ITION_IF_PRESENT\020\002\022\030\n\024CONDITION_IF_VERSI" +
-      "ON\020\0032\305\004\n\002KV\0222\n\003Get\022\024.cairn.v1.GetRequest" +
-      "\032\025.cairn.v1.GetResponse\0224\n\003Put\022\024.cairn.v" +
-      "1.PutRequest\032\027.cairn.v1.WriteResponse\022:\n" +
-      "\006Delete\022\027.cairn.v1.DeleteRequest\032\027.cairn" +
-      ".v1.WriteResponse\022>\n\007Execute\022\030.cairn.v1." +
-      "ExecuteRequest\032\031.cairn.v1.ExecuteRespons" +
-      "e\022>\n\007PutMany\022\030.cairn.v1.PutManyRequest\032\031" +
-      ".cairn.v1.PutManyResponse\022A\n\010MultiGet\022\031." +
-      "cairn.v1.MultiGetRequest\032\032.cairn.v1.Mult" +
-      "iGetResponse\022J\n\013MultiDelete\022\034.cairn.v1.M" +
-      "ultiDeleteRequest\032\035.cairn.v1.MultiDelete" +
-      "Response\022D\n\tStoreScan\022\032.cairn.v1.StoreSc" +
-      "anRequest\032\033.cairn.v1.StoreScanResponse\022D" +
-      "\n\tStoreInfo\022\032.cairn.v1.StoreInfoRequest\032" +
-      "\033.cairn.v1.StoreInfoResponse2H\n\010KVStream" +
-      "\022<\n\005Reads\022\026.cairn.v1.ReadsRequest\032\027.cair" +
-      "n.v1.ReadsResponse(\0010\0012z\n\004Auth\0228\n\005Login\022" +
-      "\026.cairn.v1.LoginRequest\032\027.cairn.v1.Login" +
-      "Response\0228\n\005Renew\022\026.cairn.v1.RenewReques" +
-      "t\032\027.cairn.v1.RenewResponseBM\n\023io.cairndb" +
-      ".kv.protoB\007KvProtoP\001Z$github.com/cairndb" +
-      "/cairn/api/cairnpb\222\003\004\010\002 \003b\010editionsp\350\007"
+      "NPUT\020\003\022\017\n\013ACTION_NONE\020\004\"3\n\014CallsRequest\022" +
+      "#\n\005calls\030\001 \003(\0132\024.cairn.v1.StreamCall\"\324\002\n" +
+      "\nStreamCall\022\n\n\002id\030\001 \001(\004\022#\n\003get\030\002 \001(\0132\024.c" +
+      "airn.v1.GetRequestH\000\022.\n\tmulti_get\030\003 \001(\0132" +
+      "\031.cairn.v1.MultiGetRequestH\000\022#\n\003put\030\004 \001(" +
+      "\0132\024.cairn.v1.PutRequestH\000\022)\n\006delete\030\005 \001(" +
+      "\0132\027.cairn.v1.DeleteRequestH\000\022+\n\007execute\030" +
+      "\006 \001(\0132\030.cairn.v1.ExecuteRequestH\000\022,\n\010put" +
+      "_many\030\007 \001(\0132\030.cairn.v1.PutManyRequestH\000\022" +
+      "4\n\014multi_delete\030\010 \001(\0132\034.cairn.v1.MultiDe" +
+      "leteRequestH\000B\004\n\002op\"8\n\rCallsResponse\022\'\n\007" +
+      "answers\030\001 \003(\0132\026.cairn.v1.StreamAnswer\"\244\003" +
+      "\n\014StreamAnswer\022\n\n\002id\030\001 \001(\004\022\014\n\004code\030\002 \001(\r" +
+      "\022\017\n\007message\030\003 \001(\t\022%\n\007details\030\004 \003(\0132\024.goo" +
+      "gle.protobuf.Any\022$\n\003get\030\005 \001(\0132\025.cairn.v1" +
+      ".GetResponseH\000\022/\n\tmulti_get\030\006 \001(\0132\032.cair" +
+      "n.v1.MultiGetResponseH\000\022&\n\003put\030\007 \001(\0132\027.c" +
+      "airn.v1.WriteResponseH\000\022)\n\006delete\030\010 \001(\0132" +
+      "\027.cairn.v1.WriteResponseH\000\022,\n\007execute\030\t " +
+      "\001(\0132\031.cairn.v1.ExecuteResponseH\000\022-\n\010put_" +
+      "many\030\n \001(\0132\031.cairn.v1.PutManyResponseH\000\022" +
+      "5\n\014multi_delete\030\013 \001(\0132\035.cairn.v1.MultiDe" +
+      "leteResponseH\000B\004\n\002op\".\n\014LoginRequest\022\014\n\004" +
+      "user\030\001 \001(\t\022\020\n\010password\030\002 \001(\t\"C\n\rLoginRes" +
+      "ponse\022\r\n\005token\030\001 \001(\t\022\025\n\rexpires_at_ms\030\002 " +
+      "\001(\003\022\014\n\004role\030\003 \001(\t\"\035\n\014RenewRequest\022\r\n\005tok" +
+      "en\030\001 \001(\t\"C\n\rRenewResponse\022\r\n\005token\030\001 \001(\t" +
+      "\022\025\n\rexpires_at_ms\030\002 \001(\003\022\014\n\004role\030\003 \001(\t*w\n" +
+      "\nSyncPolicy\022\033\n\027SYNC_POLICY_UNSPECIFIED\020\000" +
+      "\022\024\n\020SYNC_POLICY_SYNC\020\001\022\035\n\031SYNC_POLICY_WR" +
+      "ITE_NO_SYNC\020\002\022\027\n\023SYNC_POLICY_NO_SYNC\020\003*\227" +
+      "\001\n\020ReplicaAckPolicy\022\"\n\036REPLICA_ACK_POLIC" +
+      "Y_UNSPECIFIED\020\000\022\032\n\026REPLICA_ACK_POLICY_AL" +
+      "L\020\001\022&\n\"REPLICA_ACK_POLICY_SIMPLE_MAJORIT" +
+      "Y\020\002\022\033\n\027REPLICA_ACK_POLICY_NONE\020\003*\263\001\n\017Con" +
+      "sistencyKind\022 \n\034CONSISTENCY_KIND_UNSPECI" +
+      "FIED\020\000\022\035\n\031CONSISTENCY_KIND_ABSOLUTE\020\001\022\"\n" +
+      "\036CONSISTENCY_KIND_NONE_REQUIRED\020\002\022\035\n\031CON" +
+      "SISTENCY_KIND_TIME_LAG\020\003\022\034\n\030CONSISTENCY_" +
+      "KIND_VERSION\020\004*\271\001\n\022ReturnValueVersion\022$\n" +
+      " RETURN_VALUE_VERSION_UNSPECIFIED\020\000\022\035\n\031R" +
+      "ETURN_VALUE_VERSION_NONE\020\001\022\036\n\032RETURN_VAL" +
+      "UE_VERSION_VALUE\020\002\022 \n\034RETURN_VALUE_VERSI" +
+      "ON_VERSION\020\003\022\034\n\030RETURN_VALUE_VERSION_ALL" +
+      "\020\004*\224\001\n\005Depth\022\025\n\021DEPTH_UNSPECIFIED\020\000\022\027\n\023D" +
+      "EPTH_CHILDREN_ONLY\020\001\022\035\n\031DEPTH_PARENT_AND" +
+      "_CHILDREN\020\002\022\032\n\026DEPTH_DESCENDANTS_ONLY\020\003\022" +
+      " \n\034DEPTH_PARENT_AND_DESCENDANTS\020\004*m\n\tDir" +
+      "ection\022\031\n\025DIRECTION_UNSPECIFIED\020\000\022\025\n\021DIR" +
+      "ECTION_FORWARD\020\001\022\025\n\021DIRECTION_REVERSE\020\002\022" +
+      "\027\n\023DIRECTION_UNORDERED\020\003*s\n\tCondition\022\031\n" +
+      "\025CONDITION_UNSPECIFIED\020\000\022\027\n\023CONDITION_IF" +
+      "_ABSENT\020\001\022\030\n\024CONDITION_IF_PRESENT\020\002\022\030\n\024C" +
+      "ONDITION_IF_VERSION\020\0032\305\004\n\002KV\0222\n\003Get\022\024.ca" +
+      "irn.v1.GetRequest\032\025.cairn.v1.GetResponse" +
+      "\0224\n\003Put\022\024.cairn.v1.PutRequest\032\027.cairn.v1" +
+      ".WriteResponse\022:\n\006Delete\022\027.cairn.v1.Dele" +
+      "teRequest\032\027.cairn.v1.WriteResponse\022>\n\007Ex" +
+      "ecute\022\030.cairn.v1.ExecuteRequest\032\031.cairn." +
+      "v1.ExecuteResponse\022>\n\007PutMany\022\030.cairn.v1" +
+      ".PutManyRequest\032\031.cairn.v1.PutManyRespon" +
+      "se\022A\n\010MultiGet\022\031.cairn.v1.MultiGetReques" +
+      "t\032\032.cairn.v1.MultiGetResponse\022J\n\013MultiDe" +
+      "lete\022\034.cairn.v1.MultiDeleteRequest\032\035.cai" +
+      "rn.v1.MultiDeleteResponse\022D\n\tStoreScan\022\032" +
+      ".cairn.v1.StoreScanRequest\032\033.cairn.v1.St" +
+      "oreScanResponse\022D\n\tStoreInfo\022\032.cairn.v1." +
+      "StoreInfoRequest\032\033.cairn.v1.StoreInfoRes" +
+      "ponse2H\n\010KVStream\022<\n\005Calls\022\026.cairn.v1.Ca" +
+      "llsRequest\032\027.cairn.v1.CallsResponse(\0010\0012" +
+      "z\n\004Auth\0228\n\005Login\022\026.cairn.v1.LoginRequest" +
+      "\032\027.cairn.v1.LoginResponse\0228\n\005Renew\022\026.cai" +
+      "rn.v1.RenewRequest\032\027.cairn.v1.RenewRespo" +
+      "nseBM\n\023io.cairndb.kv.protoB\007KvProtoP\001Z$g" +
+      "ithub.com/cairndb/cairn/api/cairnpb\222\003\004\010\002" +
+      " \003b\010editionsp\350\007"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -633,30 +645,30 @@ public final class KvProto extends com.google.protobuf.GeneratedFile {
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_cairn_v1_ErrorDetail_descriptor,
         new java.lang.String[] { "Kind", "Action", "Limit", "Max", "Seen", "MaybeApplied", "LeaderNode", "LeaderAddr", "MovedToShard", "Partitions", "TopologySeq", });
-    internal_static_cairn_v1_ReadsRequest_descriptor =
+    internal_static_cairn_v1_CallsRequest_descriptor =
       getDescriptor().getMessageType(34);
-    internal_static_cairn_v1_ReadsRequest_fieldAccessorTable = new
+    internal_static_cairn_v1_CallsRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
-        internal_static_cairn_v1_ReadsRequest_descriptor,
-        new java.lang.String[] { "Reads", });
-    internal_static_cairn_v1_StreamRead_descriptor =
+        internal_static_cairn_v1_CallsRequest_descriptor,
+        new java.lang.String[] { "Calls", });
+    internal_static_cairn_v1_StreamCall_descriptor =
       getDescriptor().getMessageType(35);
-    internal_static_cairn_v1_StreamRead_fieldAccessorTable = new
+    internal_static_cairn_v1_StreamCall_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
-        internal_static_cairn_v1_StreamRead_descriptor,
-        new java.lang.String[] { "Id", "Get", "MultiGet", "Op", });
-    internal_static_cairn_v1_ReadsResponse_descriptor =
+        internal_static_cairn_v1_StreamCall_descriptor,
+        new java.lang.String[] { "Id", "Get", "MultiGet", "Put", "Delete", "Execute", "PutMany", "MultiDelete", "Op", });
+    internal_static_cairn_v1_CallsResponse_descriptor =
       getDescriptor().getMessageType(36);
-    internal_static_cairn_v1_ReadsResponse_fieldAccessorTable = new
+    internal_static_cairn_v1_CallsResponse_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
-        internal_static_cairn_v1_ReadsResponse_descriptor,
+        internal_static_cairn_v1_CallsResponse_descriptor,
         new java.lang.String[] { "Answers", });
     internal_static_cairn_v1_StreamAnswer_descriptor =
       getDescriptor().getMessageType(37);
     internal_static_cairn_v1_StreamAnswer_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_cairn_v1_StreamAnswer_descriptor,
-        new java.lang.String[] { "Id", "Code", "Message", "Details", "Get", "MultiGet", "Op", });
+        new java.lang.String[] { "Id", "Code", "Message", "Details", "Get", "MultiGet", "Put", "Delete", "Execute", "PutMany", "MultiDelete", "Op", });
     internal_static_cairn_v1_LoginRequest_descriptor =
       getDescriptor().getMessageType(38);
     internal_static_cairn_v1_LoginRequest_fieldAccessorTable = new

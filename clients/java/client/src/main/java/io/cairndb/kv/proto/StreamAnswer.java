@@ -7,8 +7,9 @@ package io.cairndb.kv.proto;
 
 /**
  * <pre>
- * StreamAnswer is a read's response, or the gRPC status (code, message and
- * details: an ErrorDetail) the unary RPC would have failed with.
+ * StreamAnswer is a call's response, or the gRPC status (code, message and
+ * details: an ErrorDetail) the unary RPC would have failed with; its op is
+ * the call's op.
  * </pre>
  *
  * Protobuf type {@code cairn.v1.StreamAnswer}
@@ -63,6 +64,11 @@ private static final long serialVersionUID = 0L;
           com.google.protobuf.AbstractMessage.InternalOneOfEnum {
     GET(5),
     MULTI_GET(6),
+    PUT(7),
+    DELETE(8),
+    EXECUTE(9),
+    PUT_MANY(10),
+    MULTI_DELETE(11),
     OP_NOT_SET(0);
     private final int value;
     private OpCase(int value) {
@@ -82,6 +88,11 @@ private static final long serialVersionUID = 0L;
       switch (value) {
         case 5: return GET;
         case 6: return MULTI_GET;
+        case 7: return PUT;
+        case 8: return DELETE;
+        case 9: return EXECUTE;
+        case 10: return PUT_MANY;
+        case 11: return MULTI_DELETE;
         case 0: return OP_NOT_SET;
         default: return null;
       }
@@ -263,6 +274,161 @@ private static final long serialVersionUID = 0L;
     return io.cairndb.kv.proto.MultiGetResponse.getDefaultInstance();
   }
 
+  public static final int PUT_FIELD_NUMBER = 7;
+  /**
+   * <code>.cairn.v1.WriteResponse put = 7;</code>
+   * @return Whether the put field is set.
+   */
+  @java.lang.Override
+  public boolean hasPut() {
+    return opCase_ == 7;
+  }
+  /**
+   * <code>.cairn.v1.WriteResponse put = 7;</code>
+   * @return The put.
+   */
+  @java.lang.Override
+  public io.cairndb.kv.proto.WriteResponse getPut() {
+    if (opCase_ == 7) {
+       return (io.cairndb.kv.proto.WriteResponse) op_;
+    }
+    return io.cairndb.kv.proto.WriteResponse.getDefaultInstance();
+  }
+  /**
+   * <code>.cairn.v1.WriteResponse put = 7;</code>
+   */
+  @java.lang.Override
+  public io.cairndb.kv.proto.WriteResponseOrBuilder getPutOrBuilder() {
+    if (opCase_ == 7) {
+       return (io.cairndb.kv.proto.WriteResponse) op_;
+    }
+    return io.cairndb.kv.proto.WriteResponse.getDefaultInstance();
+  }
+
+  public static final int DELETE_FIELD_NUMBER = 8;
+  /**
+   * <code>.cairn.v1.WriteResponse delete = 8;</code>
+   * @return Whether the delete field is set.
+   */
+  @java.lang.Override
+  public boolean hasDelete() {
+    return opCase_ == 8;
+  }
+  /**
+   * <code>.cairn.v1.WriteResponse delete = 8;</code>
+   * @return The delete.
+   */
+  @java.lang.Override
+  public io.cairndb.kv.proto.WriteResponse getDelete() {
+    if (opCase_ == 8) {
+       return (io.cairndb.kv.proto.WriteResponse) op_;
+    }
+    return io.cairndb.kv.proto.WriteResponse.getDefaultInstance();
+  }
+  /**
+   * <code>.cairn.v1.WriteResponse delete = 8;</code>
+   */
+  @java.lang.Override
+  public io.cairndb.kv.proto.WriteResponseOrBuilder getDeleteOrBuilder() {
+    if (opCase_ == 8) {
+       return (io.cairndb.kv.proto.WriteResponse) op_;
+    }
+    return io.cairndb.kv.proto.WriteResponse.getDefaultInstance();
+  }
+
+  public static final int EXECUTE_FIELD_NUMBER = 9;
+  /**
+   * <code>.cairn.v1.ExecuteResponse execute = 9;</code>
+   * @return Whether the execute field is set.
+   */
+  @java.lang.Override
+  public boolean hasExecute() {
+    return opCase_ == 9;
+  }
+  /**
+   * <code>.cairn.v1.ExecuteResponse execute = 9;</code>
+   * @return The execute.
+   */
+  @java.lang.Override
+  public io.cairndb.kv.proto.ExecuteResponse getExecute() {
+    if (opCase_ == 9) {
+       return (io.cairndb.kv.proto.ExecuteResponse) op_;
+    }
+    return io.cairndb.kv.proto.ExecuteResponse.getDefaultInstance();
+  }
+  /**
+   * <code>.cairn.v1.ExecuteResponse execute = 9;</code>
+   */
+  @java.lang.Override
+  public io.cairndb.kv.proto.ExecuteResponseOrBuilder getExecuteOrBuilder() {
+    if (opCase_ == 9) {
+       return (io.cairndb.kv.proto.ExecuteResponse) op_;
+    }
+    return io.cairndb.kv.proto.ExecuteResponse.getDefaultInstance();
+  }
+
+  public static final int PUT_MANY_FIELD_NUMBER = 10;
+  /**
+   * <code>.cairn.v1.PutManyResponse put_many = 10;</code>
+   * @return Whether the putMany field is set.
+   */
+  @java.lang.Override
+  public boolean hasPutMany() {
+    return opCase_ == 10;
+  }
+  /**
+   * <code>.cairn.v1.PutManyResponse put_many = 10;</code>
+   * @return The putMany.
+   */
+  @java.lang.Override
+  public io.cairndb.kv.proto.PutManyResponse getPutMany() {
+    if (opCase_ == 10) {
+       return (io.cairndb.kv.proto.PutManyResponse) op_;
+    }
+    return io.cairndb.kv.proto.PutManyResponse.getDefaultInstance();
+  }
+  /**
+   * <code>.cairn.v1.PutManyResponse put_many = 10;</code>
+   */
+  @java.lang.Override
+  public io.cairndb.kv.proto.PutManyResponseOrBuilder getPutManyOrBuilder() {
+    if (opCase_ == 10) {
+       return (io.cairndb.kv.proto.PutManyResponse) op_;
+    }
+    return io.cairndb.kv.proto.PutManyResponse.getDefaultInstance();
+  }
+
+  public static final int MULTI_DELETE_FIELD_NUMBER = 11;
+  /**
+   * <code>.cairn.v1.MultiDeleteResponse multi_delete = 11;</code>
+   * @return Whether the multiDelete field is set.
+   */
+  @java.lang.Override
+  public boolean hasMultiDelete() {
+    return opCase_ == 11;
+  }
+  /**
+   * <code>.cairn.v1.MultiDeleteResponse multi_delete = 11;</code>
+   * @return The multiDelete.
+   */
+  @java.lang.Override
+  public io.cairndb.kv.proto.MultiDeleteResponse getMultiDelete() {
+    if (opCase_ == 11) {
+       return (io.cairndb.kv.proto.MultiDeleteResponse) op_;
+    }
+    return io.cairndb.kv.proto.MultiDeleteResponse.getDefaultInstance();
+  }
+  /**
+   * <code>.cairn.v1.MultiDeleteResponse multi_delete = 11;</code>
+   */
+  @java.lang.Override
+  public io.cairndb.kv.proto.MultiDeleteResponseOrBuilder getMultiDeleteOrBuilder() {
+    if (opCase_ == 11) {
+       return (io.cairndb.kv.proto.MultiDeleteResponse) op_;
+    }
+    return io.cairndb.kv.proto.MultiDeleteResponse.getDefaultInstance();
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -295,6 +461,21 @@ private static final long serialVersionUID = 0L;
     if (opCase_ == 6) {
       output.writeMessage(6, (io.cairndb.kv.proto.MultiGetResponse) op_);
     }
+    if (opCase_ == 7) {
+      output.writeMessage(7, (io.cairndb.kv.proto.WriteResponse) op_);
+    }
+    if (opCase_ == 8) {
+      output.writeMessage(8, (io.cairndb.kv.proto.WriteResponse) op_);
+    }
+    if (opCase_ == 9) {
+      output.writeMessage(9, (io.cairndb.kv.proto.ExecuteResponse) op_);
+    }
+    if (opCase_ == 10) {
+      output.writeMessage(10, (io.cairndb.kv.proto.PutManyResponse) op_);
+    }
+    if (opCase_ == 11) {
+      output.writeMessage(11, (io.cairndb.kv.proto.MultiDeleteResponse) op_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -326,6 +507,26 @@ private static final long serialVersionUID = 0L;
     if (opCase_ == 6) {
       size += com.google.protobuf.CodedOutputStream
         .computeMessageSize(6, (io.cairndb.kv.proto.MultiGetResponse) op_);
+    }
+    if (opCase_ == 7) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(7, (io.cairndb.kv.proto.WriteResponse) op_);
+    }
+    if (opCase_ == 8) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(8, (io.cairndb.kv.proto.WriteResponse) op_);
+    }
+    if (opCase_ == 9) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(9, (io.cairndb.kv.proto.ExecuteResponse) op_);
+    }
+    if (opCase_ == 10) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(10, (io.cairndb.kv.proto.PutManyResponse) op_);
+    }
+    if (opCase_ == 11) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(11, (io.cairndb.kv.proto.MultiDeleteResponse) op_);
     }
     return size;
   }
@@ -369,6 +570,26 @@ private static final long serialVersionUID = 0L;
         if (!getMultiGet()
             .equals(other.getMultiGet())) return false;
         break;
+      case 7:
+        if (!getPut()
+            .equals(other.getPut())) return false;
+        break;
+      case 8:
+        if (!getDelete()
+            .equals(other.getDelete())) return false;
+        break;
+      case 9:
+        if (!getExecute()
+            .equals(other.getExecute())) return false;
+        break;
+      case 10:
+        if (!getPutMany()
+            .equals(other.getPutMany())) return false;
+        break;
+      case 11:
+        if (!getMultiDelete()
+            .equals(other.getMultiDelete())) return false;
+        break;
       case 0:
       default:
     }
@@ -402,6 +623,26 @@ private static final long serialVersionUID = 0L;
       case 6:
         hash = (37 * hash) + MULTI_GET_FIELD_NUMBER;
         hash = (53 * hash) + getMultiGet().hashCode();
+        break;
+      case 7:
+        hash = (37 * hash) + PUT_FIELD_NUMBER;
+        hash = (53 * hash) + getPut().hashCode();
+        break;
+      case 8:
+        hash = (37 * hash) + DELETE_FIELD_NUMBER;
+        hash = (53 * hash) + getDelete().hashCode();
+        break;
+      case 9:
+        hash = (37 * hash) + EXECUTE_FIELD_NUMBER;
+        hash = (53 * hash) + getExecute().hashCode();
+        break;
+      case 10:
+        hash = (37 * hash) + PUT_MANY_FIELD_NUMBER;
+        hash = (53 * hash) + getPutMany().hashCode();
+        break;
+      case 11:
+        hash = (37 * hash) + MULTI_DELETE_FIELD_NUMBER;
+        hash = (53 * hash) + getMultiDelete().hashCode();
         break;
       case 0:
       default:
@@ -505,8 +746,9 @@ private static final long serialVersionUID = 0L;
   }
   /**
    * <pre>
-   * StreamAnswer is a read's response, or the gRPC status (code, message and
-   * details: an ErrorDetail) the unary RPC would have failed with.
+   * StreamAnswer is a call's response, or the gRPC status (code, message and
+   * details: an ErrorDetail) the unary RPC would have failed with; its op is
+   * the call's op.
    * </pre>
    *
    * Protobuf type {@code cairn.v1.StreamAnswer}
@@ -557,6 +799,21 @@ private static final long serialVersionUID = 0L;
       }
       if (multiGetBuilder_ != null) {
         multiGetBuilder_.clear();
+      }
+      if (putBuilder_ != null) {
+        putBuilder_.clear();
+      }
+      if (deleteBuilder_ != null) {
+        deleteBuilder_.clear();
+      }
+      if (executeBuilder_ != null) {
+        executeBuilder_.clear();
+      }
+      if (putManyBuilder_ != null) {
+        putManyBuilder_.clear();
+      }
+      if (multiDeleteBuilder_ != null) {
+        multiDeleteBuilder_.clear();
       }
       opCase_ = 0;
       op_ = null;
@@ -629,6 +886,26 @@ private static final long serialVersionUID = 0L;
           multiGetBuilder_ != null) {
         result.op_ = multiGetBuilder_.build();
       }
+      if (opCase_ == 7 &&
+          putBuilder_ != null) {
+        result.op_ = putBuilder_.build();
+      }
+      if (opCase_ == 8 &&
+          deleteBuilder_ != null) {
+        result.op_ = deleteBuilder_.build();
+      }
+      if (opCase_ == 9 &&
+          executeBuilder_ != null) {
+        result.op_ = executeBuilder_.build();
+      }
+      if (opCase_ == 10 &&
+          putManyBuilder_ != null) {
+        result.op_ = putManyBuilder_.build();
+      }
+      if (opCase_ == 11 &&
+          multiDeleteBuilder_ != null) {
+        result.op_ = multiDeleteBuilder_.build();
+      }
     }
 
     @java.lang.Override
@@ -687,6 +964,26 @@ private static final long serialVersionUID = 0L;
         }
         case MULTI_GET: {
           mergeMultiGet(other.getMultiGet());
+          break;
+        }
+        case PUT: {
+          mergePut(other.getPut());
+          break;
+        }
+        case DELETE: {
+          mergeDelete(other.getDelete());
+          break;
+        }
+        case EXECUTE: {
+          mergeExecute(other.getExecute());
+          break;
+        }
+        case PUT_MANY: {
+          mergePutMany(other.getPutMany());
+          break;
+        }
+        case MULTI_DELETE: {
+          mergeMultiDelete(other.getMultiDelete());
           break;
         }
         case OP_NOT_SET: {
@@ -761,6 +1058,41 @@ private static final long serialVersionUID = 0L;
               opCase_ = 6;
               break;
             } // case 50
+            case 58: {
+              input.readMessage(
+                  internalGetPutFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              opCase_ = 7;
+              break;
+            } // case 58
+            case 66: {
+              input.readMessage(
+                  internalGetDeleteFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              opCase_ = 8;
+              break;
+            } // case 66
+            case 74: {
+              input.readMessage(
+                  internalGetExecuteFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              opCase_ = 9;
+              break;
+            } // case 74
+            case 82: {
+              input.readMessage(
+                  internalGetPutManyFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              opCase_ = 10;
+              break;
+            } // case 82
+            case 90: {
+              input.readMessage(
+                  internalGetMultiDeleteFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              opCase_ = 11;
+              break;
+            } // case 90
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -1452,6 +1784,716 @@ private static final long serialVersionUID = 0L;
       opCase_ = 6;
       onChanged();
       return multiGetBuilder_;
+    }
+
+    private com.google.protobuf.SingleFieldBuilder<
+        io.cairndb.kv.proto.WriteResponse, io.cairndb.kv.proto.WriteResponse.Builder, io.cairndb.kv.proto.WriteResponseOrBuilder> putBuilder_;
+    /**
+     * <code>.cairn.v1.WriteResponse put = 7;</code>
+     * @return Whether the put field is set.
+     */
+    @java.lang.Override
+    public boolean hasPut() {
+      return opCase_ == 7;
+    }
+    /**
+     * <code>.cairn.v1.WriteResponse put = 7;</code>
+     * @return The put.
+     */
+    @java.lang.Override
+    public io.cairndb.kv.proto.WriteResponse getPut() {
+      if (putBuilder_ == null) {
+        if (opCase_ == 7) {
+          return (io.cairndb.kv.proto.WriteResponse) op_;
+        }
+        return io.cairndb.kv.proto.WriteResponse.getDefaultInstance();
+      } else {
+        if (opCase_ == 7) {
+          return putBuilder_.getMessage();
+        }
+        return io.cairndb.kv.proto.WriteResponse.getDefaultInstance();
+      }
+    }
+    /**
+     * <code>.cairn.v1.WriteResponse put = 7;</code>
+     */
+    public Builder setPut(io.cairndb.kv.proto.WriteResponse value) {
+      if (putBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        op_ = value;
+        onChanged();
+      } else {
+        putBuilder_.setMessage(value);
+      }
+      opCase_ = 7;
+      return this;
+    }
+    /**
+     * <code>.cairn.v1.WriteResponse put = 7;</code>
+     */
+    public Builder setPut(
+        io.cairndb.kv.proto.WriteResponse.Builder builderForValue) {
+      if (putBuilder_ == null) {
+        op_ = builderForValue.build();
+        onChanged();
+      } else {
+        putBuilder_.setMessage(builderForValue.build());
+      }
+      opCase_ = 7;
+      return this;
+    }
+    /**
+     * <code>.cairn.v1.WriteResponse put = 7;</code>
+     */
+    public Builder mergePut(io.cairndb.kv.proto.WriteResponse value) {
+      if (putBuilder_ == null) {
+        if (opCase_ == 7 &&
+            op_ != io.cairndb.kv.proto.WriteResponse.getDefaultInstance()) {
+          op_ = io.cairndb.kv.proto.WriteResponse.newBuilder((io.cairndb.kv.proto.WriteResponse) op_)
+              .mergeFrom(value).buildPartial();
+        } else {
+          op_ = value;
+        }
+        onChanged();
+      } else {
+        if (opCase_ == 7) {
+          putBuilder_.mergeFrom(value);
+        } else {
+          putBuilder_.setMessage(value);
+        }
+      }
+      opCase_ = 7;
+      return this;
+    }
+    /**
+     * <code>.cairn.v1.WriteResponse put = 7;</code>
+     */
+    public Builder clearPut() {
+      if (putBuilder_ == null) {
+        if (opCase_ == 7) {
+          opCase_ = 0;
+          op_ = null;
+          onChanged();
+        }
+      } else {
+        if (opCase_ == 7) {
+          opCase_ = 0;
+          op_ = null;
+        }
+        putBuilder_.clear();
+      }
+      return this;
+    }
+    /**
+     * <code>.cairn.v1.WriteResponse put = 7;</code>
+     */
+    public io.cairndb.kv.proto.WriteResponse.Builder getPutBuilder() {
+      return internalGetPutFieldBuilder().getBuilder();
+    }
+    /**
+     * <code>.cairn.v1.WriteResponse put = 7;</code>
+     */
+    @java.lang.Override
+    public io.cairndb.kv.proto.WriteResponseOrBuilder getPutOrBuilder() {
+      if ((opCase_ == 7) && (putBuilder_ != null)) {
+        return putBuilder_.getMessageOrBuilder();
+      } else {
+        if (opCase_ == 7) {
+          return (io.cairndb.kv.proto.WriteResponse) op_;
+        }
+        return io.cairndb.kv.proto.WriteResponse.getDefaultInstance();
+      }
+    }
+    /**
+     * <code>.cairn.v1.WriteResponse put = 7;</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        io.cairndb.kv.proto.WriteResponse, io.cairndb.kv.proto.WriteResponse.Builder, io.cairndb.kv.proto.WriteResponseOrBuilder> 
+        internalGetPutFieldBuilder() {
+      if (putBuilder_ == null) {
+        if (!(opCase_ == 7)) {
+          op_ = io.cairndb.kv.proto.WriteResponse.getDefaultInstance();
+        }
+        putBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            io.cairndb.kv.proto.WriteResponse, io.cairndb.kv.proto.WriteResponse.Builder, io.cairndb.kv.proto.WriteResponseOrBuilder>(
+                (io.cairndb.kv.proto.WriteResponse) op_,
+                getParentForChildren(),
+                isClean());
+        op_ = null;
+      }
+      opCase_ = 7;
+      onChanged();
+      return putBuilder_;
+    }
+
+    private com.google.protobuf.SingleFieldBuilder<
+        io.cairndb.kv.proto.WriteResponse, io.cairndb.kv.proto.WriteResponse.Builder, io.cairndb.kv.proto.WriteResponseOrBuilder> deleteBuilder_;
+    /**
+     * <code>.cairn.v1.WriteResponse delete = 8;</code>
+     * @return Whether the delete field is set.
+     */
+    @java.lang.Override
+    public boolean hasDelete() {
+      return opCase_ == 8;
+    }
+    /**
+     * <code>.cairn.v1.WriteResponse delete = 8;</code>
+     * @return The delete.
+     */
+    @java.lang.Override
+    public io.cairndb.kv.proto.WriteResponse getDelete() {
+      if (deleteBuilder_ == null) {
+        if (opCase_ == 8) {
+          return (io.cairndb.kv.proto.WriteResponse) op_;
+        }
+        return io.cairndb.kv.proto.WriteResponse.getDefaultInstance();
+      } else {
+        if (opCase_ == 8) {
+          return deleteBuilder_.getMessage();
+        }
+        return io.cairndb.kv.proto.WriteResponse.getDefaultInstance();
+      }
+    }
+    /**
+     * <code>.cairn.v1.WriteResponse delete = 8;</code>
+     */
+    public Builder setDelete(io.cairndb.kv.proto.WriteResponse value) {
+      if (deleteBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        op_ = value;
+        onChanged();
+      } else {
+        deleteBuilder_.setMessage(value);
+      }
+      opCase_ = 8;
+      return this;
+    }
+    /**
+     * <code>.cairn.v1.WriteResponse delete = 8;</code>
+     */
+    public Builder setDelete(
+        io.cairndb.kv.proto.WriteResponse.Builder builderForValue) {
+      if (deleteBuilder_ == null) {
+        op_ = builderForValue.build();
+        onChanged();
+      } else {
+        deleteBuilder_.setMessage(builderForValue.build());
+      }
+      opCase_ = 8;
+      return this;
+    }
+    /**
+     * <code>.cairn.v1.WriteResponse delete = 8;</code>
+     */
+    public Builder mergeDelete(io.cairndb.kv.proto.WriteResponse value) {
+      if (deleteBuilder_ == null) {
+        if (opCase_ == 8 &&
+            op_ != io.cairndb.kv.proto.WriteResponse.getDefaultInstance()) {
+          op_ = io.cairndb.kv.proto.WriteResponse.newBuilder((io.cairndb.kv.proto.WriteResponse) op_)
+              .mergeFrom(value).buildPartial();
+        } else {
+          op_ = value;
+        }
+        onChanged();
+      } else {
+        if (opCase_ == 8) {
+          deleteBuilder_.mergeFrom(value);
+        } else {
+          deleteBuilder_.setMessage(value);
+        }
+      }
+      opCase_ = 8;
+      return this;
+    }
+    /**
+     * <code>.cairn.v1.WriteResponse delete = 8;</code>
+     */
+    public Builder clearDelete() {
+      if (deleteBuilder_ == null) {
+        if (opCase_ == 8) {
+          opCase_ = 0;
+          op_ = null;
+          onChanged();
+        }
+      } else {
+        if (opCase_ == 8) {
+          opCase_ = 0;
+          op_ = null;
+        }
+        deleteBuilder_.clear();
+      }
+      return this;
+    }
+    /**
+     * <code>.cairn.v1.WriteResponse delete = 8;</code>
+     */
+    public io.cairndb.kv.proto.WriteResponse.Builder getDeleteBuilder() {
+      return internalGetDeleteFieldBuilder().getBuilder();
+    }
+    /**
+     * <code>.cairn.v1.WriteResponse delete = 8;</code>
+     */
+    @java.lang.Override
+    public io.cairndb.kv.proto.WriteResponseOrBuilder getDeleteOrBuilder() {
+      if ((opCase_ == 8) && (deleteBuilder_ != null)) {
+        return deleteBuilder_.getMessageOrBuilder();
+      } else {
+        if (opCase_ == 8) {
+          return (io.cairndb.kv.proto.WriteResponse) op_;
+        }
+        return io.cairndb.kv.proto.WriteResponse.getDefaultInstance();
+      }
+    }
+    /**
+     * <code>.cairn.v1.WriteResponse delete = 8;</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        io.cairndb.kv.proto.WriteResponse, io.cairndb.kv.proto.WriteResponse.Builder, io.cairndb.kv.proto.WriteResponseOrBuilder> 
+        internalGetDeleteFieldBuilder() {
+      if (deleteBuilder_ == null) {
+        if (!(opCase_ == 8)) {
+          op_ = io.cairndb.kv.proto.WriteResponse.getDefaultInstance();
+        }
+        deleteBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            io.cairndb.kv.proto.WriteResponse, io.cairndb.kv.proto.WriteResponse.Builder, io.cairndb.kv.proto.WriteResponseOrBuilder>(
+                (io.cairndb.kv.proto.WriteResponse) op_,
+                getParentForChildren(),
+                isClean());
+        op_ = null;
+      }
+      opCase_ = 8;
+      onChanged();
+      return deleteBuilder_;
+    }
+
+    private com.google.protobuf.SingleFieldBuilder<
+        io.cairndb.kv.proto.ExecuteResponse, io.cairndb.kv.proto.ExecuteResponse.Builder, io.cairndb.kv.proto.ExecuteResponseOrBuilder> executeBuilder_;
+    /**
+     * <code>.cairn.v1.ExecuteResponse execute = 9;</code>
+     * @return Whether the execute field is set.
+     */
+    @java.lang.Override
+    public boolean hasExecute() {
+      return opCase_ == 9;
+    }
+    /**
+     * <code>.cairn.v1.ExecuteResponse execute = 9;</code>
+     * @return The execute.
+     */
+    @java.lang.Override
+    public io.cairndb.kv.proto.ExecuteResponse getExecute() {
+      if (executeBuilder_ == null) {
+        if (opCase_ == 9) {
+          return (io.cairndb.kv.proto.ExecuteResponse) op_;
+        }
+        return io.cairndb.kv.proto.ExecuteResponse.getDefaultInstance();
+      } else {
+        if (opCase_ == 9) {
+          return executeBuilder_.getMessage();
+        }
+        return io.cairndb.kv.proto.ExecuteResponse.getDefaultInstance();
+      }
+    }
+    /**
+     * <code>.cairn.v1.ExecuteResponse execute = 9;</code>
+     */
+    public Builder setExecute(io.cairndb.kv.proto.ExecuteResponse value) {
+      if (executeBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        op_ = value;
+        onChanged();
+      } else {
+        executeBuilder_.setMessage(value);
+      }
+      opCase_ = 9;
+      return this;
+    }
+    /**
+     * <code>.cairn.v1.ExecuteResponse execute = 9;</code>
+     */
+    public Builder setExecute(
+        io.cairndb.kv.proto.ExecuteResponse.Builder builderForValue) {
+      if (executeBuilder_ == null) {
+        op_ = builderForValue.build();
+        onChanged();
+      } else {
+        executeBuilder_.setMessage(builderForValue.build());
+      }
+      opCase_ = 9;
+      return this;
+    }
+    /**
+     * <code>.cairn.v1.ExecuteResponse execute = 9;</code>
+     */
+    public Builder mergeExecute(io.cairndb.kv.proto.ExecuteResponse value) {
+      if (executeBuilder_ == null) {
+        if (opCase_ == 9 &&
+            op_ != io.cairndb.kv.proto.ExecuteResponse.getDefaultInstance()) {
+          op_ = io.cairndb.kv.proto.ExecuteResponse.newBuilder((io.cairndb.kv.proto.ExecuteResponse) op_)
+              .mergeFrom(value).buildPartial();
+        } else {
+          op_ = value;
+        }
+        onChanged();
+      } else {
+        if (opCase_ == 9) {
+          executeBuilder_.mergeFrom(value);
+        } else {
+          executeBuilder_.setMessage(value);
+        }
+      }
+      opCase_ = 9;
+      return this;
+    }
+    /**
+     * <code>.cairn.v1.ExecuteResponse execute = 9;</code>
+     */
+    public Builder clearExecute() {
+      if (executeBuilder_ == null) {
+        if (opCase_ == 9) {
+          opCase_ = 0;
+          op_ = null;
+          onChanged();
+        }
+      } else {
+        if (opCase_ == 9) {
+          opCase_ = 0;
+          op_ = null;
+        }
+        executeBuilder_.clear();
+      }
+      return this;
+    }
+    /**
+     * <code>.cairn.v1.ExecuteResponse execute = 9;</code>
+     */
+    public io.cairndb.kv.proto.ExecuteResponse.Builder getExecuteBuilder() {
+      return internalGetExecuteFieldBuilder().getBuilder();
+    }
+    /**
+     * <code>.cairn.v1.ExecuteResponse execute = 9;</code>
+     */
+    @java.lang.Override
+    public io.cairndb.kv.proto.ExecuteResponseOrBuilder getExecuteOrBuilder() {
+      if ((opCase_ == 9) && (executeBuilder_ != null)) {
+        return executeBuilder_.getMessageOrBuilder();
+      } else {
+        if (opCase_ == 9) {
+          return (io.cairndb.kv.proto.ExecuteResponse) op_;
+        }
+        return io.cairndb.kv.proto.ExecuteResponse.getDefaultInstance();
+      }
+    }
+    /**
+     * <code>.cairn.v1.ExecuteResponse execute = 9;</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        io.cairndb.kv.proto.ExecuteResponse, io.cairndb.kv.proto.ExecuteResponse.Builder, io.cairndb.kv.proto.ExecuteResponseOrBuilder> 
+        internalGetExecuteFieldBuilder() {
+      if (executeBuilder_ == null) {
+        if (!(opCase_ == 9)) {
+          op_ = io.cairndb.kv.proto.ExecuteResponse.getDefaultInstance();
+        }
+        executeBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            io.cairndb.kv.proto.ExecuteResponse, io.cairndb.kv.proto.ExecuteResponse.Builder, io.cairndb.kv.proto.ExecuteResponseOrBuilder>(
+                (io.cairndb.kv.proto.ExecuteResponse) op_,
+                getParentForChildren(),
+                isClean());
+        op_ = null;
+      }
+      opCase_ = 9;
+      onChanged();
+      return executeBuilder_;
+    }
+
+    private com.google.protobuf.SingleFieldBuilder<
+        io.cairndb.kv.proto.PutManyResponse, io.cairndb.kv.proto.PutManyResponse.Builder, io.cairndb.kv.proto.PutManyResponseOrBuilder> putManyBuilder_;
+    /**
+     * <code>.cairn.v1.PutManyResponse put_many = 10;</code>
+     * @return Whether the putMany field is set.
+     */
+    @java.lang.Override
+    public boolean hasPutMany() {
+      return opCase_ == 10;
+    }
+    /**
+     * <code>.cairn.v1.PutManyResponse put_many = 10;</code>
+     * @return The putMany.
+     */
+    @java.lang.Override
+    public io.cairndb.kv.proto.PutManyResponse getPutMany() {
+      if (putManyBuilder_ == null) {
+        if (opCase_ == 10) {
+          return (io.cairndb.kv.proto.PutManyResponse) op_;
+        }
+        return io.cairndb.kv.proto.PutManyResponse.getDefaultInstance();
+      } else {
+        if (opCase_ == 10) {
+          return putManyBuilder_.getMessage();
+        }
+        return io.cairndb.kv.proto.PutManyResponse.getDefaultInstance();
+      }
+    }
+    /**
+     * <code>.cairn.v1.PutManyResponse put_many = 10;</code>
+     */
+    public Builder setPutMany(io.cairndb.kv.proto.PutManyResponse value) {
+      if (putManyBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        op_ = value;
+        onChanged();
+      } else {
+        putManyBuilder_.setMessage(value);
+      }
+      opCase_ = 10;
+      return this;
+    }
+    /**
+     * <code>.cairn.v1.PutManyResponse put_many = 10;</code>
+     */
+    public Builder setPutMany(
+        io.cairndb.kv.proto.PutManyResponse.Builder builderForValue) {
+      if (putManyBuilder_ == null) {
+        op_ = builderForValue.build();
+        onChanged();
+      } else {
+        putManyBuilder_.setMessage(builderForValue.build());
+      }
+      opCase_ = 10;
+      return this;
+    }
+    /**
+     * <code>.cairn.v1.PutManyResponse put_many = 10;</code>
+     */
+    public Builder mergePutMany(io.cairndb.kv.proto.PutManyResponse value) {
+      if (putManyBuilder_ == null) {
+        if (opCase_ == 10 &&
+            op_ != io.cairndb.kv.proto.PutManyResponse.getDefaultInstance()) {
+          op_ = io.cairndb.kv.proto.PutManyResponse.newBuilder((io.cairndb.kv.proto.PutManyResponse) op_)
+              .mergeFrom(value).buildPartial();
+        } else {
+          op_ = value;
+        }
+        onChanged();
+      } else {
+        if (opCase_ == 10) {
+          putManyBuilder_.mergeFrom(value);
+        } else {
+          putManyBuilder_.setMessage(value);
+        }
+      }
+      opCase_ = 10;
+      return this;
+    }
+    /**
+     * <code>.cairn.v1.PutManyResponse put_many = 10;</code>
+     */
+    public Builder clearPutMany() {
+      if (putManyBuilder_ == null) {
+        if (opCase_ == 10) {
+          opCase_ = 0;
+          op_ = null;
+          onChanged();
+        }
+      } else {
+        if (opCase_ == 10) {
+          opCase_ = 0;
+          op_ = null;
+        }
+        putManyBuilder_.clear();
+      }
+      return this;
+    }
+    /**
+     * <code>.cairn.v1.PutManyResponse put_many = 10;</code>
+     */
+    public io.cairndb.kv.proto.PutManyResponse.Builder getPutManyBuilder() {
+      return internalGetPutManyFieldBuilder().getBuilder();
+    }
+    /**
+     * <code>.cairn.v1.PutManyResponse put_many = 10;</code>
+     */
+    @java.lang.Override
+    public io.cairndb.kv.proto.PutManyResponseOrBuilder getPutManyOrBuilder() {
+      if ((opCase_ == 10) && (putManyBuilder_ != null)) {
+        return putManyBuilder_.getMessageOrBuilder();
+      } else {
+        if (opCase_ == 10) {
+          return (io.cairndb.kv.proto.PutManyResponse) op_;
+        }
+        return io.cairndb.kv.proto.PutManyResponse.getDefaultInstance();
+      }
+    }
+    /**
+     * <code>.cairn.v1.PutManyResponse put_many = 10;</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        io.cairndb.kv.proto.PutManyResponse, io.cairndb.kv.proto.PutManyResponse.Builder, io.cairndb.kv.proto.PutManyResponseOrBuilder> 
+        internalGetPutManyFieldBuilder() {
+      if (putManyBuilder_ == null) {
+        if (!(opCase_ == 10)) {
+          op_ = io.cairndb.kv.proto.PutManyResponse.getDefaultInstance();
+        }
+        putManyBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            io.cairndb.kv.proto.PutManyResponse, io.cairndb.kv.proto.PutManyResponse.Builder, io.cairndb.kv.proto.PutManyResponseOrBuilder>(
+                (io.cairndb.kv.proto.PutManyResponse) op_,
+                getParentForChildren(),
+                isClean());
+        op_ = null;
+      }
+      opCase_ = 10;
+      onChanged();
+      return putManyBuilder_;
+    }
+
+    private com.google.protobuf.SingleFieldBuilder<
+        io.cairndb.kv.proto.MultiDeleteResponse, io.cairndb.kv.proto.MultiDeleteResponse.Builder, io.cairndb.kv.proto.MultiDeleteResponseOrBuilder> multiDeleteBuilder_;
+    /**
+     * <code>.cairn.v1.MultiDeleteResponse multi_delete = 11;</code>
+     * @return Whether the multiDelete field is set.
+     */
+    @java.lang.Override
+    public boolean hasMultiDelete() {
+      return opCase_ == 11;
+    }
+    /**
+     * <code>.cairn.v1.MultiDeleteResponse multi_delete = 11;</code>
+     * @return The multiDelete.
+     */
+    @java.lang.Override
+    public io.cairndb.kv.proto.MultiDeleteResponse getMultiDelete() {
+      if (multiDeleteBuilder_ == null) {
+        if (opCase_ == 11) {
+          return (io.cairndb.kv.proto.MultiDeleteResponse) op_;
+        }
+        return io.cairndb.kv.proto.MultiDeleteResponse.getDefaultInstance();
+      } else {
+        if (opCase_ == 11) {
+          return multiDeleteBuilder_.getMessage();
+        }
+        return io.cairndb.kv.proto.MultiDeleteResponse.getDefaultInstance();
+      }
+    }
+    /**
+     * <code>.cairn.v1.MultiDeleteResponse multi_delete = 11;</code>
+     */
+    public Builder setMultiDelete(io.cairndb.kv.proto.MultiDeleteResponse value) {
+      if (multiDeleteBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        op_ = value;
+        onChanged();
+      } else {
+        multiDeleteBuilder_.setMessage(value);
+      }
+      opCase_ = 11;
+      return this;
+    }
+    /**
+     * <code>.cairn.v1.MultiDeleteResponse multi_delete = 11;</code>
+     */
+    public Builder setMultiDelete(
+        io.cairndb.kv.proto.MultiDeleteResponse.Builder builderForValue) {
+      if (multiDeleteBuilder_ == null) {
+        op_ = builderForValue.build();
+        onChanged();
+      } else {
+        multiDeleteBuilder_.setMessage(builderForValue.build());
+      }
+      opCase_ = 11;
+      return this;
+    }
+    /**
+     * <code>.cairn.v1.MultiDeleteResponse multi_delete = 11;</code>
+     */
+    public Builder mergeMultiDelete(io.cairndb.kv.proto.MultiDeleteResponse value) {
+      if (multiDeleteBuilder_ == null) {
+        if (opCase_ == 11 &&
+            op_ != io.cairndb.kv.proto.MultiDeleteResponse.getDefaultInstance()) {
+          op_ = io.cairndb.kv.proto.MultiDeleteResponse.newBuilder((io.cairndb.kv.proto.MultiDeleteResponse) op_)
+              .mergeFrom(value).buildPartial();
+        } else {
+          op_ = value;
+        }
+        onChanged();
+      } else {
+        if (opCase_ == 11) {
+          multiDeleteBuilder_.mergeFrom(value);
+        } else {
+          multiDeleteBuilder_.setMessage(value);
+        }
+      }
+      opCase_ = 11;
+      return this;
+    }
+    /**
+     * <code>.cairn.v1.MultiDeleteResponse multi_delete = 11;</code>
+     */
+    public Builder clearMultiDelete() {
+      if (multiDeleteBuilder_ == null) {
+        if (opCase_ == 11) {
+          opCase_ = 0;
+          op_ = null;
+          onChanged();
+        }
+      } else {
+        if (opCase_ == 11) {
+          opCase_ = 0;
+          op_ = null;
+        }
+        multiDeleteBuilder_.clear();
+      }
+      return this;
+    }
+    /**
+     * <code>.cairn.v1.MultiDeleteResponse multi_delete = 11;</code>
+     */
+    public io.cairndb.kv.proto.MultiDeleteResponse.Builder getMultiDeleteBuilder() {
+      return internalGetMultiDeleteFieldBuilder().getBuilder();
+    }
+    /**
+     * <code>.cairn.v1.MultiDeleteResponse multi_delete = 11;</code>
+     */
+    @java.lang.Override
+    public io.cairndb.kv.proto.MultiDeleteResponseOrBuilder getMultiDeleteOrBuilder() {
+      if ((opCase_ == 11) && (multiDeleteBuilder_ != null)) {
+        return multiDeleteBuilder_.getMessageOrBuilder();
+      } else {
+        if (opCase_ == 11) {
+          return (io.cairndb.kv.proto.MultiDeleteResponse) op_;
+        }
+        return io.cairndb.kv.proto.MultiDeleteResponse.getDefaultInstance();
+      }
+    }
+    /**
+     * <code>.cairn.v1.MultiDeleteResponse multi_delete = 11;</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        io.cairndb.kv.proto.MultiDeleteResponse, io.cairndb.kv.proto.MultiDeleteResponse.Builder, io.cairndb.kv.proto.MultiDeleteResponseOrBuilder> 
+        internalGetMultiDeleteFieldBuilder() {
+      if (multiDeleteBuilder_ == null) {
+        if (!(opCase_ == 11)) {
+          op_ = io.cairndb.kv.proto.MultiDeleteResponse.getDefaultInstance();
+        }
+        multiDeleteBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            io.cairndb.kv.proto.MultiDeleteResponse, io.cairndb.kv.proto.MultiDeleteResponse.Builder, io.cairndb.kv.proto.MultiDeleteResponseOrBuilder>(
+                (io.cairndb.kv.proto.MultiDeleteResponse) op_,
+                getParentForChildren(),
+                isClean());
+        op_ = null;
+      }
+      opCase_ = 11;
+      onChanged();
+      return multiDeleteBuilder_;
     }
 
     // @@protoc_insertion_point(builder_scope:cairn.v1.StreamAnswer)

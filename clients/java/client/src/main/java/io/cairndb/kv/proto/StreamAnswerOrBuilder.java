@@ -88,5 +88,80 @@ public interface StreamAnswerOrBuilder extends
    */
   io.cairndb.kv.proto.MultiGetResponseOrBuilder getMultiGetOrBuilder();
 
+  /**
+   * <code>.cairn.v1.WriteResponse put = 7;</code>
+   * @return Whether the put field is set.
+   */
+  boolean hasPut();
+  /**
+   * <code>.cairn.v1.WriteResponse put = 7;</code>
+   * @return The put.
+   */
+  io.cairndb.kv.proto.WriteResponse getPut();
+  /**
+   * <code>.cairn.v1.WriteResponse put = 7;</code>
+   */
+  io.cairndb.kv.proto.WriteResponseOrBuilder getPutOrBuilder();
+
+  /**
+   * <code>.cairn.v1.WriteResponse delete = 8;</code>
+   * @return Whether the delete field is set.
+   */
+  boolean hasDelete();
+  /**
+   * <code>.cairn.v1.WriteResponse delete = 8;</code>
+   * @return The delete.
+   */
+  io.cairndb.kv.proto.WriteResponse getDelete();
+  /**
+   * <code>.cairn.v1.WriteResponse delete = 8;</code>
+   */
+  io.cairndb.kv.proto.WriteResponseOrBuilder getDeleteOrBuilder();
+
+  /**
+   * <code>.cairn.v1.ExecuteResponse execute = 9;</code>
+   * @return Whether the execute field is set.
+   */
+  boolean hasExecute();
+  /**
+   * <code>.cairn.v1.ExecuteResponse execute = 9;</code>
+   * @return The execute.
+   */
+  io.cairndb.kv.proto.ExecuteResponse getExecute();
+  /**
+   * <code>.cairn.v1.ExecuteResponse execute = 9;</code>
+   */
+  io.cairndb.kv.proto.ExecuteResponseOrBuilder getExecuteOrBuilder();
+
+  /**
+   * <code>.cairn.v1.PutManyResponse put_many = 10;</code>
+   * @return Whether the putMany field is set.
+   */
+  boolean hasPutMany();
+  /**
+   * <code>.cairn.v1.PutManyResponse put_many = 10;</code>
+   * @return The putMany.
+   */
+  io.cairndb.kv.proto.PutManyResponse getPutMany();
+  /**
+   * <code>.cairn.v1.PutManyResponse put_many = 10;</code>
+   */
+  io.cairndb.kv.proto.PutManyResponseOrBuilder getPutManyOrBuilder();
+
+  /**
+   * <code>.cairn.v1.MultiDeleteResponse multi_delete = 11;</code>
+   * @return Whether the multiDelete field is set.
+   */
+  boolean hasMultiDelete();
+  /**
+   * <code>.cairn.v1.MultiDeleteResponse multi_delete = 11;</code>
+   * @return The multiDelete.
+   */
+  io.cairndb.kv.proto.MultiDeleteResponse getMultiDelete();
+  /**
+   * <code>.cairn.v1.MultiDeleteResponse multi_delete = 11;</code>
+   */
+  io.cairndb.kv.proto.MultiDeleteResponseOrBuilder getMultiDeleteOrBuilder();
+
   io.cairndb.kv.proto.StreamAnswer.OpCase getOpCase();
 }

@@ -6,8 +6,8 @@
 package io.cairndb.kv.proto;
 
 @com.google.protobuf.Generated
-public interface ReadsResponseOrBuilder extends
-    // @@protoc_insertion_point(interface_extends:cairn.v1.ReadsResponse)
+public interface CallsResponseOrBuilder extends
+    // @@protoc_insertion_point(interface_extends:cairn.v1.CallsResponse)
     com.google.protobuf.MessageOrBuilder {
 
   /**

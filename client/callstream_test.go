@@ -41,10 +41,10 @@ func found(k *cairnpb.Key, v string) *cairnpb.GetResponse {
 type fakeStream struct {
 	cairnpb.UnimplementedKVStreamServer
 	streams atomic.Int64
-	serve   func(n int64, s cairnpb.KVStream_ReadsServer) error
+	serve   func(n int64, s cairnpb.KVStream_CallsServer) error
 }
 
-func (f *fakeStream) Reads(s cairnpb.KVStream_ReadsServer) error {
+func (f *fakeStream) Calls(s cairnpb.KVStream_CallsServer) error {
 	return f.serve(f.streams.Add(1)-1, s)
 }
 
@@ -71,10 +71,10 @@ func serveStreamFake(t *testing.T, kv cairnpb.KVServer, st cairnpb.KVStreamServe
 	return c
 }
 
-// TestReadStreamFallsBackToUnary: a server without KVStream (an older one,
+// TestCallStreamFallsBackToUnary: a server without KVStream (an older one,
 // or a secure store) answers the stream UNIMPLEMENTED; the read is then
 // made unary, and so is every later one on that connection.
-func TestReadStreamFallsBackToUnary(t *testing.T) {
+func TestCallStreamFallsBackToUnary(t *testing.T) {
 	kv := &streamFakeKV{}
 	c := serveStreamFake(t, kv, nil)
 	for i := range 3 {
@@ -86,17 +86,17 @@ func TestReadStreamFallsBackToUnary(t *testing.T) {
 	if n := kv.unaryGets.Load(); n != 3 {
 		t.Fatalf("%d unary gets, want 3", n)
 	}
-	if !c.kvs[0].(streamKV).rs.off.Load() {
+	if !c.kvs[0].(streamKV).cs.off.Load() {
 		t.Fatal("the connection still tries the stream")
 	}
 }
 
-// TestReadStreamBreakRetries: a read whose stream breaks under it fails as
+// TestCallStreamBreakRetries: a read whose stream breaks under it fails as
 // UNAVAILABLE inside the client, which retries it on a new stream; the
 // caller sees only the answer.
-func TestReadStreamBreakRetries(t *testing.T) {
+func TestCallStreamBreakRetries(t *testing.T) {
 	kv := &streamFakeKV{}
-	st := &fakeStream{serve: func(n int64, s cairnpb.KVStream_ReadsServer) error {
+	st := &fakeStream{serve: func(n int64, s cairnpb.KVStream_CallsServer) error {
 		for {
 			req, err := s.Recv()
 			if err != nil {
@@ -105,9 +105,9 @@ func TestReadStreamBreakRetries(t *testing.T) {
 			if n == 0 {
 				return status.Error(codes.Unavailable, "breaking the first stream")
 			}
-			r := req.GetReads()[0]
+			r := req.GetCalls()[0]
 			a := &cairnpb.StreamAnswer{Id: r.GetId(), Op: &cairnpb.StreamAnswer_Get{Get: found(r.GetGet().GetKey(), "stream")}}
-			if err := s.Send(&cairnpb.ReadsResponse{Answers: []*cairnpb.StreamAnswer{a}}); err != nil {
+			if err := s.Send(&cairnpb.CallsResponse{Answers: []*cairnpb.StreamAnswer{a}}); err != nil {
 				return err
 			}
 		}
@@ -125,21 +125,21 @@ func TestReadStreamBreakRetries(t *testing.T) {
 	}
 }
 
-// TestReadStreamAnswersOutOfOrder: answers come back in any order and each
+// TestCallStreamAnswersOutOfOrder: answers come back in any order and each
 // reaches its own caller; an answer's status is the caller's error, with
 // its ErrorDetail.
-func TestReadStreamAnswersOutOfOrder(t *testing.T) {
+func TestCallStreamAnswersOutOfOrder(t *testing.T) {
 	const n = 8
 	var mu sync.Mutex
-	var held []*cairnpb.StreamRead
-	st := &fakeStream{serve: func(_ int64, s cairnpb.KVStream_ReadsServer) error {
+	var held []*cairnpb.StreamCall
+	st := &fakeStream{serve: func(_ int64, s cairnpb.KVStream_CallsServer) error {
 		for {
 			req, err := s.Recv()
 			if err != nil {
 				return err
 			}
 			mu.Lock()
-			held = append(held, req.GetReads()...)
+			held = append(held, req.GetCalls()...)
 			ready := len(held) == n
 			mu.Unlock()
 			if !ready {
@@ -155,7 +155,7 @@ func TestReadStreamAnswersOutOfOrder(t *testing.T) {
 				} else {
 					a.Op = &cairnpb.StreamAnswer_Get{Get: found(k, k.GetMajor()[0])}
 				}
-				if err := s.Send(&cairnpb.ReadsResponse{Answers: []*cairnpb.StreamAnswer{a}}); err != nil {
+				if err := s.Send(&cairnpb.CallsResponse{Answers: []*cairnpb.StreamAnswer{a}}); err != nil {
 					return err
 				}
 			}
@@ -195,11 +195,11 @@ func errString(err error) string {
 	return err.Error()
 }
 
-// TestReadStreamDeadline: a read that gets no answer ends at its deadline
+// TestCallStreamDeadline: a read that gets no answer ends at its deadline
 // with DEADLINE_EXCEEDED, and its wait is dropped from the stream.
-func TestReadStreamDeadline(t *testing.T) {
+func TestCallStreamDeadline(t *testing.T) {
 	got := make(chan struct{}, 1)
-	st := &fakeStream{serve: func(_ int64, s cairnpb.KVStream_ReadsServer) error {
+	st := &fakeStream{serve: func(_ int64, s cairnpb.KVStream_CallsServer) error {
 		for {
 			if _, err := s.Recv(); err != nil {
 				return err
@@ -214,10 +214,64 @@ func TestReadStreamDeadline(t *testing.T) {
 		t.Fatalf("get: %v, want DEADLINE_EXCEEDED", err)
 	}
 	<-got
-	s := c.kvs[0].(streamKV).rs.cur
+	s := c.kvs[0].(streamKV).cs.cur
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.waiting) != 0 {
 		t.Fatalf("%d reads still wait on the stream", len(s.waiting))
+	}
+}
+
+// putStream serves a fake KVStream whose first stream takes one call and
+// ends with first; later streams answer every put.
+func putStream(first error) *fakeStream {
+	return &fakeStream{serve: func(n int64, s cairnpb.KVStream_CallsServer) error {
+		for {
+			req, err := s.Recv()
+			if err != nil {
+				return err
+			}
+			if n == 0 {
+				return first
+			}
+			c := req.GetCalls()[0]
+			res := &cairnpb.OperationResult{Success: true, NewVersion: make([]byte, 16)}
+			a := &cairnpb.StreamAnswer{Id: c.GetId(), Op: &cairnpb.StreamAnswer_Put{Put: &cairnpb.WriteResponse{Result: res}}}
+			if err := s.Send(&cairnpb.CallsResponse{Answers: []*cairnpb.StreamAnswer{a}}); err != nil {
+				return err
+			}
+		}
+	}}
+}
+
+// TestCallStreamLostWriteMaybeApplied: a write sent on a stream that breaks
+// before its answer may have been applied: the caller is told so, and the
+// client does not send it again.
+func TestCallStreamLostWriteMaybeApplied(t *testing.T) {
+	st := putStream(status.Error(codes.Unavailable, "the connection broke"))
+	c := serveStreamFake(t, &streamFakeKV{}, st)
+	_, err := c.Put(context.Background(), MustParseKey("/a"), []byte("v"))
+	var e *Error
+	if !errors.As(err, &e) || !e.MaybeApplied || !errors.Is(err, ErrOutcomeUnknown) {
+		t.Fatalf("put: %v, want an outcome-unknown error", err)
+	}
+	if n := st.streams.Load(); n != 1 {
+		t.Fatalf("%d streams opened: the write was sent again", n)
+	}
+}
+
+// TestCallStreamShutdownRetriesWrite: a node that closes a stream at
+// shutdown says (kind shutting_down) that the calls it did not answer never
+// ran, so a write waiting on it is sent again, and succeeds.
+func TestCallStreamShutdownRetriesWrite(t *testing.T) {
+	closing, _ := status.New(codes.Unavailable, "the node is shutting down").
+		WithDetails(&cairnpb.ErrorDetail{Kind: "shutting_down", Action: cairnpb.ErrorDetail_ACTION_RETRY})
+	st := putStream(closing.Err())
+	c := serveStreamFake(t, &streamFakeKV{}, st)
+	if _, err := c.Put(context.Background(), MustParseKey("/a"), []byte("v")); err != nil {
+		t.Fatalf("put: %v, want it retried on a new stream", err)
+	}
+	if n := st.streams.Load(); n != 2 {
+		t.Fatalf("%d streams opened, want 2", n)
 	}
 }

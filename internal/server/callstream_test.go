@@ -13,11 +13,11 @@ import (
 	"github.com/cairndb/cairn/api/cairnpb"
 )
 
-// streamReads sends reads on one stream of n's KVStream and returns the
-// answers by id, once every read has one.
-func streamReads(t *testing.T, s cairnpb.KVStream_ReadsClient, reads ...*cairnpb.StreamRead) map[uint64]*cairnpb.StreamAnswer {
+// streamCalls sends calls on stream s and returns the answers by id, once
+// every call has one.
+func streamCalls(t *testing.T, s cairnpb.KVStream_CallsClient, reads ...*cairnpb.StreamCall) map[uint64]*cairnpb.StreamAnswer {
 	t.Helper()
-	if err := s.Send(&cairnpb.ReadsRequest{Reads: reads}); err != nil {
+	if err := s.Send(&cairnpb.CallsRequest{Calls: reads}); err != nil {
 		t.Fatalf("send: %v", err)
 	}
 	out := make(map[uint64]*cairnpb.StreamAnswer)
@@ -43,10 +43,10 @@ func answerStatus(a *cairnpb.StreamAnswer) error {
 	return status.FromProto(st).Err()
 }
 
-// TestReadStreamAnswersAsUnary: each read on the stream is answered as the
+// TestCallStreamAnswersAsUnary: each read on the stream is answered as the
 // unary Get or MultiGet answers the same request: the same response, or
 // the same status code and ErrorDetail kind.
-func TestReadStreamAnswersAsUnary(t *testing.T) {
+func TestCallStreamAnswersAsUnary(t *testing.T) {
 	n := startLite(t, t.TempDir())
 	defer n.close()
 	ctx := context.Background()
@@ -65,17 +65,17 @@ func TestReadStreamAnswersAsUnary(t *testing.T) {
 		{Header: &cairnpb.RequestHeader{Store: "other"}, Key: &cairnpb.Key{Major: []string{"u"}}}, // another store
 	}
 	mg := &cairnpb.MultiGetRequest{Header: h, Parent: &cairnpb.Key{Major: []string{"u"}}}
-	var reads []*cairnpb.StreamRead
+	var reads []*cairnpb.StreamCall
 	for i, g := range gets {
-		reads = append(reads, &cairnpb.StreamRead{Id: uint64(i + 1), Op: &cairnpb.StreamRead_Get{Get: g}})
+		reads = append(reads, &cairnpb.StreamCall{Id: uint64(i + 1), Op: &cairnpb.StreamCall_Get{Get: g}})
 	}
-	reads = append(reads, &cairnpb.StreamRead{Id: 100, Op: &cairnpb.StreamRead_MultiGet{MultiGet: mg}},
-		&cairnpb.StreamRead{Id: 200}) // no op
-	st, err := cairnpb.NewKVStreamClient(n.conn).Reads(ctx)
+	reads = append(reads, &cairnpb.StreamCall{Id: 100, Op: &cairnpb.StreamCall_MultiGet{MultiGet: mg}},
+		&cairnpb.StreamCall{Id: 200}) // no op
+	st, err := cairnpb.NewKVStreamClient(n.conn).Calls(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	answers := streamReads(t, st, reads...)
+	answers := streamCalls(t, st, reads...)
 	for i, g := range gets {
 		want, werr := n.kv.Get(ctx, g)
 		a := answers[uint64(i+1)]
@@ -117,11 +117,11 @@ func sameAnswer(got proto.Message, gerr error, want proto.Message, werr error) e
 	return nil
 }
 
-// TestReadStreamEndsAtClose: closing the node ends an open read stream
+// TestCallStreamEndsAtClose: closing the node ends an open call stream
 // with UNAVAILABLE once the reads it took are answered, instead of holding
 // the shutdown until its grace runs out. A read waiting for a version the
 // store never reaches is answered (consistency timeout) before the end.
-func TestReadStreamEndsAtClose(t *testing.T) {
+func TestCallStreamEndsAtClose(t *testing.T) {
 	n := startLite(t, t.TempDir())
 	defer n.conn.Close()
 	ctx := context.Background()
@@ -130,11 +130,11 @@ func TestReadStreamEndsAtClose(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := cairnpb.NewKVStreamClient(n.conn).Reads(ctx)
+	st, err := cairnpb.NewKVStreamClient(n.conn).Calls(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	streamReads(t, st, &cairnpb.StreamRead{Id: 1, Op: &cairnpb.StreamRead_Get{Get: &cairnpb.GetRequest{Header: h, Key: &cairnpb.Key{Major: []string{"w"}}}}})
+	streamCalls(t, st, &cairnpb.StreamCall{Id: 1, Op: &cairnpb.StreamCall_Get{Get: &cairnpb.GetRequest{Header: h, Key: &cairnpb.Key{Major: []string{"w"}}}}})
 	// A version far ahead of the store's: the read waits for its timeout.
 	future := append([]byte(nil), put.GetResult().GetNewVersion()...) // origin(8) index(8)
 	future[8] = 0x7f
@@ -143,8 +143,8 @@ func TestReadStreamEndsAtClose(t *testing.T) {
 	// Read 3's answer shows the node took read 2: one goroutine takes a
 	// stream's reads, in order.
 	get := &cairnpb.GetRequest{Header: h, Key: &cairnpb.Key{Major: []string{"w"}}}
-	if err := st.Send(&cairnpb.ReadsRequest{Reads: []*cairnpb.StreamRead{
-		{Id: 2, Op: &cairnpb.StreamRead_Get{Get: wait}}, {Id: 3, Op: &cairnpb.StreamRead_Get{Get: get}}}}); err != nil {
+	if err := st.Send(&cairnpb.CallsRequest{Calls: []*cairnpb.StreamCall{
+		{Id: 2, Op: &cairnpb.StreamCall_Get{Get: wait}}, {Id: 3, Op: &cairnpb.StreamCall_Get{Get: get}}}}); err != nil {
 		t.Fatal(err)
 	}
 	if resp, err := st.Recv(); err != nil || resp.GetAnswers()[0].GetId() != 3 {
@@ -161,13 +161,56 @@ func TestReadStreamEndsAtClose(t *testing.T) {
 		t.Fatalf("read 2 was answered %v: its version was never reached", a)
 	}
 	_, err = st.Recv()
-	if status.Code(err) != codes.Unavailable {
-		t.Fatalf("stream ended with %v, want UNAVAILABLE", err)
+	if err := checkStatus(err, codes.Unavailable, "shutting_down"); err != nil {
+		t.Fatalf("the stream's end: %v (the client retries its unanswered calls, writes too, only on kind shutting_down)", err)
 	}
 	if err := <-closed; err != nil {
 		t.Fatalf("close: %v", err)
 	}
 	if d := time.Since(start); d > 4*time.Second { // the default grace is 5 s
 		t.Fatalf("close took %v: the stream held the shutdown until the grace ran out", d)
+	}
+}
+
+// TestCallStreamWrites: writes on the stream are applied and answered as
+// the unary calls are; a bad write gets the unary call's error.
+func TestCallStreamWrites(t *testing.T) {
+	n := startLite(t, t.TempDir())
+	defer n.close()
+	ctx := context.Background()
+	h := &cairnpb.RequestHeader{Store: testStore, TimeoutMs: 5000}
+	key := func(major, minor string) *cairnpb.Key { return &cairnpb.Key{Major: []string{major}, Minor: []string{minor}} }
+	st, err := cairnpb.NewKVStreamClient(n.conn).Calls(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	put := &cairnpb.PutRequest{Header: h, Op: &cairnpb.PutOp{Key: key("w", "a"), Value: []byte("one")}}
+	del := &cairnpb.DeleteRequest{Header: h, Op: &cairnpb.DeleteOp{Key: key("w", "gone")}}
+	many := &cairnpb.PutManyRequest{Header: h, Ops: []*cairnpb.PutOp{{Key: key("m", "1"), Value: []byte("x")}, {Key: key("m", "2"), Value: []byte("y")}}}
+	bad := &cairnpb.ExecuteRequest{Header: h, Ops: []*cairnpb.Operation{
+		{Op: &cairnpb.Operation_Put{Put: &cairnpb.PutOp{Key: key("w", "a"), Value: []byte("v")}}},
+		{Op: &cairnpb.Operation_Put{Put: &cairnpb.PutOp{Key: key("other", "a"), Value: []byte("v")}}}}}
+	answers := streamCalls(t, st,
+		&cairnpb.StreamCall{Id: 1, Op: &cairnpb.StreamCall_Put{Put: put}},
+		&cairnpb.StreamCall{Id: 2, Op: &cairnpb.StreamCall_Delete{Delete: del}},
+		&cairnpb.StreamCall{Id: 3, Op: &cairnpb.StreamCall_PutMany{PutMany: many}},
+		&cairnpb.StreamCall{Id: 4, Op: &cairnpb.StreamCall_Execute{Execute: bad}})
+	v := answers[1].GetPut().GetResult().GetNewVersion()
+	got, err := n.kv.Get(ctx, &cairnpb.GetRequest{Header: h, Key: key("w", "a")})
+	if err != nil || string(got.GetRecord().GetValue()) != "one" || !proto.Equal(got.GetRecord(), &cairnpb.Record{Key: key("w", "a"), Value: []byte("one"), Version: v}) {
+		t.Errorf("after the stream's put: %v, %v (its answer: %v)", got, err, answers[1])
+	}
+	wantDel, err := n.kv.Delete(ctx, &cairnpb.DeleteRequest{Header: h, Op: &cairnpb.DeleteOp{Key: key("w", "gone2")}})
+	if err := sameAnswer(answers[2].GetDelete(), answerStatus(answers[2]), wantDel, err); err != nil {
+		t.Errorf("delete of a missing record: %v", err)
+	}
+	if r := answers[3].GetPutMany(); answerStatus(answers[3]) != nil || r == nil {
+		t.Errorf("put-many: %v", answers[3])
+	} else if mg, err := n.kv.MultiGet(ctx, &cairnpb.MultiGetRequest{Header: h, Parent: &cairnpb.Key{Major: []string{"m"}}}); err != nil || len(mg.GetRecords()) != 2 {
+		t.Errorf("after the stream's put-many: %v, %v", mg, err)
+	}
+	_, werr := n.kv.Execute(ctx, bad)
+	if err := sameAnswer(answers[4].GetExecute(), answerStatus(answers[4]), nil, werr); err != nil || werr == nil {
+		t.Errorf("an execute over two major paths: %v (unary: %v)", err, werr)
 	}
 }

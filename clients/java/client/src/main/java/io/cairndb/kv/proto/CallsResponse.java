@@ -7,16 +7,16 @@ package io.cairndb.kv.proto;
 
 /**
  * <pre>
- * ReadsResponse carries one or more answers, in any order.
+ * CallsResponse carries one or more answers, in any order.
  * </pre>
  *
- * Protobuf type {@code cairn.v1.ReadsResponse}
+ * Protobuf type {@code cairn.v1.CallsResponse}
  */
 @com.google.protobuf.Generated
-public final class ReadsResponse extends
+public final class CallsResponse extends
     com.google.protobuf.GeneratedMessage implements
-    // @@protoc_insertion_point(message_implements:cairn.v1.ReadsResponse)
-    ReadsResponseOrBuilder {
+    // @@protoc_insertion_point(message_implements:cairn.v1.CallsResponse)
+    CallsResponseOrBuilder {
 private static final long serialVersionUID = 0L;
   static {
     com.google.protobuf.RuntimeVersion.validateProtobufGencodeVersion(
@@ -25,32 +25,32 @@ private static final long serialVersionUID = 0L;
       /* minor= */ 35,
       /* patch= */ 1,
       /* suffix= */ "",
-      "ReadsResponse");
+      "CallsResponse");
   }
-  // Use ReadsResponse.newBuilder() to construct.
-  private ReadsResponse(com.google.protobuf.GeneratedMessage.Builder<?> builder) {
+  // Use CallsResponse.newBuilder() to construct.
+  private CallsResponse(com.google.protobuf.GeneratedMessage.Builder<?> builder) {
     super(builder);
   }
-  private ReadsResponse() {
+  private CallsResponse() {
     answers_ = java.util.Collections.emptyList();
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
       getDescriptor() {
-    return io.cairndb.kv.proto.KvProto.internal_static_cairn_v1_ReadsResponse_descriptor;
+    return io.cairndb.kv.proto.KvProto.internal_static_cairn_v1_CallsResponse_descriptor;
   }
 
   @java.lang.Override
   public com.google.protobuf.Descriptors.Descriptor getDescriptorForType() {
-    return io.cairndb.kv.proto.KvProto.internal_static_cairn_v1_ReadsResponse_descriptor;
+    return io.cairndb.kv.proto.KvProto.internal_static_cairn_v1_CallsResponse_descriptor;
   }
 
   @java.lang.Override
   protected com.google.protobuf.GeneratedMessage.FieldAccessorTable
       internalGetFieldAccessorTable() {
-    return io.cairndb.kv.proto.KvProto.internal_static_cairn_v1_ReadsResponse_fieldAccessorTable
+    return io.cairndb.kv.proto.KvProto.internal_static_cairn_v1_CallsResponse_fieldAccessorTable
         .ensureFieldAccessorsInitialized(
-            io.cairndb.kv.proto.ReadsResponse.class, io.cairndb.kv.proto.ReadsResponse.Builder.class);
+            io.cairndb.kv.proto.CallsResponse.class, io.cairndb.kv.proto.CallsResponse.Builder.class);
   }
 
   public static final int ANSWERS_FIELD_NUMBER = 1;
@@ -143,10 +143,10 @@ private static final long serialVersionUID = 0L;
     if (obj == this) {
      return true;
     }
-    if (!(obj instanceof io.cairndb.kv.proto.ReadsResponse)) {
+    if (!(obj instanceof io.cairndb.kv.proto.CallsResponse)) {
       return super.equals(obj);
     }
-    io.cairndb.kv.proto.ReadsResponse other = (io.cairndb.kv.proto.ReadsResponse) obj;
+    io.cairndb.kv.proto.CallsResponse other = (io.cairndb.kv.proto.CallsResponse) obj;
 
     if (!getAnswersList()
         .equals(other.getAnswersList())) return false;
@@ -170,44 +170,44 @@ private static final long serialVersionUID = 0L;
     return hash;
   }
 
-  public static io.cairndb.kv.proto.ReadsResponse parseFrom(
+  public static io.cairndb.kv.proto.CallsResponse parseFrom(
       java.nio.ByteBuffer data)
       throws com.google.protobuf.InvalidProtocolBufferException {
     return PARSER.parseFrom(data);
   }
-  public static io.cairndb.kv.proto.ReadsResponse parseFrom(
+  public static io.cairndb.kv.proto.CallsResponse parseFrom(
       java.nio.ByteBuffer data,
       com.google.protobuf.ExtensionRegistryLite extensionRegistry)
       throws com.google.protobuf.InvalidProtocolBufferException {
     return PARSER.parseFrom(data, extensionRegistry);
   }
-  public static io.cairndb.kv.proto.ReadsResponse parseFrom(
+  public static io.cairndb.kv.proto.CallsResponse parseFrom(
       com.google.protobuf.ByteString data)
       throws com.google.protobuf.InvalidProtocolBufferException {
     return PARSER.parseFrom(data);
   }
-  public static io.cairndb.kv.proto.ReadsResponse parseFrom(
+  public static io.cairndb.kv.proto.CallsResponse parseFrom(
       com.google.protobuf.ByteString data,
       com.google.protobuf.ExtensionRegistryLite extensionRegistry)
       throws com.google.protobuf.InvalidProtocolBufferException {
     return PARSER.parseFrom(data, extensionRegistry);
   }
-  public static io.cairndb.kv.proto.ReadsResponse parseFrom(byte[] data)
+  public static io.cairndb.kv.proto.CallsResponse parseFrom(byte[] data)
       throws com.google.protobuf.InvalidProtocolBufferException {
     return PARSER.parseFrom(data);
   }
-  public static io.cairndb.kv.proto.ReadsResponse parseFrom(
+  public static io.cairndb.kv.proto.CallsResponse parseFrom(
       byte[] data,
       com.google.protobuf.ExtensionRegistryLite extensionRegistry)
       throws com.google.protobuf.InvalidProtocolBufferException {
     return PARSER.parseFrom(data, extensionRegistry);
   }
-  public static io.cairndb.kv.proto.ReadsResponse parseFrom(java.io.InputStream input)
+  public static io.cairndb.kv.proto.CallsResponse parseFrom(java.io.InputStream input)
       throws java.io.IOException {
     return com.google.protobuf.GeneratedMessage
         .parseWithIOException(PARSER, input);
   }
-  public static io.cairndb.kv.proto.ReadsResponse parseFrom(
+  public static io.cairndb.kv.proto.CallsResponse parseFrom(
       java.io.InputStream input,
       com.google.protobuf.ExtensionRegistryLite extensionRegistry)
       throws java.io.IOException {
@@ -215,26 +215,26 @@ private static final long serialVersionUID = 0L;
         .parseWithIOException(PARSER, input, extensionRegistry);
   }
 
-  public static io.cairndb.kv.proto.ReadsResponse parseDelimitedFrom(java.io.InputStream input)
+  public static io.cairndb.kv.proto.CallsResponse parseDelimitedFrom(java.io.InputStream input)
       throws java.io.IOException {
     return com.google.protobuf.GeneratedMessage
         .parseDelimitedWithIOException(PARSER, input);
   }
 
-  public static io.cairndb.kv.proto.ReadsResponse parseDelimitedFrom(
+  public static io.cairndb.kv.proto.CallsResponse parseDelimitedFrom(
       java.io.InputStream input,
       com.google.protobuf.ExtensionRegistryLite extensionRegistry)
       throws java.io.IOException {
     return com.google.protobuf.GeneratedMessage
         .parseDelimitedWithIOException(PARSER, input, extensionRegistry);
   }
-  public static io.cairndb.kv.proto.ReadsResponse parseFrom(
+  public static io.cairndb.kv.proto.CallsResponse parseFrom(
       com.google.protobuf.CodedInputStream input)
       throws java.io.IOException {
     return com.google.protobuf.GeneratedMessage
         .parseWithIOException(PARSER, input);
   }
-  public static io.cairndb.kv.proto.ReadsResponse parseFrom(
+  public static io.cairndb.kv.proto.CallsResponse parseFrom(
       com.google.protobuf.CodedInputStream input,
       com.google.protobuf.ExtensionRegistryLite extensionRegistry)
       throws java.io.IOException {
@@ -247,7 +247,7 @@ private static final long serialVersionUID = 0L;
   public static Builder newBuilder() {
     return DEFAULT_INSTANCE.toBuilder();
   }
-  public static Builder newBuilder(io.cairndb.kv.proto.ReadsResponse prototype) {
+  public static Builder newBuilder(io.cairndb.kv.proto.CallsResponse prototype) {
     return DEFAULT_INSTANCE.toBuilder().mergeFrom(prototype);
   }
   @java.lang.Override
@@ -264,29 +264,29 @@ private static final long serialVersionUID = 0L;
   }
   /**
    * <pre>
-   * ReadsResponse carries one or more answers, in any order.
+   * CallsResponse carries one or more answers, in any order.
    * </pre>
    *
-   * Protobuf type {@code cairn.v1.ReadsResponse}
+   * Protobuf type {@code cairn.v1.CallsResponse}
    */
   public static final class Builder extends
       com.google.protobuf.GeneratedMessage.Builder<Builder> implements
-      // @@protoc_insertion_point(builder_implements:cairn.v1.ReadsResponse)
-      io.cairndb.kv.proto.ReadsResponseOrBuilder {
+      // @@protoc_insertion_point(builder_implements:cairn.v1.CallsResponse)
+      io.cairndb.kv.proto.CallsResponseOrBuilder {
     public static final com.google.protobuf.Descriptors.Descriptor
         getDescriptor() {
-      return io.cairndb.kv.proto.KvProto.internal_static_cairn_v1_ReadsResponse_descriptor;
+      return io.cairndb.kv.proto.KvProto.internal_static_cairn_v1_CallsResponse_descriptor;
     }
 
     @java.lang.Override
     protected com.google.protobuf.GeneratedMessage.FieldAccessorTable
         internalGetFieldAccessorTable() {
-      return io.cairndb.kv.proto.KvProto.internal_static_cairn_v1_ReadsResponse_fieldAccessorTable
+      return io.cairndb.kv.proto.KvProto.internal_static_cairn_v1_CallsResponse_fieldAccessorTable
           .ensureFieldAccessorsInitialized(
-              io.cairndb.kv.proto.ReadsResponse.class, io.cairndb.kv.proto.ReadsResponse.Builder.class);
+              io.cairndb.kv.proto.CallsResponse.class, io.cairndb.kv.proto.CallsResponse.Builder.class);
     }
 
-    // Construct using io.cairndb.kv.proto.ReadsResponse.newBuilder()
+    // Construct using io.cairndb.kv.proto.CallsResponse.newBuilder()
     private Builder() {
 
     }
@@ -313,17 +313,17 @@ private static final long serialVersionUID = 0L;
     @java.lang.Override
     public com.google.protobuf.Descriptors.Descriptor
         getDescriptorForType() {
-      return io.cairndb.kv.proto.KvProto.internal_static_cairn_v1_ReadsResponse_descriptor;
+      return io.cairndb.kv.proto.KvProto.internal_static_cairn_v1_CallsResponse_descriptor;
     }
 
     @java.lang.Override
-    public io.cairndb.kv.proto.ReadsResponse getDefaultInstanceForType() {
-      return io.cairndb.kv.proto.ReadsResponse.getDefaultInstance();
+    public io.cairndb.kv.proto.CallsResponse getDefaultInstanceForType() {
+      return io.cairndb.kv.proto.CallsResponse.getDefaultInstance();
     }
 
     @java.lang.Override
-    public io.cairndb.kv.proto.ReadsResponse build() {
-      io.cairndb.kv.proto.ReadsResponse result = buildPartial();
+    public io.cairndb.kv.proto.CallsResponse build() {
+      io.cairndb.kv.proto.CallsResponse result = buildPartial();
       if (!result.isInitialized()) {
         throw newUninitializedMessageException(result);
       }
@@ -331,15 +331,15 @@ private static final long serialVersionUID = 0L;
     }
 
     @java.lang.Override
-    public io.cairndb.kv.proto.ReadsResponse buildPartial() {
-      io.cairndb.kv.proto.ReadsResponse result = new io.cairndb.kv.proto.ReadsResponse(this);
+    public io.cairndb.kv.proto.CallsResponse buildPartial() {
+      io.cairndb.kv.proto.CallsResponse result = new io.cairndb.kv.proto.CallsResponse(this);
       buildPartialRepeatedFields(result);
       if (bitField0_ != 0) { buildPartial0(result); }
       onBuilt();
       return result;
     }
 
-    private void buildPartialRepeatedFields(io.cairndb.kv.proto.ReadsResponse result) {
+    private void buildPartialRepeatedFields(io.cairndb.kv.proto.CallsResponse result) {
       if (answersBuilder_ == null) {
         if (((bitField0_ & 0x00000001) != 0)) {
           answers_ = java.util.Collections.unmodifiableList(answers_);
@@ -351,22 +351,22 @@ private static final long serialVersionUID = 0L;
       }
     }
 
-    private void buildPartial0(io.cairndb.kv.proto.ReadsResponse result) {
+    private void buildPartial0(io.cairndb.kv.proto.CallsResponse result) {
       int from_bitField0_ = bitField0_;
     }
 
     @java.lang.Override
     public Builder mergeFrom(com.google.protobuf.Message other) {
-      if (other instanceof io.cairndb.kv.proto.ReadsResponse) {
-        return mergeFrom((io.cairndb.kv.proto.ReadsResponse)other);
+      if (other instanceof io.cairndb.kv.proto.CallsResponse) {
+        return mergeFrom((io.cairndb.kv.proto.CallsResponse)other);
       } else {
         super.mergeFrom(other);
         return this;
       }
     }
 
-    public Builder mergeFrom(io.cairndb.kv.proto.ReadsResponse other) {
-      if (other == io.cairndb.kv.proto.ReadsResponse.getDefaultInstance()) return this;
+    public Builder mergeFrom(io.cairndb.kv.proto.CallsResponse other) {
+      if (other == io.cairndb.kv.proto.CallsResponse.getDefaultInstance()) return this;
       if (answersBuilder_ == null) {
         if (!other.answers_.isEmpty()) {
           if (answers_.isEmpty()) {
@@ -689,23 +689,23 @@ private static final long serialVersionUID = 0L;
       return answersBuilder_;
     }
 
-    // @@protoc_insertion_point(builder_scope:cairn.v1.ReadsResponse)
+    // @@protoc_insertion_point(builder_scope:cairn.v1.CallsResponse)
   }
 
-  // @@protoc_insertion_point(class_scope:cairn.v1.ReadsResponse)
-  private static final io.cairndb.kv.proto.ReadsResponse DEFAULT_INSTANCE;
+  // @@protoc_insertion_point(class_scope:cairn.v1.CallsResponse)
+  private static final io.cairndb.kv.proto.CallsResponse DEFAULT_INSTANCE;
   static {
-    DEFAULT_INSTANCE = new io.cairndb.kv.proto.ReadsResponse();
+    DEFAULT_INSTANCE = new io.cairndb.kv.proto.CallsResponse();
   }
 
-  public static io.cairndb.kv.proto.ReadsResponse getDefaultInstance() {
+  public static io.cairndb.kv.proto.CallsResponse getDefaultInstance() {
     return DEFAULT_INSTANCE;
   }
 
-  private static final com.google.protobuf.Parser<ReadsResponse>
-      PARSER = new com.google.protobuf.AbstractParser<ReadsResponse>() {
+  private static final com.google.protobuf.Parser<CallsResponse>
+      PARSER = new com.google.protobuf.AbstractParser<CallsResponse>() {
     @java.lang.Override
-    public ReadsResponse parsePartialFrom(
+    public CallsResponse parsePartialFrom(
         com.google.protobuf.CodedInputStream input,
         com.google.protobuf.ExtensionRegistryLite extensionRegistry)
         throws com.google.protobuf.InvalidProtocolBufferException {
@@ -724,17 +724,17 @@ private static final long serialVersionUID = 0L;
     }
   };
 
-  public static com.google.protobuf.Parser<ReadsResponse> parser() {
+  public static com.google.protobuf.Parser<CallsResponse> parser() {
     return PARSER;
   }
 
   @java.lang.Override
-  public com.google.protobuf.Parser<ReadsResponse> getParserForType() {
+  public com.google.protobuf.Parser<CallsResponse> getParserForType() {
     return PARSER;
   }
 
   @java.lang.Override
-  public io.cairndb.kv.proto.ReadsResponse getDefaultInstanceForType() {
+  public io.cairndb.kv.proto.CallsResponse getDefaultInstanceForType() {
     return DEFAULT_INSTANCE;
   }
 

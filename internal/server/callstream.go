@@ -1,0 +1,183 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/cairndb/cairn/api/cairnpb"
+	"github.com/cairndb/cairn/internal/replica"
+)
+
+// CallStream serves cairnpb.KVStream: KV's calls multiplexed on one
+// long-lived stream per client connection, each answered by the KV
+// service's own method (docs/design/20261127_call_stream.md).
+//
+//	client -> server: CallsRequest{calls: [StreamCall{id, get | multi_get |
+//	                  put | delete | execute | put_many | multi_delete}, ...]}
+//	server -> client: CallsResponse{answers: [StreamAnswer{id, code, message,
+//	                  details, the same op's response}, ...]}, in any order
+//
+// Each call runs on a goroutine of its own, under the stream's context (its
+// header's timeout bounds it, as for the unary call), and its answer is
+// sent as soon as it is ready. An answer's code, message and details are
+// the status the unary call would have ended with (code 0: its response).
+//
+// Close ends every stream: a stream stops taking calls, lets those it took
+// finish and send their answers, then ends with UNAVAILABLE, kind
+// shutting_down, which tells the client that the calls it still waits for
+// never ran. Call Close before the gRPC server's GracefulStop, which would
+// otherwise wait for the streams until its grace ran out.
+type CallStream struct {
+	cairnpb.UnimplementedKVStreamServer
+	kv      cairnpb.KVServer
+	closing chan struct{}
+	once    sync.Once
+}
+
+// NewCallStream returns a KVStream service whose calls kv answers.
+func NewCallStream(kv cairnpb.KVServer) *CallStream {
+	return &CallStream{kv: kv, closing: make(chan struct{})}
+}
+
+// Close ends the open streams; safe to call twice.
+func (cs *CallStream) Close() { cs.once.Do(func() { close(cs.closing) }) }
+
+// errStreamClosing ends a stream at shutdown (UNAVAILABLE, kind
+// shutting_down, action RETRY): every call the stream took was answered
+// before it, so the calls the client still waits for were never run and
+// may be sent again, writes included.
+var errStreamClosing = toStatus(fmt.Errorf("the node is shutting down; the calls this stream did not answer were not run: %w", replica.ErrClosed))
+
+// errAnswerLost ends a stream at shutdown when an answer could not be
+// sent: the client cannot tell which of its calls ran (no detail, so a
+// write it sent is reported as maybe applied).
+var errAnswerLost = status.Error(codes.Unavailable, "the node is shutting down and an answer on this stream was lost")
+
+// Calls implements cairnpb.KVStreamServer.
+func (cs *CallStream) Calls(stream cairnpb.KVStream_CallsServer) error {
+	s := &callSession{cs: cs, stream: stream}
+	recvErr := make(chan error, 1)
+	go func() { recvErr <- s.receive() }()
+	var err error
+	select {
+	case err = <-recvErr:
+	case <-cs.closing:
+		err = errStreamClosing
+	}
+	s.stop()
+	if err == errStreamClosing && s.lost {
+		err = errAnswerLost
+	}
+	if errors.Is(err, io.EOF) {
+		return nil // the client closed its side: every call it sent is answered
+	}
+	if _, ok := status.FromError(err); !ok {
+		err = status.FromContextError(err).Err()
+	}
+	return err
+}
+
+// callSession is one stream's state: its calls in flight and the lock that
+// orders their answers' sends (a gRPC stream allows one sender at a time).
+type callSession struct {
+	cs     *CallStream
+	stream cairnpb.KVStream_CallsServer
+	sendMu sync.Mutex // orders sends; guards lost
+	lost   bool       // an answer failed to send
+	mu     sync.Mutex // guards closed and the WaitGroup's Add
+	closed bool
+	wg     sync.WaitGroup
+}
+
+// receive reads requests and starts their calls until the stream ends or
+// the session stops.
+func (s *callSession) receive() error {
+	for {
+		req, err := s.stream.Recv()
+		if err != nil {
+			return err
+		}
+		for _, c := range req.GetCalls() {
+			if !s.start(c) {
+				return errStreamClosing
+			}
+		}
+	}
+}
+
+// start runs c on a goroutine of its own, unless the session stopped.
+func (s *callSession) start(c *cairnpb.StreamCall) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		s.answer(serveCall(s.stream.Context(), s.cs.kv, c))
+	}()
+	return true
+}
+
+// stop takes no more calls and waits until those started have answered.
+func (s *callSession) stop() {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	s.wg.Wait()
+}
+
+// answer sends a. A failed send means the stream is ending (the receiving
+// side notices) or the answer could not be sent; either way it is lost.
+func (s *callSession) answer(a *cairnpb.StreamAnswer) {
+	s.sendMu.Lock()
+	defer s.sendMu.Unlock()
+	if err := s.stream.Send(&cairnpb.CallsResponse{Answers: []*cairnpb.StreamAnswer{a}}); err != nil {
+		s.lost = true
+	}
+}
+
+// serveCall answers one call as the unary RPC would.
+func serveCall(ctx context.Context, kv cairnpb.KVServer, c *cairnpb.StreamCall) *cairnpb.StreamAnswer {
+	a := &cairnpb.StreamAnswer{Id: c.GetId()}
+	var err error
+	switch op := c.GetOp().(type) {
+	case *cairnpb.StreamCall_Get:
+		err = run(ctx, kv.Get, op.Get, func(r *cairnpb.GetResponse) { a.Op = &cairnpb.StreamAnswer_Get{Get: r} })
+	case *cairnpb.StreamCall_MultiGet:
+		err = run(ctx, kv.MultiGet, op.MultiGet, func(r *cairnpb.MultiGetResponse) { a.Op = &cairnpb.StreamAnswer_MultiGet{MultiGet: r} })
+	case *cairnpb.StreamCall_Put:
+		err = run(ctx, kv.Put, op.Put, func(r *cairnpb.WriteResponse) { a.Op = &cairnpb.StreamAnswer_Put{Put: r} })
+	case *cairnpb.StreamCall_Delete:
+		err = run(ctx, kv.Delete, op.Delete, func(r *cairnpb.WriteResponse) { a.Op = &cairnpb.StreamAnswer_Delete{Delete: r} })
+	case *cairnpb.StreamCall_Execute:
+		err = run(ctx, kv.Execute, op.Execute, func(r *cairnpb.ExecuteResponse) { a.Op = &cairnpb.StreamAnswer_Execute{Execute: r} })
+	case *cairnpb.StreamCall_PutMany:
+		err = run(ctx, kv.PutMany, op.PutMany, func(r *cairnpb.PutManyResponse) { a.Op = &cairnpb.StreamAnswer_PutMany{PutMany: r} })
+	case *cairnpb.StreamCall_MultiDelete:
+		err = run(ctx, kv.MultiDelete, op.MultiDelete, func(r *cairnpb.MultiDeleteResponse) { a.Op = &cairnpb.StreamAnswer_MultiDelete{MultiDelete: r} })
+	default:
+		err = toStatus(badInput("invalid_argument", "stream call %d: op: a call must carry one of get, multi_get, put, delete, execute, put_many, multi_delete", c.GetId()))
+	}
+	if err != nil {
+		st := status.Convert(err).Proto()
+		a.Code, a.Message, a.Details = uint32(st.GetCode()), st.GetMessage(), st.GetDetails()
+	}
+	return a
+}
+
+// run calls fn and hands its response to set, or returns its error.
+func run[Req, Resp any](ctx context.Context, fn func(context.Context, Req) (Resp, error), req Req, set func(Resp)) error {
+	resp, err := fn(ctx, req)
+	if err == nil {
+		set(resp)
+	}
+	return err
+}
