@@ -179,7 +179,9 @@ func TestCallStreamWrites(t *testing.T) {
 	defer n.close()
 	ctx := context.Background()
 	h := &cairnpb.RequestHeader{Store: testStore, TimeoutMs: 5000}
-	key := func(major, minor string) *cairnpb.Key { return &cairnpb.Key{Major: []string{major}, Minor: []string{minor}} }
+	key := func(major, minor string) *cairnpb.Key {
+		return &cairnpb.Key{Major: []string{major}, Minor: []string{minor}}
+	}
 	st, err := cairnpb.NewKVStreamClient(n.conn).Calls(ctx)
 	if err != nil {
 		t.Fatal(err)
