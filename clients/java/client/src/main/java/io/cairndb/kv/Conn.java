@@ -24,9 +24,11 @@ final class Conn {
   final String addr;
   final ManagedChannel channel;
   final KVGrpc.KVBlockingStub stub;
+  /** The connection's call stream; null: every call is unary (a login, or setUnaryCalls). */
+  final CallStream stream;
   private volatile long failingUntil;
 
-  Conn(String addr, SslContext tls, io.grpc.CallCredentials creds) {
+  Conn(String addr, SslContext tls, io.grpc.CallCredentials creds, boolean unary) {
     this.addr = addr;
     NettyChannelBuilder b = NettyChannelBuilder.forTarget(addr);
     if (tls == null) {
@@ -46,6 +48,9 @@ final class Conn {
         .build();
     KVGrpc.KVBlockingStub s = KVGrpc.newBlockingStub(channel);
     this.stub = creds == null ? s : s.withCallCredentials(creds);
+    // A stream would carry the token it opened with past the token's
+    // renewal, so a secure store serves unary calls only.
+    this.stream = creds == null && !unary ? new CallStream(channel) : null;
     channel.getState(true); // connect now
   }
 
@@ -68,6 +73,14 @@ final class Conn {
     if (transientFailure()) {
       channel.resetConnectBackoff();
     }
+  }
+
+  /** The calls of one attempt that must end by deadline (System.nanoTime()). */
+  Calls calls(long deadline) {
+    if (stream != null && !stream.off()) {
+      return stream.calls(stub, deadline);
+    }
+    return Calls.unary(stub.withDeadlineAfter(Math.max(deadline - System.nanoTime(), 1), TimeUnit.NANOSECONDS));
   }
 
   /**

@@ -20,6 +20,7 @@ public class KVStoreConfig {
   private String user;
   private String password;
   private boolean spreadReads;
+  private boolean unaryCalls;
 
   /**
    * @param storeName the store's name (a node serving another store is refused)
@@ -97,6 +98,23 @@ public class KVStoreConfig {
 
   public boolean getSpreadReads() {
     return spreadReads;
+  }
+
+  /**
+   * Make every call its own unary gRPC request. By default (false) a
+   * connection carries gets, multi-gets and writes on one long-lived call
+   * stream (cairn.v1.KVStream), where a call costs one DATA frame each way
+   * instead of a new HTTP/2 stream with headers and trailers. A store
+   * without the stream (a secure store, an older server) is called unary
+   * anyway, and so is every store when a user is set.
+   */
+  public KVStoreConfig setUnaryCalls(boolean unary) {
+    this.unaryCalls = unary;
+    return this;
+  }
+
+  public boolean getUnaryCalls() {
+    return unaryCalls;
   }
 
   /** The default durability of writes (default COMMIT_WRITE_NO_SYNC, the server's). */

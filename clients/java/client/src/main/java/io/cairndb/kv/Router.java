@@ -37,9 +37,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * Thread-safe: one Router serves every thread of a store handle.
  */
 final class Router {
-  /** One RPC on a stub whose deadline is set, with the request's header. */
+  /** One RPC on calls whose deadline is set, with the request's header. */
   interface Attempt<T> {
-    T call(KVGrpc.KVBlockingStub stub, RequestHeader header);
+    T call(Calls stub, RequestHeader header);
   }
 
   private static final long INITIAL_BACKOFF = TimeUnit.MILLISECONDS.toNanos(10);
@@ -56,6 +56,8 @@ final class Router {
   private final AtomicInteger rr = new AtomicInteger();
   /** KVStoreConfig.setSpreadReads: replica reads round robin, not to this handle's home replica. */
   private final boolean spreadReads;
+  /** KVStoreConfig.setUnaryCalls: no call streams. */
+  private final boolean unaryCalls;
   /** This handle's ranking of the nodes (Retry.readOrder). */
   private final long salt = ThreadLocalRandom.current().nextLong();
   private volatile boolean closed;
@@ -64,9 +66,10 @@ final class Router {
   volatile int maxPutManyRecords = 1;
 
   Router(String store, List<String> hosts, long connectTimeoutNanos, String caFile, Session session,
-      boolean spreadReads) {
+      boolean spreadReads, boolean unaryCalls) {
     this.store = store;
     this.spreadReads = spreadReads;
+    this.unaryCalls = unaryCalls;
     this.hosts = hosts;
     this.connectTimeout = connectTimeoutNanos;
     this.tls = caFile == null ? null : tlsContext(caFile);
@@ -98,7 +101,7 @@ final class Router {
       if (closed) {
         throw Errors.closed();
       }
-      return conns.computeIfAbsent(addr, a -> new Conn(a, tls, session));
+      return conns.computeIfAbsent(addr, a -> new Conn(a, tls, session, unaryCalls));
     }
   }
 
@@ -244,13 +247,13 @@ final class Router {
     return Errors.fromStatus(err, write);
   }
 
-  /** The stub with the attempt's deadline; the deadline passed before sending is a RequestTimeoutException. */
-  private static KVGrpc.KVBlockingStub withDeadline(Conn c, long nanos) {
+  /** The calls with the attempt's deadline; the deadline passed before sending is a RequestTimeoutException. */
+  private static Calls withDeadline(Conn c, long nanos) {
     if (nanos <= 0) {
       throw ErrorInfo.of("the deadline passed before the request was sent", Status.Code.DEADLINE_EXCEEDED, "",
           FaultException.Action.NONE).toException();
     }
-    return c.stub.withDeadlineAfter(nanos, TimeUnit.NANOSECONDS);
+    return c.calls(System.nanoTime() + nanos);
   }
 
   private long[] replicasOf(Route rt, Topology t) {

@@ -29,7 +29,8 @@ final class StoreImpl implements KVStore {
     this.durability = cfg.getDurability();
     this.router = new Router(cfg.getStoreName(), List.of(cfg.getHelperHosts()),
         cfg.getSocketOpenTimeout(TimeUnit.NANOSECONDS), cfg.getTrustedCAFile(),
-        cfg.getUser() == null ? null : new Session(cfg.getUser(), cfg.getPassword()), cfg.getSpreadReads());
+        cfg.getUser() == null ? null : new Session(cfg.getUser(), cfg.getPassword()), cfg.getSpreadReads(),
+        cfg.getUnaryCalls());
     this.multi = new Multi(this);
   }
 

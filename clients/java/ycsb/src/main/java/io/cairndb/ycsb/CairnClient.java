@@ -117,6 +117,7 @@ public class CairnClient extends DB {
     c.setConsistency(s.consistency.equals("absolute") ? Consistency.ABSOLUTE : Consistency.NONE_REQUIRED);
     c.setDurability(new Durability(syncPolicy(s.durability), Durability.SyncPolicy.NO_SYNC,
         Durability.ReplicaAckPolicy.SIMPLE_MAJORITY));
+    c.setUnaryCalls(s.unaryCalls);
     try {
       return KVStoreFactory.getStore(c);
     } catch (RuntimeException e) {

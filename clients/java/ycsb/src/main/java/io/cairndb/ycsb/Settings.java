@@ -20,6 +20,7 @@ final class Settings {
   static final String CONSISTENCY = "cairn.consistency";
   static final String DURABILITY = "cairn.durability";
   static final String TIMEOUT = "cairn.timeout";
+  static final String UNARY_CALLS = "cairn.unarycalls";
 
   /** host:port of the helper hosts; default 127.0.0.1:5000. */
   final List<String> hosts;
@@ -36,6 +37,8 @@ final class Settings {
   final String durability;
   /** Timeout of each request in nanoseconds (cairn.timeout, a Go duration; default 5s). */
   final long timeoutNanos;
+  /** cairn.unarycalls=true: every call its own unary RPC, not on the connection's call stream; default false. */
+  final boolean unaryCalls;
   /** YCSB's field names (fieldnameprefix + 0 .. fieldcount-1). */
   final String[] fieldNames;
 
@@ -60,6 +63,7 @@ final class Settings {
     rmw = oneOf(p, UPDATE, errs, "merge", "rmw").equals("rmw");
     consistency = oneOf(p, CONSISTENCY, errs, "none_required", "absolute");
     durability = oneOf(p, DURABILITY, errs, "write_no_sync", "sync", "no_sync");
+    unaryCalls = oneOf(p, UNARY_CALLS, errs, "false", "true").equals("true");
     String t = get(p, TIMEOUT, "5s");
     long ns;
     try {

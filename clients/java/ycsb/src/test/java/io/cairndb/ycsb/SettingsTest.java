@@ -29,6 +29,7 @@ class SettingsTest {
     assertEquals("none_required", s.consistency);
     assertEquals("write_no_sync", s.durability);
     assertEquals(5_000_000_000L, s.timeoutNanos);
+    assertFalse(s.unaryCalls);
     assertEquals(10, s.fieldNames.length);
     assertEquals("field9", s.fieldNames[9]);
   }
@@ -37,8 +38,9 @@ class SettingsTest {
   void valuesAreCaseInsensitive() throws Exception {
     Settings s = Settings.parse(props("cairn.hosts", "a:1, b:2", "cairn.layout", "MINOR",
         "cairn.consistency", "ABSOLUTE", "cairn.durability", "Sync", "cairn.timeout", "1m30s",
-        "fieldcount", "3", "fieldnameprefix", "f"));
+        "fieldcount", "3", "fieldnameprefix", "f", "cairn.unarycalls", "TRUE"));
     assertEquals(List.of("a:1", "b:2"), s.hosts);
+    assertTrue(s.unaryCalls);
     assertTrue(s.minor);
     assertEquals("absolute", s.consistency);
     assertEquals("sync", s.durability);
@@ -50,12 +52,13 @@ class SettingsTest {
   void everyBadPropertyIsNamed() {
     DBException e = assertThrows(DBException.class, () -> Settings.parse(props("cairn.hosts", "a:1,,nohost",
         "cairn.layout", "rows", "cairn.consistency", "strong", "cairn.durability", "fsync",
-        "cairn.timeout", "5", "fieldcount", "x")));
+        "cairn.timeout", "5", "fieldcount", "x", "cairn.unarycalls", "maybe")));
     String m = e.getMessage();
     for (String want : new String[] {"cairn.hosts=a:1,,nohost: has an empty host", "nohost is not host:port",
         "cairn.layout=rows: want one of value, minor", "cairn.consistency=strong: want one of none_required, absolute",
         "cairn.durability=fsync: want one of write_no_sync, sync, no_sync",
-        "cairn.timeout=5: want a positive Go duration", "fieldcount=x: not an integer"}) {
+        "cairn.timeout=5: want a positive Go duration", "fieldcount=x: not an integer",
+        "cairn.unarycalls=maybe: want one of false, true"}) {
       assertTrue(m.contains(want), "message lacks \"" + want + "\": " + m);
     }
   }

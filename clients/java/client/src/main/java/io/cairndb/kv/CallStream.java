@@ -1,0 +1,275 @@
+package io.cairndb.kv;
+
+import com.google.rpc.Status;
+import io.cairndb.kv.proto.CallsRequest;
+import io.cairndb.kv.proto.CallsResponse;
+import io.cairndb.kv.proto.DeleteRequest;
+import io.cairndb.kv.proto.ExecuteRequest;
+import io.cairndb.kv.proto.ExecuteResponse;
+import io.cairndb.kv.proto.GetRequest;
+import io.cairndb.kv.proto.GetResponse;
+import io.cairndb.kv.proto.KVGrpc;
+import io.cairndb.kv.proto.KVStreamGrpc;
+import io.cairndb.kv.proto.MultiDeleteRequest;
+import io.cairndb.kv.proto.MultiDeleteResponse;
+import io.cairndb.kv.proto.MultiGetRequest;
+import io.cairndb.kv.proto.MultiGetResponse;
+import io.cairndb.kv.proto.PutManyRequest;
+import io.cairndb.kv.proto.PutManyResponse;
+import io.cairndb.kv.proto.PutRequest;
+import io.cairndb.kv.proto.StoreScanRequest;
+import io.cairndb.kv.proto.StoreScanResponse;
+import io.cairndb.kv.proto.WriteResponse;
+import io.cairndb.kv.proto.StreamAnswer;
+import io.cairndb.kv.proto.StreamCall;
+import io.grpc.ManagedChannel;
+import io.grpc.StatusRuntimeException;
+import io.grpc.protobuf.StatusProto;
+import io.grpc.stub.StreamObserver;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * A connection's call stream (cairn.v1.KVStream/Calls,
+ * docs/design/20261127_call_stream.md): KV calls multiplexed on one
+ * long-lived gRPC stream, each tagged with an id and answered as the unary
+ * RPC would answer it, as the Go client does (client/callstream.go). A call
+ * then costs one DATA frame each way instead of a new HTTP/2 stream with its
+ * headers and trailers.
+ *
+ * <p>The stream opens on the first call and again on the first call after
+ * it broke. A call waits in {@code waiting} from before it is sent until its
+ * answer, its deadline, or the stream breaking; each of those removes it, so
+ * only one of them completes it. A server without the stream (a secure
+ * store, an older server) answers UNIMPLEMENTED: the connection then calls
+ * unary for good ({@link #off}), and the calls that were waiting are made
+ * unary (the server never ran them).
+ *
+ * <p>Thread-safe: every thread of a store handle shares a connection's
+ * stream.
+ */
+final class CallStream {
+  /** Thrown by {@link #call} when the server has no call stream: call unary. */
+  static final class NoStream extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    NoStream() {
+      super("the server has no call stream", null, false, false);
+    }
+  }
+
+  private static final NoStream NO_STREAM = new NoStream();
+
+  private final KVStreamGrpc.KVStreamStub stub;
+  private final AtomicLong ids = new AtomicLong();
+  private volatile boolean off;
+  private Open cur; // guarded by this
+
+  CallStream(ManagedChannel channel) {
+    this.stub = KVStreamGrpc.newStub(channel);
+  }
+
+  /** Whether the server answered UNIMPLEMENTED: every call is unary now. */
+  boolean off() {
+    return off;
+  }
+
+  /**
+   * Sends c and waits for its answer until deadline (System.nanoTime()).
+   * Throws the StatusRuntimeException the unary RPC would have thrown (the
+   * answer's status, UNAVAILABLE when the stream broke, DEADLINE_EXCEEDED),
+   * or NoStream.
+   */
+  StreamAnswer call(StreamCall.Builder c, long deadline) {
+    if (off) {
+      throw NO_STREAM;
+    }
+    Open s = open();
+    long id = ids.incrementAndGet();
+    CompletableFuture<StreamAnswer> f = new CompletableFuture<>();
+    s.waiting.put(id, f);
+    RuntimeException broke = s.err;
+    if (broke != null) {
+      s.waiting.remove(id);
+      throw broke;
+    }
+    s.send(CallsRequest.newBuilder().addCalls(c.setId(id)).build());
+    try {
+      return f.get(Math.max(deadline - System.nanoTime(), 0), TimeUnit.NANOSECONDS);
+    } catch (TimeoutException e) {
+      s.waiting.remove(id);
+      throw io.grpc.Status.DEADLINE_EXCEEDED.withDescription("no answer on the call stream before the deadline")
+          .asRuntimeException();
+    } catch (InterruptedException e) {
+      s.waiting.remove(id);
+      Thread.currentThread().interrupt();
+      throw io.grpc.Status.CANCELLED.withDescription("interrupted").withCause(e).asRuntimeException();
+    } catch (ExecutionException e) {
+      throw (RuntimeException) e.getCause(); // fail() completes with StatusRuntimeException or NoStream
+    }
+  }
+
+  private synchronized Open open() {
+    if (cur == null) {
+      Open s = new Open();
+      s.out = stub.calls(s);
+      cur = s;
+    }
+    return cur;
+  }
+
+  private synchronized void forget(Open s) {
+    if (cur == s) {
+      cur = null;
+    }
+  }
+
+  /**
+   * The calls of one attempt until deadline: on this stream, or unary on
+   * the connection's stub (its deadline set then) for StoreScan and when
+   * the server has no stream.
+   */
+  Calls calls(KVGrpc.KVBlockingStub unary, long deadline) {
+    return new Calls() {
+      private KVGrpc.KVBlockingStub stub() {
+        return unary.withDeadlineAfter(Math.max(deadline - System.nanoTime(), 1), TimeUnit.NANOSECONDS);
+      }
+
+      @Override
+      public GetResponse get(GetRequest r) {
+        try {
+          return call(StreamCall.newBuilder().setGet(r), deadline).getGet();
+        } catch (NoStream e) {
+          return stub().get(r);
+        }
+      }
+
+      @Override
+      public MultiGetResponse multiGet(MultiGetRequest r) {
+        try {
+          return call(StreamCall.newBuilder().setMultiGet(r), deadline).getMultiGet();
+        } catch (NoStream e) {
+          return stub().multiGet(r);
+        }
+      }
+
+      @Override
+      public WriteResponse put(PutRequest r) {
+        try {
+          return call(StreamCall.newBuilder().setPut(r), deadline).getPut();
+        } catch (NoStream e) {
+          return stub().put(r);
+        }
+      }
+
+      @Override
+      public WriteResponse delete(DeleteRequest r) {
+        try {
+          return call(StreamCall.newBuilder().setDelete(r), deadline).getDelete();
+        } catch (NoStream e) {
+          return stub().delete(r);
+        }
+      }
+
+      @Override
+      public ExecuteResponse execute(ExecuteRequest r) {
+        try {
+          return call(StreamCall.newBuilder().setExecute(r), deadline).getExecute();
+        } catch (NoStream e) {
+          return stub().execute(r);
+        }
+      }
+
+      @Override
+      public PutManyResponse putMany(PutManyRequest r) {
+        try {
+          return call(StreamCall.newBuilder().setPutMany(r), deadline).getPutMany();
+        } catch (NoStream e) {
+          return stub().putMany(r);
+        }
+      }
+
+      @Override
+      public MultiDeleteResponse multiDelete(MultiDeleteRequest r) {
+        try {
+          return call(StreamCall.newBuilder().setMultiDelete(r), deadline).getMultiDelete();
+        } catch (NoStream e) {
+          return stub().multiDelete(r);
+        }
+      }
+
+      @Override
+      public StoreScanResponse storeScan(StoreScanRequest r) {
+        return stub().storeScan(r);
+      }
+    };
+  }
+
+  /** The status an answer carries, or null for a response. */
+  static StatusRuntimeException answerError(StreamAnswer a) {
+    if (a.getCode() == 0) {
+      return null;
+    }
+    return StatusProto.toStatusRuntimeException(Status.newBuilder().setCode(a.getCode())
+        .setMessage(a.getMessage()).addAllDetails(a.getDetailsList()).build());
+  }
+
+  /** One gRPC stream and the calls waiting on it. */
+  private final class Open implements StreamObserver<CallsResponse> {
+    final Map<Long, CompletableFuture<StreamAnswer>> waiting = new ConcurrentHashMap<>();
+    StreamObserver<CallsRequest> out; // set once, before any call can use it
+    volatile RuntimeException err; // why the stream broke; null while it works
+
+    synchronized void send(CallsRequest r) {
+      out.onNext(r); // a broken stream drops it; onError answers the waiting calls
+    }
+
+    @Override
+    public void onNext(CallsResponse r) {
+      for (StreamAnswer a : r.getAnswersList()) {
+        CompletableFuture<StreamAnswer> f = waiting.remove(a.getId());
+        if (f == null) {
+          continue; // its caller gave up
+        }
+        StatusRuntimeException e = answerError(a);
+        if (e == null) {
+          f.complete(a);
+        } else {
+          f.completeExceptionally(e);
+        }
+      }
+    }
+
+    @Override
+    public void onError(Throwable t) {
+      StatusRuntimeException e = t instanceof StatusRuntimeException ? (StatusRuntimeException) t
+          : io.grpc.Status.fromThrowable(t).asRuntimeException(io.grpc.Status.trailersFromThrowable(t));
+      fail(e.getStatus().getCode() == io.grpc.Status.Code.UNIMPLEMENTED ? NO_STREAM : e);
+    }
+
+    @Override
+    public void onCompleted() {
+      fail(io.grpc.Status.UNAVAILABLE.withDescription("the call stream ended").asRuntimeException());
+    }
+
+    /** Breaks the stream: every waiting call gets e, and the next call opens a new stream. */
+    private void fail(RuntimeException e) {
+      if (e == NO_STREAM) {
+        off = true;
+      }
+      err = e;
+      forget(this);
+      for (Long id : waiting.keySet()) {
+        CompletableFuture<StreamAnswer> f = waiting.remove(id);
+        if (f != null) {
+          f.completeExceptionally(e);
+        }
+      }
+    }
+  }
+}

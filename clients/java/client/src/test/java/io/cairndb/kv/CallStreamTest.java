@@ -1,0 +1,105 @@
+package io.cairndb.kv;
+
+import static java.nio.charset.StandardCharsets.UTF_8;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.cairndb.kv.proto.GetRequest;
+import io.cairndb.kv.proto.GetResponse;
+import io.cairndb.kv.proto.KVGrpc;
+import io.cairndb.kv.proto.Record;
+import io.cairndb.kv.proto.StoreInfoRequest;
+import io.cairndb.kv.proto.StoreInfoResponse;
+import io.grpc.Server;
+import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.grpc.stub.StreamObserver;
+import java.net.InetSocketAddress;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+
+/** The call stream (CallStream): used by default, off on request, and a fallback to unary. */
+class CallStreamTest {
+  private final String ns = Procs.ns();
+
+  private Key key(String major) {
+    return Key.createKey(List.of(ns, major));
+  }
+
+  private static Value v(String s) {
+    return Value.createValue(s.getBytes(UTF_8));
+  }
+
+  /** Writes and reads go over the connection's stream against a real lite, and it stays on. */
+  @Test
+  void callsTravelOnTheStream() throws Exception {
+    String addr = Procs.lite().addr;
+    StoreImpl store = (StoreImpl) KVStoreFactory.getStore(new KVStoreConfig(Procs.STORE, addr));
+    try {
+      Version ver = store.put(key("s"), v("one"));
+      ValueVersion got = store.get(key("s"));
+      assertEquals("one", new String(got.getValue().getValue(), UTF_8));
+      assertEquals(ver, got.getVersion());
+      assertTrue(store.delete(key("s")));
+      CallStream s = store.router.conn(addr).stream;
+      assertNotNull(s, "a handle without a login has a call stream");
+      assertFalse(s.off(), "lite serves the call stream");
+    } finally {
+      store.close();
+    }
+  }
+
+  /** setUnaryCalls(true): no stream, and every call still works. */
+  @Test
+  void unaryCallsServe() throws Exception {
+    String addr = Procs.lite().addr;
+    StoreImpl store = (StoreImpl) KVStoreFactory.getStore(new KVStoreConfig(Procs.STORE, addr).setUnaryCalls(true));
+    try {
+      store.put(key("u"), v("two"));
+      assertEquals("two", new String(store.get(key("u")).getValue().getValue(), UTF_8));
+      assertNull(store.router.conn(addr).stream);
+    } finally {
+      store.close();
+    }
+  }
+
+  /**
+   * A server without KVStream (an older one, or a secure store) answers the
+   * stream UNIMPLEMENTED: the call is made unary, and so is every later one.
+   */
+  @Test
+  void fallsBackWithoutStream() throws Exception {
+    AtomicInteger unaryGets = new AtomicInteger();
+    Server srv = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0)).addService(new KVGrpc.KVImplBase() {
+      @Override
+      public void storeInfo(StoreInfoRequest r, StreamObserver<StoreInfoResponse> out) {
+        out.onNext(StoreInfoResponse.newBuilder().setStore("s").build());
+        out.onCompleted();
+      }
+
+      @Override
+      public void get(GetRequest r, StreamObserver<GetResponse> out) {
+        unaryGets.incrementAndGet();
+        out.onNext(GetResponse.newBuilder().setFound(true).setRecord(Record.newBuilder().setKey(r.getKey())
+            .setValue(com.google.protobuf.ByteString.copyFromUtf8("unary"))
+            .setVersion(com.google.protobuf.ByteString.copyFrom(new byte[16]))).build());
+        out.onCompleted();
+      }
+    }).build().start();
+    String addr = "127.0.0.1:" + srv.getPort();
+    StoreImpl store = (StoreImpl) KVStoreFactory.getStore(new KVStoreConfig("s", addr));
+    try {
+      for (int i = 0; i < 3; i++) {
+        assertEquals("unary", new String(store.get(key("f")).getValue().getValue(), UTF_8), "get " + i);
+      }
+      assertEquals(3, unaryGets.get());
+      assertTrue(store.router.conn(addr).stream.off());
+    } finally {
+      store.close();
+      srv.shutdownNow();
+    }
+  }
+}
