@@ -33,6 +33,8 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
+import java.util.function.Supplier;
 
 /**
  * A connection's call stream (cairn.v1.KVStream/Calls,
@@ -140,67 +142,49 @@ final class CallStream {
         return unary.withDeadlineAfter(Math.max(deadline - System.nanoTime(), 1), TimeUnit.NANOSECONDS);
       }
 
+      /** c on the stream, its response taken by get; unary if the server has no stream (c did not run). */
+      private <T> T via(StreamCall.Builder c, Function<StreamAnswer, T> get, Supplier<T> unaryCall) {
+        try {
+          return get.apply(call(c, deadline));
+        } catch (NoStream e) {
+          return unaryCall.get();
+        }
+      }
+
       @Override
       public GetResponse get(GetRequest r) {
-        try {
-          return call(StreamCall.newBuilder().setGet(r), deadline).getGet();
-        } catch (NoStream e) {
-          return stub().get(r);
-        }
+        return via(StreamCall.newBuilder().setGet(r), StreamAnswer::getGet, () -> stub().get(r));
       }
 
       @Override
       public MultiGetResponse multiGet(MultiGetRequest r) {
-        try {
-          return call(StreamCall.newBuilder().setMultiGet(r), deadline).getMultiGet();
-        } catch (NoStream e) {
-          return stub().multiGet(r);
-        }
+        return via(StreamCall.newBuilder().setMultiGet(r), StreamAnswer::getMultiGet, () -> stub().multiGet(r));
       }
 
       @Override
       public WriteResponse put(PutRequest r) {
-        try {
-          return call(StreamCall.newBuilder().setPut(r), deadline).getPut();
-        } catch (NoStream e) {
-          return stub().put(r);
-        }
+        return via(StreamCall.newBuilder().setPut(r), StreamAnswer::getPut, () -> stub().put(r));
       }
 
       @Override
       public WriteResponse delete(DeleteRequest r) {
-        try {
-          return call(StreamCall.newBuilder().setDelete(r), deadline).getDelete();
-        } catch (NoStream e) {
-          return stub().delete(r);
-        }
+        return via(StreamCall.newBuilder().setDelete(r), StreamAnswer::getDelete, () -> stub().delete(r));
       }
 
       @Override
       public ExecuteResponse execute(ExecuteRequest r) {
-        try {
-          return call(StreamCall.newBuilder().setExecute(r), deadline).getExecute();
-        } catch (NoStream e) {
-          return stub().execute(r);
-        }
+        return via(StreamCall.newBuilder().setExecute(r), StreamAnswer::getExecute, () -> stub().execute(r));
       }
 
       @Override
       public PutManyResponse putMany(PutManyRequest r) {
-        try {
-          return call(StreamCall.newBuilder().setPutMany(r), deadline).getPutMany();
-        } catch (NoStream e) {
-          return stub().putMany(r);
-        }
+        return via(StreamCall.newBuilder().setPutMany(r), StreamAnswer::getPutMany, () -> stub().putMany(r));
       }
 
       @Override
       public MultiDeleteResponse multiDelete(MultiDeleteRequest r) {
-        try {
-          return call(StreamCall.newBuilder().setMultiDelete(r), deadline).getMultiDelete();
-        } catch (NoStream e) {
-          return stub().multiDelete(r);
-        }
+        return via(StreamCall.newBuilder().setMultiDelete(r), StreamAnswer::getMultiDelete,
+            () -> stub().multiDelete(r));
       }
 
       @Override
