@@ -58,7 +58,8 @@ type LiteConfig struct {
 	// Replica tunes the apply loop; zero means replica.DefaultConfig().
 	Replica replica.Config
 	// StreamWorkers is the number of long-lived goroutines that run RPC
-	// handlers (gRPC's NumStreamWorkers); a request that finds them all busy
+	// handlers (gRPC's NumStreamWorkers), and as many again run the calls
+	// of the call stream (server.CallStream); a request that finds them all busy
 	// gets a goroutine of its own, as every request does with 0. Reusing a
 	// goroutine keeps its grown stack: a fresh one starts small (2 KiB, or
 	// the runtime's recent average) and is copied as it grows through the
@@ -262,7 +263,7 @@ func (n *Lite) start() error {
 	if guard != nil {
 		cairnpb.RegisterAuthServer(n.grpc, guard)
 	} else {
-		n.calls = server.NewCallStream(srv)
+		n.calls = server.NewCallStream(srv, n.cfg.StreamWorkers)
 		cairnpb.RegisterKVStreamServer(n.grpc, n.calls)
 	}
 	if n.cfg.PprofAddr != "" {

@@ -321,7 +321,7 @@ func (n *SN) start(addr string, topo *topology.Topology) error {
 	if n.sec != nil {
 		cairnpb.RegisterAuthServer(n.grpc, n.sec.guard)
 	} else {
-		n.calls = server.NewCallStream(kvGate{n: n})
+		n.calls = server.NewCallStream(kvGate{n: n}, max(n.cfg.StreamWorkers, 0))
 		cairnpb.RegisterKVStreamServer(n.grpc, n.calls)
 	}
 	if !n.cfg.NoHTTP {

@@ -23,9 +23,9 @@ import (
 //	server -> client: CallsResponse{answers: [StreamAnswer{id, code, message,
 //	                  details, the same op's response}, ...]}, in any order
 //
-// Each call runs on a goroutine of its own, under the stream's context (its
-// header's timeout bounds it, as for the unary call), and its answer is
-// sent as soon as it is ready. An answer's code, message and details are
+// Each call runs on a worker goroutine (NewCallStream), under the stream's
+// context (its header's timeout bounds it, as for the unary call), and its
+// answer is sent as soon as it is ready. An answer's code, message and details are
 // the status the unary call would have ended with (code 0: its response).
 //
 // Close ends every stream: a stream stops taking calls, lets those it took
@@ -36,16 +36,49 @@ import (
 type CallStream struct {
 	cairnpb.UnimplementedKVStreamServer
 	kv      cairnpb.KVServer
+	work    chan func() // idle workers wait here
 	closing chan struct{}
 	once    sync.Once
 }
 
-// NewCallStream returns a KVStream service whose calls kv answers.
-func NewCallStream(kv cairnpb.KVServer) *CallStream {
-	return &CallStream{kv: kv, closing: make(chan struct{})}
+// NewCallStream returns a KVStream service whose calls kv answers, run by
+// up to workers long-lived goroutines (the node's StreamWorkers, as gRPC's
+// own handlers are). A goroutine's stack grows to what a call needs (a
+// response's marshal recurses deeply) and a worker keeps it, where a fresh
+// goroutine per call would grow and copy its stack every time (14 % of
+// lite's CPU under gets). A call that finds every worker busy runs on a
+// goroutine of its own, so a slow call (a write waiting for its commit)
+// never holds up another.
+func NewCallStream(kv cairnpb.KVServer, workers int) *CallStream {
+	cs := &CallStream{kv: kv, work: make(chan func()), closing: make(chan struct{})}
+	for range workers {
+		go cs.worker()
+	}
+	return cs
 }
 
-// Close ends the open streams; safe to call twice.
+// worker runs calls until Close.
+func (cs *CallStream) worker() {
+	for {
+		select {
+		case f := <-cs.work:
+			f()
+		case <-cs.closing:
+			return
+		}
+	}
+}
+
+// run hands f to an idle worker, or to a goroutine of its own.
+func (cs *CallStream) run(f func()) {
+	select {
+	case cs.work <- f:
+	default:
+		go f()
+	}
+}
+
+// Close ends the open streams and stops the workers; safe to call twice.
 func (cs *CallStream) Close() { cs.once.Do(func() { close(cs.closing) }) }
 
 // errStreamClosing ends a stream at shutdown (UNAVAILABLE, kind
@@ -111,7 +144,7 @@ func (s *callSession) receive() error {
 	}
 }
 
-// start runs c on a goroutine of its own, unless the session stopped.
+// start runs c on a worker, unless the session stopped.
 func (s *callSession) start(c *cairnpb.StreamCall) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -119,10 +152,10 @@ func (s *callSession) start(c *cairnpb.StreamCall) bool {
 		return false
 	}
 	s.wg.Add(1)
-	go func() {
+	s.cs.run(func() {
 		defer s.wg.Done()
 		s.answer(serveCall(s.stream.Context(), s.cs.kv, c))
-	}()
+	})
 	return true
 }
 
