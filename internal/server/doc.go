@@ -22,8 +22,9 @@
 // # Concurrency
 //
 // A Server is safe for concurrent use by gRPC's handler goroutines; it keeps
-// no per-request state. A CallStream runs each call on a goroutine of its
-// own; one goroutine per stream takes the calls, and a lock orders the
+// no per-request state. A CallStream runs each call on one of its
+// long-lived workers, or on a goroutine of its own when all are busy; one
+// goroutine per stream takes the calls, and a lock orders the
 // answers' sends. Close ends every stream once the calls it took are
 // answered.
 package server
