@@ -189,15 +189,21 @@ func (s *openStream) receive(cs *callStream) {
 }
 
 // fail breaks the stream: every waiting call gets err, and the next call
-// opens a new stream. A status the server ended the stream with is passed
-// on (at shutdown it says, with kind shutting_down, that the waiting calls
-// never ran); UNIMPLEMENTED becomes errNoStream; anything else UNAVAILABLE
-// with no detail, so a sent write is reported as maybe applied.
+// opens a new stream. A status with an ErrorDetail, which only the node
+// ends a stream with, is passed on (at shutdown, kind shutting_down says
+// the waiting calls never ran); UNIMPLEMENTED becomes errNoStream; anything
+// else UNAVAILABLE with no detail, so a sent write is reported as maybe
+// applied.
 func (s *openStream) fail(cs *callStream, err error) {
-	if status.Code(err) == codes.Unimplemented {
+	switch {
+	case status.Code(err) == codes.Unimplemented:
 		cs.off.Store(true)
 		err = errNoStream
-	} else if _, ok := status.FromError(err); !ok || status.Code(err) == codes.Unknown {
+	case !hasErrorDetail(err):
+		// Not the node's word on these calls: a broken connection, or a
+		// status that one call's failure gave the whole stream (one too
+		// large to send ends it with RESOURCE_EXHAUSTED). Unavailable
+		// with no detail: reads retry, a sent write may have been applied.
 		err = status.Errorf(codes.Unavailable, "call stream broke: %v", err)
 	}
 	cs.mu.Lock()
@@ -217,6 +223,22 @@ func (s *openStream) fail(cs *callStream, err error) {
 		ch <- streamResult{err: err}
 	}
 	s.cancel()
+}
+
+// hasErrorDetail reports whether err is a status with a Cairn ErrorDetail: the
+// node ended the stream and said what that means for the calls (at
+// shutdown: they never ran).
+func hasErrorDetail(err error) bool {
+	st, ok := status.FromError(err)
+	if !ok {
+		return false
+	}
+	for _, d := range st.Details() {
+		if _, ok := d.(*cairnpb.ErrorDetail); ok {
+			return true
+		}
+	}
+	return false
 }
 
 // answerError is the status an answer carries, nil for a response.

@@ -246,17 +246,25 @@ func putStream(first error) *fakeStream {
 
 // TestCallStreamLostWriteMaybeApplied: a write sent on a stream that breaks
 // before its answer may have been applied: the caller is told so, and the
-// client does not send it again.
+// client does not send it again. That holds whatever status ended the
+// stream, unless the node said (with an ErrorDetail) what it means: one
+// call's failure (say, too large to send) ends the whole stream with its
+// own code, which says nothing of the others.
 func TestCallStreamLostWriteMaybeApplied(t *testing.T) {
-	st := putStream(status.Error(codes.Unavailable, "the connection broke"))
-	c := serveStreamFake(t, &streamFakeKV{}, st)
-	_, err := c.Put(context.Background(), MustParseKey("/a"), []byte("v"))
-	var e *Error
-	if !errors.As(err, &e) || !e.MaybeApplied || !errors.Is(err, ErrOutcomeUnknown) {
-		t.Fatalf("put: %v, want an outcome-unknown error", err)
-	}
-	if n := st.streams.Load(); n != 1 {
-		t.Fatalf("%d streams opened: the write was sent again", n)
+	for _, end := range []error{
+		status.Error(codes.Unavailable, "the connection broke"),
+		status.Error(codes.ResourceExhausted, "another call was too large"),
+	} {
+		st := putStream(end)
+		c := serveStreamFake(t, &streamFakeKV{}, st)
+		_, err := c.Put(context.Background(), MustParseKey("/a"), []byte("v"))
+		var e *Error
+		if !errors.As(err, &e) || !e.MaybeApplied || !errors.Is(err, ErrOutcomeUnknown) {
+			t.Fatalf("stream ended with %v; put: %v, want an outcome-unknown error", end, err)
+		}
+		if n := st.streams.Load(); n != 1 {
+			t.Fatalf("stream ended with %v: %d streams opened, the write was sent again", end, n)
+		}
 	}
 }
 

@@ -194,6 +194,19 @@ final class CallStream {
     };
   }
 
+  private static boolean hasErrorDetail(StatusRuntimeException e) {
+    Status s = StatusProto.fromThrowable(e);
+    if (s == null) {
+      return false;
+    }
+    for (com.google.protobuf.Any a : s.getDetailsList()) {
+      if (a.getTypeUrl().endsWith("/cairn.v1.ErrorDetail")) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   /** The status an answer carries, or null for a response. */
   static StatusRuntimeException answerError(StreamAnswer a) {
     if (a.getCode() == 0) {
@@ -229,11 +242,25 @@ final class CallStream {
       }
     }
 
+    /**
+     * The stream ended. UNIMPLEMENTED turns the stream off. A status with an
+     * ErrorDetail, which only the node ends a stream with, is passed on (at
+     * shutdown, kind shutting_down says the waiting calls never ran).
+     * Anything else is a broken connection, or one call's failure (say, too
+     * large to send) that ended the whole stream and says nothing of the
+     * others: UNAVAILABLE with no detail, so a sent write is reported as
+     * maybe applied (its cause kept: Errors tells a connection never made).
+     */
     @Override
     public void onError(Throwable t) {
-      StatusRuntimeException e = t instanceof StatusRuntimeException ? (StatusRuntimeException) t
-          : io.grpc.Status.fromThrowable(t).asRuntimeException(io.grpc.Status.trailersFromThrowable(t));
-      fail(e.getStatus().getCode() == io.grpc.Status.Code.UNIMPLEMENTED ? NO_STREAM : e);
+      io.grpc.Status st = io.grpc.Status.fromThrowable(t);
+      if (st.getCode() == io.grpc.Status.Code.UNIMPLEMENTED) {
+        fail(NO_STREAM);
+      } else if (t instanceof StatusRuntimeException && hasErrorDetail((StatusRuntimeException) t)) {
+        fail((StatusRuntimeException) t);
+      } else {
+        fail(io.grpc.Status.UNAVAILABLE.withDescription("call stream broke: " + st).withCause(t).asRuntimeException());
+      }
     }
 
     @Override

@@ -5,14 +5,23 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.cairndb.kv.proto.CallsRequest;
+import io.cairndb.kv.proto.CallsResponse;
+import io.cairndb.kv.proto.ErrorDetail;
 import io.cairndb.kv.proto.GetRequest;
 import io.cairndb.kv.proto.GetResponse;
 import io.cairndb.kv.proto.KVGrpc;
+import io.cairndb.kv.proto.KVStreamGrpc;
+import io.cairndb.kv.proto.OperationResult;
 import io.cairndb.kv.proto.Record;
 import io.cairndb.kv.proto.StoreInfoRequest;
 import io.cairndb.kv.proto.StoreInfoResponse;
+import io.cairndb.kv.proto.StreamAnswer;
+import io.cairndb.kv.proto.StreamCall;
+import io.cairndb.kv.proto.WriteResponse;
 import io.grpc.Server;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.stub.StreamObserver;
@@ -97,6 +106,84 @@ class CallStreamTest {
       }
       assertEquals(3, unaryGets.get());
       assertTrue(store.router.conn(addr).stream.off());
+    } finally {
+      store.close();
+      srv.shutdownNow();
+    }
+  }
+
+  /** A server whose first stream takes one call and ends with first; later streams answer every put. */
+  private static Server putStream(io.grpc.StatusRuntimeException first, AtomicInteger streams) throws Exception {
+    return NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0)).addService(new KVGrpc.KVImplBase() {
+      @Override
+      public void storeInfo(StoreInfoRequest r, StreamObserver<StoreInfoResponse> out) {
+        out.onNext(StoreInfoResponse.newBuilder().setStore("s").build());
+        out.onCompleted();
+      }
+    }).addService(new KVStreamGrpc.KVStreamImplBase() {
+      @Override
+      public StreamObserver<CallsRequest> calls(StreamObserver<CallsResponse> out) {
+        int n = streams.getAndIncrement();
+        return new StreamObserver<CallsRequest>() {
+          @Override
+          public void onNext(CallsRequest req) {
+            if (n == 0) {
+              out.onError(first);
+              return;
+            }
+            StreamCall c = req.getCalls(0);
+            out.onNext(CallsResponse.newBuilder().addAnswers(StreamAnswer.newBuilder().setId(c.getId())
+                .setPut(WriteResponse.newBuilder().setResult(OperationResult.newBuilder().setSuccess(true)
+                    .setNewVersion(com.google.protobuf.ByteString.copyFrom(new byte[16]))))).build());
+          }
+
+          @Override
+          public void onError(Throwable t) {}
+
+          @Override
+          public void onCompleted() {
+            out.onCompleted();
+          }
+        };
+      }
+    }).build().start();
+  }
+
+  /**
+   * A write sent on a stream that breaks before its answer may have been
+   * applied, whatever status ended the stream (one call too large to send
+   * ends it with RESOURCE_EXHAUSTED): it is reported so and not resent.
+   */
+  @Test
+  void lostWriteIsMaybeApplied() throws Exception {
+    for (io.grpc.Status end : new io.grpc.Status[] {io.grpc.Status.UNAVAILABLE.withDescription("the connection broke"),
+        io.grpc.Status.RESOURCE_EXHAUSTED.withDescription("another call was too large")}) {
+      AtomicInteger streams = new AtomicInteger();
+      Server srv = putStream(end.asRuntimeException(), streams);
+      KVStore store = KVStoreFactory.getStore(new KVStoreConfig("s", "127.0.0.1:" + srv.getPort()));
+      try {
+        FaultException e = assertThrows(FaultException.class, () -> store.put(key("w"), v("x")), end.toString());
+        assertTrue(e.maybeApplied(), end + ": " + e);
+        assertEquals(1, streams.get(), end + ": the write was sent again");
+      } finally {
+        store.close();
+        srv.shutdownNow();
+      }
+    }
+  }
+
+  /** A node closing a stream at shutdown says (shutting_down) that the calls it did not answer never ran: retried. */
+  @Test
+  void shutdownRetriesWrite() throws Exception {
+    com.google.rpc.Status closing = com.google.rpc.Status.newBuilder().setCode(io.grpc.Status.Code.UNAVAILABLE.value())
+        .setMessage("the node is shutting down").addDetails(com.google.protobuf.Any.pack(ErrorDetail.newBuilder()
+            .setKind("shutting_down").setAction(ErrorDetail.Action.ACTION_RETRY).build())).build();
+    AtomicInteger streams = new AtomicInteger();
+    Server srv = putStream(io.grpc.protobuf.StatusProto.toStatusRuntimeException(closing), streams);
+    KVStore store = KVStoreFactory.getStore(new KVStoreConfig("s", "127.0.0.1:" + srv.getPort()));
+    try {
+      assertNotNull(store.put(key("r"), v("x")));
+      assertEquals(2, streams.get());
     } finally {
       store.close();
       srv.shutdownNow();
