@@ -26,6 +26,7 @@ var errNoStream = status.Error(codes.Unimplemented, "the server has no call stre
 // stream that broke is never used again (callStream.cur moves on).
 type callStream struct {
 	api     cairnpb.KVStreamClient
+	token   func() string // the login's current token; nil: no login
 	off     atomic.Bool   // the server answered UNIMPLEMENTED
 	mu      sync.Mutex    // guards cur and opening
 	cur     *openStream   // the working stream; nil: none
@@ -36,8 +37,10 @@ type callStream struct {
 // openStream is one gRPC stream and the calls waiting on it.
 type openStream struct {
 	stream  cairnpb.KVStream_CallsClient
+	token   func() string // callStream.token
 	cancel  context.CancelFunc
-	sendMu  sync.Mutex // one sender at a time
+	sendMu  sync.Mutex // one sender at a time; guards sentTok
+	sentTok string     // the stream's token: the last one a sent call carried
 	mu      sync.Mutex // guards waiting and err
 	waiting map[uint64]chan streamResult
 	err     error // why the stream broke; nil while it works
@@ -139,7 +142,7 @@ func (cs *callStream) dial(ctx context.Context) (*openStream, error) {
 		}
 		return nil, err
 	}
-	s := &openStream{stream: st, cancel: cancel, waiting: make(map[uint64]chan streamResult)}
+	s := &openStream{stream: st, token: cs.token, cancel: cancel, waiting: make(map[uint64]chan streamResult)}
 	go s.receive(cs)
 	return s, nil
 }
@@ -162,10 +165,22 @@ func (s *openStream) forget(id uint64) {
 	s.mu.Unlock()
 }
 
+// send sends r. With a login, r carries the session's token when it is
+// not the stream's token yet (the stream's first call, the first after a
+// renewal); the node checks r and the calls after it with that token.
 func (s *openStream) send(r *cairnpb.StreamCall) error {
 	s.sendMu.Lock()
 	defer s.sendMu.Unlock()
-	return s.stream.Send(&cairnpb.CallsRequest{Calls: []*cairnpb.StreamCall{r}})
+	if s.token != nil {
+		if tok := s.token(); tok != s.sentTok {
+			r.Token = tok
+		}
+	}
+	err := s.stream.Send(&cairnpb.CallsRequest{Calls: []*cairnpb.StreamCall{r}})
+	if err == nil && r.Token != "" {
+		s.sentTok = r.Token
+	}
+	return err
 }
 
 // receive hands each answer to its waiting call until the stream ends.

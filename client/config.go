@@ -57,8 +57,7 @@ type Config struct {
 	// stream (cairn.v1.KVStream), where a call costs one DATA frame each way
 	// instead of a new HTTP/2 stream with headers and trailers (see
 	// docs/design/20261127_call_stream.md). A store that has no call stream
-	// (a secure store, or an older server) is called unary anyway, and so
-	// is every store when User is set.
+	// (an older server) is called unary anyway.
 	UnaryCalls bool
 	// ConnectTimeout bounds how long a request to a replicated store waits
 	// for a connection to a node that is not yet (or no longer) connected

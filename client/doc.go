@@ -117,9 +117,11 @@
 // is retried, and a write that was sent is reported as maybe applied,
 // exactly as when a unary call's connection breaks, unless the node said,
 // closing the stream at shutdown, that it never ran the call (then it is
-// retried). A server without the stream (a secure store, an older server)
-// makes the connection call unary; so does Config.UnaryCalls, and so does
-// a client with a login.
+// retried). With a login, the stream's first call carries the session
+// token, and so does the first call after each renewal: the node checks
+// every call with the stream's latest token, as it checks a unary call's.
+// A server without the stream (an older server) makes the connection call
+// unary; so does Config.UnaryCalls.
 //
 // The client does not check key and value sizes; the server does and returns
 // ErrLimitExceeded naming the limit.

@@ -38,9 +38,8 @@ type pool struct {
 
 // dialPool creates n connections to addr, with TLS when tc is set and a
 // login's token on every call when s is. Calls travel on each connection's
-// call stream (streamKV) unless unary or s is set: a stream would carry the
-// token it opened with past that token's renewal, so a secure store serves
-// unary calls only.
+// call stream (streamKV) unless unary is set; with a login, the stream
+// carries the session's token too (openStream.send).
 func dialPool(addr string, n int, tc *tls.Config, s *session, unary bool) (*pool, error) {
 	p := &pool{addr: addr}
 	opts := []grpc.DialOption{
@@ -60,10 +59,10 @@ func dialPool(addr string, n int, tc *tls.Config, s *session, unary bool) (*pool
 			return nil, fmt.Errorf("host %q: %w", addr, err)
 		}
 		p.conns = append(p.conns, cc)
-		if unary || s != nil {
+		if unary {
 			p.kvs = append(p.kvs, cairnpb.NewKVClient(cc))
 		} else {
-			p.kvs = append(p.kvs, newStreamKV(cc))
+			p.kvs = append(p.kvs, newStreamKV(cc, s))
 		}
 	}
 	return p, nil

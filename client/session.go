@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cairndb/cairn/api/cairnpb"
@@ -18,6 +19,7 @@ import (
 type session struct {
 	user, password string
 
+	cur     atomic.Pointer[string] // token, for the call streams (current)
 	mu      sync.Mutex
 	token   string
 	md      map[string]string // the call metadata of token, built once per token (never modified after)
@@ -40,6 +42,14 @@ func (s *session) GetRequestMetadata(context.Context, ...string) (map[string]str
 	return s.md, nil // nil before the login: the login itself carries none
 }
 
+// current returns the session's token ("" before the login).
+func (s *session) current() string {
+	if t := s.cur.Load(); t != nil {
+		return *t
+	}
+	return ""
+}
+
 // RequireTransportSecurity implements credentials.PerRPCCredentials: a
 // token never travels in plaintext.
 func (s *session) RequireTransportSecurity() bool { return true }
@@ -48,6 +58,7 @@ func (s *session) set(tok string, expiresMs int64, ac cairnpb.AuthClient) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.token, s.issued, s.expires, s.auth = tok, time.Now(), time.UnixMilli(expiresMs), ac
+	s.cur.Store(&tok)
 	s.md = map[string]string{"authorization": "Bearer " + tok}
 	if !s.started {
 		s.started = true

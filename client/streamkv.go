@@ -12,15 +12,21 @@ import (
 // connection's call stream (callStream: one long-lived gRPC stream), where
 // a call costs one DATA frame each way instead of a new HTTP/2 stream with
 // its headers and trailers. StoreScan and StoreInfo stay unary. A server
-// without the stream (an older one, or a secure store) answers it
-// UNIMPLEMENTED; the connection then calls unary from then on.
+// without the stream (an older one) answers it UNIMPLEMENTED; the
+// connection then calls unary from then on.
 type streamKV struct {
 	cairnpb.KVClient
 	cs *callStream
 }
 
-func newStreamKV(cc *grpc.ClientConn) streamKV {
-	return streamKV{KVClient: cairnpb.NewKVClient(cc), cs: &callStream{api: cairnpb.NewKVStreamClient(cc)}}
+// newStreamKV returns cc's KV client over its call stream; s is the login
+// whose token the stream's calls carry (nil: none).
+func newStreamKV(cc *grpc.ClientConn, s *session) streamKV {
+	cs := &callStream{api: cairnpb.NewKVStreamClient(cc)}
+	if s != nil {
+		cs.token = s.current
+	}
+	return streamKV{KVClient: cairnpb.NewKVClient(cc), cs: cs}
 }
 
 // viaStream makes call c on the stream and returns what get takes from its

@@ -2978,7 +2978,13 @@ type StreamCall struct {
 	//	*StreamCall_Execute
 	//	*StreamCall_PutMany
 	//	*StreamCall_MultiDelete
-	Op            isStreamCall_Op `protobuf_oneof:"op"`
+	Op isStreamCall_Op `protobuf_oneof:"op"`
+	// token is the session token of a secure store's login. It becomes the
+	// stream's token, which checks this call and every later call on the
+	// stream that carries none, until another call carries one: a client
+	// sends it on its first call and after each renewal. Empty on a store
+	// without logins, and on calls that keep the stream's token.
+	Token         string `protobuf:"bytes,9,opt,name=token" json:"token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3088,6 +3094,13 @@ func (x *StreamCall) GetMultiDelete() *MultiDeleteRequest {
 		}
 	}
 	return nil
+}
+
+func (x *StreamCall) GetToken() string {
+	if x != nil {
+		return x.Token
+	}
+	return ""
 }
 
 type isStreamCall_Op interface {
@@ -3815,7 +3828,7 @@ const file_api_cairnpb_kv_proto_rawDesc = "" +
 	"\x10ACTION_FIX_INPUT\x10\x03\x12\x0f\n" +
 	"\vACTION_NONE\x10\x04\":\n" +
 	"\fCallsRequest\x12*\n" +
-	"\x05calls\x18\x01 \x03(\v2\x14.cairn.v1.StreamCallR\x05calls\"\x93\x03\n" +
+	"\x05calls\x18\x01 \x03(\v2\x14.cairn.v1.StreamCallR\x05calls\"\xa9\x03\n" +
 	"\n" +
 	"StreamCall\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12(\n" +
@@ -3825,7 +3838,8 @@ const file_api_cairnpb_kv_proto_rawDesc = "" +
 	"\x06delete\x18\x05 \x01(\v2\x17.cairn.v1.DeleteRequestH\x00R\x06delete\x124\n" +
 	"\aexecute\x18\x06 \x01(\v2\x18.cairn.v1.ExecuteRequestH\x00R\aexecute\x125\n" +
 	"\bput_many\x18\a \x01(\v2\x18.cairn.v1.PutManyRequestH\x00R\aputMany\x12A\n" +
-	"\fmulti_delete\x18\b \x01(\v2\x1c.cairn.v1.MultiDeleteRequestH\x00R\vmultiDeleteB\x04\n" +
+	"\fmulti_delete\x18\b \x01(\v2\x1c.cairn.v1.MultiDeleteRequestH\x00R\vmultiDelete\x12\x14\n" +
+	"\x05token\x18\t \x01(\tR\x05tokenB\x04\n" +
 	"\x02op\"A\n" +
 	"\rCallsResponse\x120\n" +
 	"\aanswers\x18\x01 \x03(\v2\x16.cairn.v1.StreamAnswerR\aanswers\"\xfb\x03\n" +

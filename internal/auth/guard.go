@@ -47,6 +47,9 @@ var methodRoles = map[string]Role{
 	"/cairn.v1.KV/Execute":     RoleReadWrite,
 	"/cairn.v1.KV/PutMany":     RoleReadWrite,
 	"/cairn.v1.KV/MultiDelete": RoleReadWrite,
+	// A call stream opens for any user; each call on it is checked again
+	// with the role of its op (AuthorizeCall).
+	"/cairn.v1.KVStream/Calls": RoleReadOnly,
 	"/cairn.v1.Admin/Command":  RoleReadOnly, // each command's role: the node checks it (node/sn_secure.go)
 }
 
@@ -252,11 +255,24 @@ func (g *Guard) authorizeClaims(ctx context.Context, method string) (*Claims, er
 		return nil, refusal(codes.PermissionDenied, KindPermissionDenied,
 			fmt.Sprintf("only a storage node of store %q, with its certificate from the store CA, may call %s", g.store, method))
 	}
+	return g.userCall(method, bearer(ctx))
+}
+
+// AuthorizeCall checks one call on a call stream (cairnpb.KVStream): tok,
+// the stream's token, as the authorization header of method's unary call
+// would be checked (MAC, expiry, the user unchanged since the login), and
+// the role method needs. The stream's opening was checked by Stream.
+func (g *Guard) AuthorizeCall(method, tok string) error {
+	_, err := g.userCall(method, tok)
+	return err
+}
+
+// userCall checks a user's call of method with token tok.
+func (g *Guard) userCall(method, tok string) (*Claims, error) {
 	need, ok := methodRoles[method]
 	if !ok {
 		need = RoleSysAdmin
 	}
-	tok := bearer(ctx)
 	if tok == "" {
 		return nil, refusal(codes.Unauthenticated, KindLoginRequired,
 			"this store requires a login: give a user and password (cairn kv --security FILE with cairn.auth.username and cairn.auth.password.file)")

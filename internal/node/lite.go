@@ -260,12 +260,12 @@ func (n *Lite) start() error {
 	gopts = append(gopts, grpcconn.ServerWindows()...)
 	n.grpc = grpc.NewServer(gopts...)
 	cairnpb.RegisterKVServer(n.grpc, srv)
+	n.calls = server.NewCallStream(srv, n.cfg.StreamWorkers)
 	if guard != nil {
 		cairnpb.RegisterAuthServer(n.grpc, guard)
-	} else {
-		n.calls = server.NewCallStream(srv, n.cfg.StreamWorkers)
-		cairnpb.RegisterKVStreamServer(n.grpc, n.calls)
+		n.calls.Authorize(guard.AuthorizeCall)
 	}
+	cairnpb.RegisterKVStreamServer(n.grpc, n.calls)
 	if n.cfg.PprofAddr != "" {
 		if n.debug, err = startDebug(n.cfg.PprofAddr); err != nil {
 			return err
@@ -273,7 +273,9 @@ func (n *Lite) start() error {
 	}
 	if !n.cfg.NoHTTP {
 		n.httpAPI = httpapi.NewLazy(func(ctx context.Context) (*client.Client, error) {
-			return client.Open(ctx, client.Config{Hosts: []string{n.Addr()}, Store: meta.Name, TLS: selfTLS(n.cfg.Root, tlsCfg)})
+			// Secure: each HTTP request's call carries its caller's token
+			// in its own metadata, which only a unary call sends.
+			return client.Open(ctx, client.Config{Hosts: []string{n.Addr()}, Store: meta.Name, TLS: selfTLS(n.cfg.Root, tlsCfg), UnaryCalls: tlsCfg != nil})
 		}, int64(n.cfg.Limits.MaxValueBytes))
 	}
 	if tlsCfg != nil {

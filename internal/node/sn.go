@@ -318,19 +318,21 @@ func (n *SN) start(addr string, topo *topology.Topology) error {
 	transportpb.RegisterRaftServer(n.grpc, raftGate{n: n})
 	cairnpb.RegisterAdminServer(n.grpc, adminRPC{n: n})
 	controlpb.RegisterControlServer(n.grpc, controlRPC{n: n})
+	n.calls = server.NewCallStream(kvGate{n: n}, max(n.cfg.StreamWorkers, 0))
 	if n.sec != nil {
 		cairnpb.RegisterAuthServer(n.grpc, n.sec.guard)
-	} else {
-		n.calls = server.NewCallStream(kvGate{n: n}, max(n.cfg.StreamWorkers, 0))
-		cairnpb.RegisterKVStreamServer(n.grpc, n.calls)
+		n.calls.Authorize(n.sec.guard.AuthorizeCall)
 	}
+	cairnpb.RegisterKVStreamServer(n.grpc, n.calls)
 	if !n.cfg.NoHTTP {
 		n.httpAPI = httpapi.NewLazy(func(ctx context.Context) (*client.Client, error) {
 			t := n.topology()
 			if t == nil {
 				return nil, errors.New("this storage node is not in a deployed store yet (plan deploy-sn, then plan deploy-topology)")
 			}
-			return client.Open(ctx, client.Config{Hosts: []string{n.Addr()}, Store: t.Store, TLS: n.sec.dialTLS()})
+			// Secure: each HTTP request's call carries its caller's token
+			// in its own metadata, which only a unary call sends.
+			return client.Open(ctx, client.Config{Hosts: []string{n.Addr()}, Store: t.Store, TLS: n.sec.dialTLS(), UnaryCalls: n.sec != nil})
 		}, int64(n.cfg.Limits.MaxValueBytes))
 	}
 	if n.sec != nil {

@@ -28,6 +28,11 @@ import (
 // answer is sent as soon as it is ready. An answer's code, message and details are
 // the status the unary call would have ended with (code 0: its response).
 //
+// On a secure node, Authorize sets the check of each call: the stream's
+// token (StreamCall.token: the last one a call on the stream carried) and
+// the role the call's op needs, as its unary RPC's interceptor checks
+// them. A call refused is answered with the refusal and not run.
+//
 // Close ends every stream: a stream stops taking calls, lets those it took
 // finish and send their answers, then ends with UNAVAILABLE, kind
 // shutting_down, which tells the client that the calls it still waits for
@@ -36,7 +41,8 @@ import (
 type CallStream struct {
 	cairnpb.UnimplementedKVStreamServer
 	kv      cairnpb.KVServer
-	work    chan func() // idle workers wait here
+	check   func(method, token string) error // nil: calls are not checked
+	work    chan func()                      // idle workers wait here
 	closing chan struct{}
 	once    sync.Once
 }
@@ -56,6 +62,11 @@ func NewCallStream(kv cairnpb.KVServer, workers int) *CallStream {
 	}
 	return cs
 }
+
+// Authorize makes every call pass check(method, token) before it runs:
+// method is the call's unary method (cairnpb.KV_Get_FullMethodName...)
+// and token the stream's token. Call it before serving.
+func (cs *CallStream) Authorize(check func(method, token string) error) { cs.check = check }
 
 // worker runs calls until Close.
 func (cs *CallStream) worker() {
@@ -121,6 +132,7 @@ func (cs *CallStream) Calls(stream cairnpb.KVStream_CallsServer) error {
 type callSession struct {
 	cs     *CallStream
 	stream cairnpb.KVStream_CallsServer
+	token  string     // the stream's token (receive's goroutine only)
 	sendMu sync.Mutex // orders sends; guards lost
 	lost   bool       // an answer failed to send
 	mu     sync.Mutex // guards closed and the WaitGroup's Add
@@ -137,15 +149,19 @@ func (s *callSession) receive() error {
 			return err
 		}
 		for _, c := range req.GetCalls() {
-			if !s.start(c) {
+			if t := c.GetToken(); t != "" {
+				s.token = t // this call's and the next ones'
+			}
+			if !s.start(c, s.token) {
 				return errStreamClosing
 			}
 		}
 	}
 }
 
-// start runs c on a worker, unless the session stopped.
-func (s *callSession) start(c *cairnpb.StreamCall) bool {
+// start runs c, under the stream's token tok, on a worker, unless the
+// session stopped.
+func (s *callSession) start(c *cairnpb.StreamCall, tok string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -154,7 +170,7 @@ func (s *callSession) start(c *cairnpb.StreamCall) bool {
 	s.wg.Add(1)
 	s.cs.run(func() {
 		defer s.wg.Done()
-		s.answer(serveCall(s.stream.Context(), s.cs.kv, c))
+		s.answer(s.cs.serve(s.stream.Context(), c, tok))
 	})
 	return true
 }
@@ -175,6 +191,38 @@ func (s *callSession) answer(a *cairnpb.StreamAnswer) {
 	if err := s.stream.Send(&cairnpb.CallsResponse{Answers: []*cairnpb.StreamAnswer{a}}); err != nil {
 		s.lost = true
 	}
+}
+
+// serve answers c, if the check (Authorize) admits it under token tok. A
+// call without an op is not checked: serveCall refuses it.
+func (cs *CallStream) serve(ctx context.Context, c *cairnpb.StreamCall, tok string) *cairnpb.StreamAnswer {
+	if m := callMethod(c); cs.check != nil && m != "" {
+		if err := cs.check(m, tok); err != nil {
+			return answerError(&cairnpb.StreamAnswer{Id: c.GetId()}, err)
+		}
+	}
+	return serveCall(ctx, cs.kv, c)
+}
+
+// callMethod is the unary method of c's op ("" for none).
+func callMethod(c *cairnpb.StreamCall) string {
+	switch c.GetOp().(type) {
+	case *cairnpb.StreamCall_Get:
+		return cairnpb.KV_Get_FullMethodName
+	case *cairnpb.StreamCall_MultiGet:
+		return cairnpb.KV_MultiGet_FullMethodName
+	case *cairnpb.StreamCall_Put:
+		return cairnpb.KV_Put_FullMethodName
+	case *cairnpb.StreamCall_Delete:
+		return cairnpb.KV_Delete_FullMethodName
+	case *cairnpb.StreamCall_Execute:
+		return cairnpb.KV_Execute_FullMethodName
+	case *cairnpb.StreamCall_PutMany:
+		return cairnpb.KV_PutMany_FullMethodName
+	case *cairnpb.StreamCall_MultiDelete:
+		return cairnpb.KV_MultiDelete_FullMethodName
+	}
+	return ""
 }
 
 // serveCall answers one call as the unary RPC would.
@@ -200,9 +248,15 @@ func serveCall(ctx context.Context, kv cairnpb.KVServer, c *cairnpb.StreamCall) 
 		err = toStatus(badInput("invalid_argument", "stream call %d: op: a call must carry one of get, multi_get, put, delete, execute, put_many, multi_delete", c.GetId()))
 	}
 	if err != nil {
-		st := status.Convert(err).Proto()
-		a.Code, a.Message, a.Details = uint32(st.GetCode()), st.GetMessage(), st.GetDetails()
+		return answerError(a, err)
 	}
+	return a
+}
+
+// answerError sets err's status (code, message, details) on a.
+func answerError(a *cairnpb.StreamAnswer, err error) *cairnpb.StreamAnswer {
+	st := status.Convert(err).Proto()
+	a.Code, a.Message, a.Details = uint32(st.GetCode()), st.GetMessage(), st.GetDetails()
 	return a
 }
 

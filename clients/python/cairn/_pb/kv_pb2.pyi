@@ -526,7 +526,7 @@ class CallsRequest(_message.Message):
     def __init__(self, calls: _Optional[_Iterable[_Union[StreamCall, _Mapping]]] = ...) -> None: ...
 
 class StreamCall(_message.Message):
-    __slots__ = ("id", "get", "multi_get", "put", "delete", "execute", "put_many", "multi_delete")
+    __slots__ = ("id", "get", "multi_get", "put", "delete", "execute", "put_many", "multi_delete", "token")
     ID_FIELD_NUMBER: _ClassVar[int]
     GET_FIELD_NUMBER: _ClassVar[int]
     MULTI_GET_FIELD_NUMBER: _ClassVar[int]
@@ -535,6 +535,7 @@ class StreamCall(_message.Message):
     EXECUTE_FIELD_NUMBER: _ClassVar[int]
     PUT_MANY_FIELD_NUMBER: _ClassVar[int]
     MULTI_DELETE_FIELD_NUMBER: _ClassVar[int]
+    TOKEN_FIELD_NUMBER: _ClassVar[int]
     id: int
     get: GetRequest
     multi_get: MultiGetRequest
@@ -543,7 +544,8 @@ class StreamCall(_message.Message):
     execute: ExecuteRequest
     put_many: PutManyRequest
     multi_delete: MultiDeleteRequest
-    def __init__(self, id: _Optional[int] = ..., get: _Optional[_Union[GetRequest, _Mapping]] = ..., multi_get: _Optional[_Union[MultiGetRequest, _Mapping]] = ..., put: _Optional[_Union[PutRequest, _Mapping]] = ..., delete: _Optional[_Union[DeleteRequest, _Mapping]] = ..., execute: _Optional[_Union[ExecuteRequest, _Mapping]] = ..., put_many: _Optional[_Union[PutManyRequest, _Mapping]] = ..., multi_delete: _Optional[_Union[MultiDeleteRequest, _Mapping]] = ...) -> None: ...
+    token: str
+    def __init__(self, id: _Optional[int] = ..., get: _Optional[_Union[GetRequest, _Mapping]] = ..., multi_get: _Optional[_Union[MultiGetRequest, _Mapping]] = ..., put: _Optional[_Union[PutRequest, _Mapping]] = ..., delete: _Optional[_Union[DeleteRequest, _Mapping]] = ..., execute: _Optional[_Union[ExecuteRequest, _Mapping]] = ..., put_many: _Optional[_Union[PutManyRequest, _Mapping]] = ..., multi_delete: _Optional[_Union[MultiDeleteRequest, _Mapping]] = ..., token: _Optional[str] = ...) -> None: ...
 
 class CallsResponse(_message.Message):
     __slots__ = ("answers",)

@@ -446,9 +446,10 @@ class KVStreamStub:
     on one long-lived gRPC stream per connection, so a call costs one DATA
     frame each way instead of a new HTTP/2 stream with its header frames
     (docs/design/20261127_call_stream.md). Each call is answered as KV's
-    unary RPC would answer it. A secure store does not offer it (a stream
-    would outlive its login token's renewal): it answers UNIMPLEMENTED and
-    clients call unary.
+    unary RPC would answer it. On a secure store the stream opens with a
+    token (the authorization header, as a unary call) and each call is
+    checked again, with the stream's token (StreamCall.token) and the role
+    its op needs, as its unary RPC would be.
     """
 
     def __init__(self, channel):
@@ -469,9 +470,10 @@ class KVStreamServicer:
     on one long-lived gRPC stream per connection, so a call costs one DATA
     frame each way instead of a new HTTP/2 stream with its header frames
     (docs/design/20261127_call_stream.md). Each call is answered as KV's
-    unary RPC would answer it. A secure store does not offer it (a stream
-    would outlive its login token's renewal): it answers UNIMPLEMENTED and
-    clients call unary.
+    unary RPC would answer it. On a secure store the stream opens with a
+    token (the authorization header, as a unary call) and each call is
+    checked again, with the stream's token (StreamCall.token) and the role
+    its op needs, as its unary RPC would be.
     """
 
     def Calls(self, request_iterator, context):
@@ -501,9 +503,10 @@ class KVStream:
     on one long-lived gRPC stream per connection, so a call costs one DATA
     frame each way instead of a new HTTP/2 stream with its header frames
     (docs/design/20261127_call_stream.md). Each call is answered as KV's
-    unary RPC would answer it. A secure store does not offer it (a stream
-    would outlive its login token's renewal): it answers UNIMPLEMENTED and
-    clients call unary.
+    unary RPC would answer it. On a secure store the stream opens with a
+    token (the authorization header, as a unary call) and each call is
+    checked again, with the stream's token (StreamCall.token) and the role
+    its op needs, as its unary RPC would be.
     """
 
     @staticmethod

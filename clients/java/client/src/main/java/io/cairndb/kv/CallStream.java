@@ -47,8 +47,11 @@ import java.util.function.Supplier;
  * <p>The stream opens on the first call and again on the first call after
  * it broke. A call waits in {@code waiting} from before it is sent until its
  * answer, its deadline, or the stream breaking; each of those removes it, so
- * only one of them completes it. A server without the stream (a secure
- * store, an older server) answers UNIMPLEMENTED: the connection then calls
+ * only one of them completes it. With a login, the stream's first call
+ * carries the session's token, and so does the first call after each
+ * renewal: the node checks every call with the stream's latest token, as
+ * it checks a unary call's. A server without the stream (an older server)
+ * answers UNIMPLEMENTED: the connection then calls
  * unary for good ({@link #off}), and the calls that were waiting are made
  * unary (the server never ran them).
  *
@@ -68,12 +71,15 @@ final class CallStream {
   private static final NoStream NO_STREAM = new NoStream();
 
   private final KVStreamGrpc.KVStreamStub stub;
+  private final Session session; // null: no login
   private final AtomicLong ids = new AtomicLong();
   private volatile boolean off;
   private Open cur; // guarded by this
 
-  CallStream(ManagedChannel channel) {
-    this.stub = KVStreamGrpc.newStub(channel);
+  CallStream(ManagedChannel channel, Session session) {
+    KVStreamGrpc.KVStreamStub s = KVStreamGrpc.newStub(channel);
+    this.stub = session == null ? s : s.withCallCredentials(session);
+    this.session = session;
   }
 
   /** Whether the server answered UNIMPLEMENTED: every call is unary now. */
@@ -100,7 +106,7 @@ final class CallStream {
       s.waiting.remove(id);
       throw broke;
     }
-    s.send(CallsRequest.newBuilder().addCalls(c.setId(id)).build());
+    s.send(c.setId(id));
     try {
       return f.get(Math.max(deadline - System.nanoTime(), 0), TimeUnit.NANOSECONDS);
     } catch (TimeoutException e) {
@@ -222,8 +228,18 @@ final class CallStream {
     StreamObserver<CallsRequest> out; // set once, before any call can use it
     volatile RuntimeException err; // why the stream broke; null while it works
 
-    synchronized void send(CallsRequest r) {
-      out.onNext(r); // a broken stream drops it; onError answers the waiting calls
+    private String sentToken = ""; // the stream's token: the last one a call carried (guarded by this)
+
+    /** Sends c, with the session's token if the stream does not have it yet (its first call, a renewal). */
+    synchronized void send(StreamCall.Builder c) {
+      if (session != null) {
+        String tok = session.token();
+        if (!tok.equals(sentToken)) {
+          c.setToken(tok);
+          sentToken = tok;
+        }
+      }
+      out.onNext(CallsRequest.newBuilder().addCalls(c).build()); // a broken stream drops it; onError answers the waiting calls
     }
 
     @Override

@@ -28,7 +28,7 @@ final class Conn {
   final CallStream stream;
   private volatile long failingUntil;
 
-  Conn(String addr, SslContext tls, io.grpc.CallCredentials creds, boolean unary) {
+  Conn(String addr, SslContext tls, Session creds, boolean unary) {
     this.addr = addr;
     NettyChannelBuilder b = NettyChannelBuilder.forTarget(addr);
     if (tls == null) {
@@ -48,9 +48,9 @@ final class Conn {
         .build();
     KVGrpc.KVBlockingStub s = KVGrpc.newBlockingStub(channel);
     this.stub = creds == null ? s : s.withCallCredentials(creds);
-    // A stream would carry the token it opened with past the token's
-    // renewal, so a secure store serves unary calls only.
-    this.stream = creds == null && !unary ? new CallStream(channel) : null;
+    // With a login, the stream opens with the session's token and its calls
+    // carry each new token (CallStream.Open.send).
+    this.stream = unary ? null : new CallStream(channel, creds);
     channel.getState(true); // connect now
   }
 

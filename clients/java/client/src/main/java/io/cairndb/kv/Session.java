@@ -48,6 +48,11 @@ final class Session extends CallCredentials {
     applier.apply(md);
   }
 
+  /** The current token ("" before the login). */
+  String token() {
+    return token;
+  }
+
   /** Logs in through channel; throws the refusal. */
   void login(ManagedChannel channel, long timeoutNanos) {
     AuthGrpc.AuthBlockingStub stub = AuthGrpc.newBlockingStub(channel);

@@ -2,6 +2,8 @@ package io.cairndb.kv;
 
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -24,6 +26,10 @@ class SecureTest {
         ValueVersion got = s.get(k);
         assertEquals("hello", new String(got.getValue().getValue(), UTF_8));
         assertEquals(v, got.getVersion());
+        // The calls went on the connection's call stream, each checked with the session's token.
+        CallStream cs = ((StoreImpl) s).router.conn(lite.addr).stream;
+        assertNotNull(cs, "a handle with a login has a call stream");
+        assertFalse(cs.off(), "a secure lite serves the call stream");
       }
       // TLS without a login is refused, told to log in; so is a wrong password.
       String ca = root.resolve("security/ca.pem").toString();

@@ -8,9 +8,10 @@ import static io.grpc.MethodDescriptor.generateFullMethodName;
  * on one long-lived gRPC stream per connection, so a call costs one DATA
  * frame each way instead of a new HTTP/2 stream with its header frames
  * (docs/design/20261127_call_stream.md). Each call is answered as KV's
- * unary RPC would answer it. A secure store does not offer it (a stream
- * would outlive its login token's renewal): it answers UNIMPLEMENTED and
- * clients call unary.
+ * unary RPC would answer it. On a secure store the stream opens with a
+ * token (the authorization header, as a unary call) and each call is
+ * checked again, with the stream's token (StreamCall.token) and the role
+ * its op needs, as its unary RPC would be.
  * </pre>
  */
 @io.grpc.stub.annotations.GrpcGenerated
@@ -117,9 +118,10 @@ public final class KVStreamGrpc {
    * on one long-lived gRPC stream per connection, so a call costs one DATA
    * frame each way instead of a new HTTP/2 stream with its header frames
    * (docs/design/20261127_call_stream.md). Each call is answered as KV's
-   * unary RPC would answer it. A secure store does not offer it (a stream
-   * would outlive its login token's renewal): it answers UNIMPLEMENTED and
-   * clients call unary.
+   * unary RPC would answer it. On a secure store the stream opens with a
+   * token (the authorization header, as a unary call) and each call is
+   * checked again, with the stream's token (StreamCall.token) and the role
+   * its op needs, as its unary RPC would be.
    * </pre>
    */
   public interface AsyncService {
@@ -139,9 +141,10 @@ public final class KVStreamGrpc {
    * on one long-lived gRPC stream per connection, so a call costs one DATA
    * frame each way instead of a new HTTP/2 stream with its header frames
    * (docs/design/20261127_call_stream.md). Each call is answered as KV's
-   * unary RPC would answer it. A secure store does not offer it (a stream
-   * would outlive its login token's renewal): it answers UNIMPLEMENTED and
-   * clients call unary.
+   * unary RPC would answer it. On a secure store the stream opens with a
+   * token (the authorization header, as a unary call) and each call is
+   * checked again, with the stream's token (StreamCall.token) and the role
+   * its op needs, as its unary RPC would be.
    * </pre>
    */
   public static abstract class KVStreamImplBase
@@ -159,9 +162,10 @@ public final class KVStreamGrpc {
    * on one long-lived gRPC stream per connection, so a call costs one DATA
    * frame each way instead of a new HTTP/2 stream with its header frames
    * (docs/design/20261127_call_stream.md). Each call is answered as KV's
-   * unary RPC would answer it. A secure store does not offer it (a stream
-   * would outlive its login token's renewal): it answers UNIMPLEMENTED and
-   * clients call unary.
+   * unary RPC would answer it. On a secure store the stream opens with a
+   * token (the authorization header, as a unary call) and each call is
+   * checked again, with the stream's token (StreamCall.token) and the role
+   * its op needs, as its unary RPC would be.
    * </pre>
    */
   public static final class KVStreamStub
@@ -193,9 +197,10 @@ public final class KVStreamGrpc {
    * on one long-lived gRPC stream per connection, so a call costs one DATA
    * frame each way instead of a new HTTP/2 stream with its header frames
    * (docs/design/20261127_call_stream.md). Each call is answered as KV's
-   * unary RPC would answer it. A secure store does not offer it (a stream
-   * would outlive its login token's renewal): it answers UNIMPLEMENTED and
-   * clients call unary.
+   * unary RPC would answer it. On a secure store the stream opens with a
+   * token (the authorization header, as a unary call) and each call is
+   * checked again, with the stream's token (StreamCall.token) and the role
+   * its op needs, as its unary RPC would be.
    * </pre>
    */
   public static final class KVStreamBlockingV2Stub
@@ -228,9 +233,10 @@ public final class KVStreamGrpc {
    * on one long-lived gRPC stream per connection, so a call costs one DATA
    * frame each way instead of a new HTTP/2 stream with its header frames
    * (docs/design/20261127_call_stream.md). Each call is answered as KV's
-   * unary RPC would answer it. A secure store does not offer it (a stream
-   * would outlive its login token's renewal): it answers UNIMPLEMENTED and
-   * clients call unary.
+   * unary RPC would answer it. On a secure store the stream opens with a
+   * token (the authorization header, as a unary call) and each call is
+   * checked again, with the stream's token (StreamCall.token) and the role
+   * its op needs, as its unary RPC would be.
    * </pre>
    */
   public static final class KVStreamBlockingStub
@@ -254,9 +260,10 @@ public final class KVStreamGrpc {
    * on one long-lived gRPC stream per connection, so a call costs one DATA
    * frame each way instead of a new HTTP/2 stream with its header frames
    * (docs/design/20261127_call_stream.md). Each call is answered as KV's
-   * unary RPC would answer it. A secure store does not offer it (a stream
-   * would outlive its login token's renewal): it answers UNIMPLEMENTED and
-   * clients call unary.
+   * unary RPC would answer it. On a secure store the stream opens with a
+   * token (the authorization header, as a unary call) and each call is
+   * checked again, with the stream's token (StreamCall.token) and the role
+   * its op needs, as its unary RPC would be.
    * </pre>
    */
   public static final class KVStreamFutureStub

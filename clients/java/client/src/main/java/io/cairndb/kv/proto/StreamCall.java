@@ -28,6 +28,7 @@ private static final long serialVersionUID = 0L;
     super(builder);
   }
   private StreamCall() {
+    token_ = "";
   }
 
   public static final com.google.protobuf.Descriptors.Descriptor
@@ -328,6 +329,63 @@ private static final long serialVersionUID = 0L;
     return io.cairndb.kv.proto.MultiDeleteRequest.getDefaultInstance();
   }
 
+  public static final int TOKEN_FIELD_NUMBER = 9;
+  @SuppressWarnings("serial")
+  private volatile java.lang.Object token_ = "";
+  /**
+   * <pre>
+   * token is the session token of a secure store's login. It becomes the
+   * stream's token, which checks this call and every later call on the
+   * stream that carries none, until another call carries one: a client
+   * sends it on its first call and after each renewal. Empty on a store
+   * without logins, and on calls that keep the stream's token.
+   * </pre>
+   *
+   * <code>string token = 9;</code>
+   * @return The token.
+   */
+  @java.lang.Override
+  public java.lang.String getToken() {
+    java.lang.Object ref = token_;
+    if (ref instanceof java.lang.String) {
+      return (java.lang.String) ref;
+    } else {
+      com.google.protobuf.ByteString bs = 
+          (com.google.protobuf.ByteString) ref;
+      java.lang.String s = bs.toStringUtf8();
+      if (bs.isValidUtf8()) {
+        token_ = s;
+      }
+      return s;
+    }
+  }
+  /**
+   * <pre>
+   * token is the session token of a secure store's login. It becomes the
+   * stream's token, which checks this call and every later call on the
+   * stream that carries none, until another call carries one: a client
+   * sends it on its first call and after each renewal. Empty on a store
+   * without logins, and on calls that keep the stream's token.
+   * </pre>
+   *
+   * <code>string token = 9;</code>
+   * @return The bytes for token.
+   */
+  @java.lang.Override
+  public com.google.protobuf.ByteString
+      getTokenBytes() {
+    java.lang.Object ref = token_;
+    if (ref instanceof java.lang.String) {
+      com.google.protobuf.ByteString b = 
+          com.google.protobuf.ByteString.copyFromUtf8(
+              (java.lang.String) ref);
+      token_ = b;
+      return b;
+    } else {
+      return (com.google.protobuf.ByteString) ref;
+    }
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -366,6 +424,9 @@ private static final long serialVersionUID = 0L;
     if (opCase_ == 8) {
       output.writeMessage(8, (io.cairndb.kv.proto.MultiDeleteRequest) op_);
     }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(token_)) {
+      com.google.protobuf.GeneratedMessage.writeString(output, 9, token_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -402,6 +463,9 @@ private static final long serialVersionUID = 0L;
       size += com.google.protobuf.CodedOutputStream
         .computeMessageSize(8, (io.cairndb.kv.proto.MultiDeleteRequest) op_);
     }
+    if (!com.google.protobuf.GeneratedMessage.isStringEmpty(token_)) {
+      size += com.google.protobuf.GeneratedMessage.computeStringSize(9, token_);
+    }
     return size;
   }
   @java.lang.Override
@@ -428,6 +492,8 @@ private static final long serialVersionUID = 0L;
 
     if (getId()
         != other.getId()) return false;
+    if (!getToken()
+        .equals(other.getToken())) return false;
     if (!getOpCase().equals(other.getOpCase())) return false;
     switch (opCase_) {
       case 2:
@@ -475,6 +541,8 @@ private static final long serialVersionUID = 0L;
     hash = (37 * hash) + ID_FIELD_NUMBER;
     hash = (53 * hash) + com.google.protobuf.Internal.hashLong(
         getId());
+    hash = (37 * hash) + TOKEN_FIELD_NUMBER;
+    hash = (53 * hash) + getToken().hashCode();
     switch (opCase_) {
       case 2:
         hash = (37 * hash) + GET_FIELD_NUMBER;
@@ -660,6 +728,7 @@ private static final long serialVersionUID = 0L;
       if (multiDeleteBuilder_ != null) {
         multiDeleteBuilder_.clear();
       }
+      token_ = "";
       opCase_ = 0;
       op_ = null;
       return this;
@@ -698,6 +767,9 @@ private static final long serialVersionUID = 0L;
       int from_bitField0_ = bitField0_;
       if (((from_bitField0_ & 0x00000001) != 0)) {
         result.id_ = id_;
+      }
+      if (((from_bitField0_ & 0x00000100) != 0)) {
+        result.token_ = token_;
       }
     }
 
@@ -748,6 +820,11 @@ private static final long serialVersionUID = 0L;
       if (other == io.cairndb.kv.proto.StreamCall.getDefaultInstance()) return this;
       if (other.getId() != 0L) {
         setId(other.getId());
+      }
+      if (!other.getToken().isEmpty()) {
+        token_ = other.token_;
+        bitField0_ |= 0x00000100;
+        onChanged();
       }
       switch (other.getOpCase()) {
         case GET: {
@@ -862,6 +939,11 @@ private static final long serialVersionUID = 0L;
               opCase_ = 8;
               break;
             } // case 66
+            case 74: {
+              token_ = input.readBytes();
+              bitField0_ |= 0x00000100;
+              break;
+            } // case 74
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -1918,6 +2000,119 @@ private static final long serialVersionUID = 0L;
       opCase_ = 8;
       onChanged();
       return multiDeleteBuilder_;
+    }
+
+    private java.lang.Object token_ = "";
+    /**
+     * <pre>
+     * token is the session token of a secure store's login. It becomes the
+     * stream's token, which checks this call and every later call on the
+     * stream that carries none, until another call carries one: a client
+     * sends it on its first call and after each renewal. Empty on a store
+     * without logins, and on calls that keep the stream's token.
+     * </pre>
+     *
+     * <code>string token = 9;</code>
+     * @return The token.
+     */
+    public java.lang.String getToken() {
+      java.lang.Object ref = token_;
+      if (!(ref instanceof java.lang.String)) {
+        com.google.protobuf.ByteString bs =
+            (com.google.protobuf.ByteString) ref;
+        java.lang.String s = bs.toStringUtf8();
+        if (bs.isValidUtf8()) {
+          token_ = s;
+        }
+        return s;
+      } else {
+        return (java.lang.String) ref;
+      }
+    }
+    /**
+     * <pre>
+     * token is the session token of a secure store's login. It becomes the
+     * stream's token, which checks this call and every later call on the
+     * stream that carries none, until another call carries one: a client
+     * sends it on its first call and after each renewal. Empty on a store
+     * without logins, and on calls that keep the stream's token.
+     * </pre>
+     *
+     * <code>string token = 9;</code>
+     * @return The bytes for token.
+     */
+    public com.google.protobuf.ByteString
+        getTokenBytes() {
+      java.lang.Object ref = token_;
+      if (ref instanceof String) {
+        com.google.protobuf.ByteString b = 
+            com.google.protobuf.ByteString.copyFromUtf8(
+                (java.lang.String) ref);
+        token_ = b;
+        return b;
+      } else {
+        return (com.google.protobuf.ByteString) ref;
+      }
+    }
+    /**
+     * <pre>
+     * token is the session token of a secure store's login. It becomes the
+     * stream's token, which checks this call and every later call on the
+     * stream that carries none, until another call carries one: a client
+     * sends it on its first call and after each renewal. Empty on a store
+     * without logins, and on calls that keep the stream's token.
+     * </pre>
+     *
+     * <code>string token = 9;</code>
+     * @param value The token to set.
+     * @return This builder for chaining.
+     */
+    public Builder setToken(
+        java.lang.String value) {
+      if (value == null) { throw new NullPointerException(); }
+      token_ = value;
+      bitField0_ |= 0x00000100;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * token is the session token of a secure store's login. It becomes the
+     * stream's token, which checks this call and every later call on the
+     * stream that carries none, until another call carries one: a client
+     * sends it on its first call and after each renewal. Empty on a store
+     * without logins, and on calls that keep the stream's token.
+     * </pre>
+     *
+     * <code>string token = 9;</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearToken() {
+      token_ = getDefaultInstance().getToken();
+      bitField0_ = (bitField0_ & ~0x00000100);
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * token is the session token of a secure store's login. It becomes the
+     * stream's token, which checks this call and every later call on the
+     * stream that carries none, until another call carries one: a client
+     * sends it on its first call and after each renewal. Empty on a store
+     * without logins, and on calls that keep the stream's token.
+     * </pre>
+     *
+     * <code>string token = 9;</code>
+     * @param value The bytes for token to set.
+     * @return This builder for chaining.
+     */
+    public Builder setTokenBytes(
+        com.google.protobuf.ByteString value) {
+      if (value == null) { throw new NullPointerException(); }
+      token_ = value;
+      bitField0_ |= 0x00000100;
+      onChanged();
+      return this;
     }
 
     // @@protoc_insertion_point(builder_scope:cairn.v1.StreamCall)

@@ -121,5 +121,33 @@ public interface StreamCallOrBuilder extends
    */
   io.cairndb.kv.proto.MultiDeleteRequestOrBuilder getMultiDeleteOrBuilder();
 
+  /**
+   * <pre>
+   * token is the session token of a secure store's login. It becomes the
+   * stream's token, which checks this call and every later call on the
+   * stream that carries none, until another call carries one: a client
+   * sends it on its first call and after each renewal. Empty on a store
+   * without logins, and on calls that keep the stream's token.
+   * </pre>
+   *
+   * <code>string token = 9;</code>
+   * @return The token.
+   */
+  java.lang.String getToken();
+  /**
+   * <pre>
+   * token is the session token of a secure store's login. It becomes the
+   * stream's token, which checks this call and every later call on the
+   * stream that carries none, until another call carries one: a client
+   * sends it on its first call and after each renewal. Empty on a store
+   * without logins, and on calls that keep the stream's token.
+   * </pre>
+   *
+   * <code>string token = 9;</code>
+   * @return The bytes for token.
+   */
+  com.google.protobuf.ByteString
+      getTokenBytes();
+
   io.cairndb.kv.proto.StreamCall.OpCase getOpCase();
 }
