@@ -72,7 +72,8 @@ type Config struct {
 }
 
 // DefaultRowCacheBytes is the row cache's default size, and
-// MinRowCacheBytes its smallest (fastcache's 512 buckets of a 64 KB chunk).
+// MinRowCacheBytes its smallest (freecache's 256 segments of 128 KiB, whose
+// entries are then at most 32 KiB; 64 MiB and more cache entries up to 64 KiB).
 const (
 	DefaultRowCacheBytes = 128 << 20
 	MinRowCacheBytes     = 32 << 20
@@ -198,6 +199,7 @@ func Open(cfg Config) (_ *Engine, err error) {
 	e.space = newSpace(e, cfg.MinFreeBytes)
 	if err := e.open(); err != nil {
 		e.cache.Unref()
+		e.rows.close()
 		return nil, err
 	}
 	if !e.ro.Load() {
@@ -256,8 +258,9 @@ func (e *Engine) Close() error {
 		e.bg.Wait()
 		if e.rows != nil {
 			st := e.rows.stats()
-			e.log.Info("row cache at close", "hits", st.Hits, "misses", st.Misses, "entries", st.Entries, "bytes", st.Bytes)
+			e.log.Info("row cache at close", "hits", st.Hits, "misses", st.Misses, "entries", st.Entries)
 		}
+		defer e.rows.close()
 		e.closeErr = e.closeDB()
 		e.cache.Unref()
 	})

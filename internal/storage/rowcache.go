@@ -4,18 +4,19 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/VictoriaMetrics/fastcache"
 	"github.com/cairndb/cairn/internal/keys"
+	"github.com/coocood/freecache"
 )
 
 // The row cache keeps stored records in front of Pebble for the two read
 // shapes that dominate: a point get and a multi-get of a whole major path
 // (RocksDB's row cache, for Cairn's keys). A hit skips Pebble's memtable and
-// sstable seeks. The entries live in a fastcache.Cache: its memory is
-// outside the Go heap and holds no pointers, so a large cache costs the
-// garbage collector nothing (a map of entries on the heap cost more in GC
-// than it saved: docs/design/20261127_row_cache.md). A hit copies the
-// entry out. Entries come from reads that missed and from commits
+// sstable seeks. The entries live in a freecache.Cache: its ring buffers
+// and index hold no pointers, so a large cache costs the garbage collector
+// nothing (a map of entries on the heap cost more in GC than it saved:
+// docs/design/20261127_row_cache.md), and a put no longer than the entry it
+// replaces overwrites it in place, so updates leave no dead copies behind
+// to push live entries out. A hit copies the entry out. Entries come from reads that missed and from commits
 // (write-through, for a put that is its batch's only write under its major
 // path; see end).
 //
@@ -43,20 +44,28 @@ import (
 // shards) write unknown keys, so they do the same for every stripe and
 // empty the cache.
 type rowCache struct {
-	fc      *fastcache.Cache
+	fc      *freecache.Cache
 	stripes []cacheStripe
-	hits    atomic.Int64
-	misses  atomic.Int64
+	// maxEntry bounds an entry's key and value together: freecache refuses
+	// an entry above a quarter of its segment (the cache's 256th part), so
+	// a larger put must drop the old entry instead. maxMajor bounds a major
+	// entry's value; larger major paths are not cached.
+	maxEntry, maxMajor int
+	release            func() // gives the cache's bytes back to the memory limit (rowcache_mem.go)
+	hits               atomic.Int64
+	misses             atomic.Int64
 }
 
 const (
 	rowCacheStripes = 64
-	// maxEntry bounds an entry's key and value together: fastcache
-	// silently keeps nothing larger (it must fit one 64 KiB chunk with its
-	// 4-byte header), so a larger put must drop the old entry instead.
-	maxEntry = 64<<10 - 16
-	// maxMajorEntry bounds a major entry; larger major paths are not cached.
-	maxMajorEntry = 60 << 10
+	// freecache's entry header, and its number of segments.
+	fcHeader   = 24
+	fcSegments = 256
+	// maxEntryBytes and maxMajorBytes are maxEntry and maxMajor in a cache
+	// of 64 MiB or more (segments of 256 KiB); a smaller one caches smaller
+	// entries only.
+	maxEntryBytes = 64<<10 - fcHeader
+	maxMajorBytes = 60 << 10
 )
 
 type cacheStripe struct {
@@ -82,7 +91,18 @@ func newRowCache(limit int64) *rowCache {
 	if limit <= 0 {
 		return nil
 	}
-	return &rowCache{fc: fastcache.New(int(limit)), stripes: make([]cacheStripe, rowCacheStripes)}
+	fit := int(limit/fcSegments/4) - fcHeader // freecache's largest key and value
+	return &rowCache{fc: freecache.NewCache(int(limit)), stripes: make([]cacheStripe, rowCacheStripes),
+		maxEntry: min(maxEntryBytes, fit), maxMajor: min(maxMajorBytes, fit-keys.HeaderLen),
+		release: reserveHeap(limit)}
+}
+
+// close gives the cache's memory back (Engine.Close); nil-safe. The cache
+// must not be used after.
+func (c *rowCache) close() {
+	if c != nil {
+		c.release()
+	}
 }
 
 // stripe returns the stripe of a record key or of a major prefix (both begin
@@ -106,7 +126,7 @@ func setMajorKey(mk *[keys.HeaderLen]byte, sk []byte) {
 func (c *rowCache) getRecord(sk []byte) (rec []byte, gen uint64, ok bool) {
 	s := c.stripe(sk)
 	gen = s.gen.Load() // before the lookup: a miss reads Pebble after it
-	if rec, ok := c.fc.HasGet(nil, sk); ok && s.quiet(gen) {
+	if rec, err := c.fc.Get(sk); err == nil && s.quiet(gen) {
 		c.hits.Add(1)
 		return rec, 0, true
 	}
@@ -117,7 +137,7 @@ func (c *rowCache) getRecord(sk []byte) (rec []byte, gen uint64, ok bool) {
 // putRecord caches rec as sk's stored bytes if nothing wrote to the stripe
 // since gen was read.
 func (c *rowCache) putRecord(sk, rec []byte, gen uint64) {
-	c.stripe(sk).add(c.fc, sk, rec, gen, false)
+	c.stripe(sk).add(c, sk, rec, gen, false)
 }
 
 // getMajor returns the cached major entry for prefix (a major prefix), or
@@ -127,7 +147,7 @@ func (c *rowCache) getMajor(prefix []byte) (e *majorEntry, gen uint64, ok bool) 
 	gen = s.gen.Load()
 	var mk [keys.HeaderLen]byte
 	setMajorKey(&mk, prefix)
-	if b, ok := c.fc.HasGet(nil, mk[:]); ok && s.quiet(gen) {
+	if b, err := c.fc.Get(mk[:]); err == nil && s.quiet(gen) {
 		if e, ok := decodeMajor(b, prefix); ok {
 			c.hits.Add(1)
 			return e, 0, true
@@ -141,10 +161,10 @@ func (c *rowCache) getMajor(prefix []byte) (e *majorEntry, gen uint64, ok bool) 
 func (c *rowCache) putMajor(prefix, enc []byte, gen uint64) {
 	var mk [keys.HeaderLen]byte
 	setMajorKey(&mk, prefix)
-	c.stripe(prefix).add(c.fc, mk[:], enc, gen, true)
+	c.stripe(prefix).add(c, mk[:], enc, gen, true)
 }
 
-func (s *cacheStripe) add(fc *fastcache.Cache, k, v []byte, gen uint64, major bool) {
+func (s *cacheStripe) add(c *rowCache, k, v []byte, gen uint64, major bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.quiet(gen) {
@@ -152,7 +172,21 @@ func (s *cacheStripe) add(fc *fastcache.Cache, k, v []byte, gen uint64, major bo
 	}
 	s.majors = s.majors || major
 	s.gets = s.gets || !major
-	fc.Set(k, v)
+	c.set(k, v)
+}
+
+// set caches v under k, or drops k's entry if freecache refuses v (too
+// large): an old entry must never outlive a write it missed.
+func (c *rowCache) set(k, v []byte) {
+	if c.fc.Set(k, v, 0) != nil {
+		c.fc.Del(k)
+	}
+}
+
+// has reports whether k has an entry, without copying it.
+func (c *rowCache) has(k []byte) bool {
+	_, err := c.fc.TTL(k)
+	return err == nil
 }
 
 // touched lists what one batch writes, for begin and end.
@@ -247,15 +281,15 @@ func (c *rowCache) end(t *touched, committed bool) {
 // endItem replaces or drops its get entry after its commit, admitting an
 // uncached put only if admit (under the stripe's lock).
 func (c *rowCache) endItem(s *cacheStripe, it *touchItem, committed, admit bool) {
-	put := committed && it.set && len(it.rec)+len(it.val) <= maxEntry
+	put := committed && it.set && len(it.rec)+len(it.val) <= c.maxEntry
 	switch {
 	case put && admit:
 		s.gets = true
-		c.fc.Set(it.rec, it.val)
-	case !s.gets || !c.fc.Has(it.rec):
+		c.set(it.rec, it.val)
+	case !s.gets || !c.has(it.rec):
 		// nothing cached: nothing to replace or drop
 	case put:
-		c.fc.Set(it.rec, it.val)
+		c.set(it.rec, it.val)
 	default:
 		c.fc.Del(it.rec)
 	}
@@ -268,21 +302,19 @@ func (c *rowCache) endAll() {
 		c.stripes[i].gen.Add(1)
 		c.stripes[i].majors, c.stripes[i].gets = false, false
 	}
-	c.fc.Reset()
+	c.fc.Clear()
 	for i := range c.stripes {
 		c.stripes[i].pending.Add(-1)
 		c.stripes[i].mu.Unlock()
 	}
 }
 
-// rowCacheStats is the row cache's size and use since the engine opened.
+// rowCacheStats is the row cache's entries and use since the engine opened.
 type rowCacheStats struct {
-	Bytes, Entries int64
-	Hits, Misses   int64
+	Entries      int64
+	Hits, Misses int64
 }
 
 func (c *rowCache) stats() rowCacheStats {
-	var fs fastcache.Stats
-	c.fc.UpdateStats(&fs)
-	return rowCacheStats{Bytes: int64(fs.BytesSize), Entries: int64(fs.EntriesCount), Hits: c.hits.Load(), Misses: c.misses.Load()}
+	return rowCacheStats{Entries: c.fc.EntryCount(), Hits: c.hits.Load(), Misses: c.misses.Load()}
 }

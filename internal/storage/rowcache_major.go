@@ -83,7 +83,7 @@ func (e *Engine) majorEntry(r pebble.Reader, sp span) (*majorEntry, error) {
 		if err != nil {
 			return nil, fmt.Errorf("storage: %w", err)
 		}
-		if enc = appendChunk(appendChunk(enc, it.Key()), v); len(enc) > maxMajorEntry {
+		if enc = appendChunk(appendChunk(enc, it.Key()), v); len(enc) > e.rows.maxMajor {
 			return nil, it.Error()
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -212,6 +214,7 @@ func readCounter(e *Engine, k keys.Key, get bool) (int64, error) {
 // that raced a commit is refused, and a failed commit caches nothing.
 func TestRowCacheProtocol(t *testing.T) {
 	c := newRowCache(MinRowCacheBytes)
+	defer c.close()
 	sk := keys.Encode(0, keys.New([]string{"a"}, "b"))
 	want := func(step, val string) {
 		t.Helper()
@@ -265,6 +268,7 @@ func TestRowCacheProtocol(t *testing.T) {
 // entry serves) only replace entries already cached.
 func TestRowCacheWriteAdmission(t *testing.T) {
 	c := newRowCache(MinRowCacheBytes)
+	defer c.close()
 	rec := func(major, minor string) []byte { return keys.Encode(0, keys.New([]string{major}, minor)) }
 	cached := func(sk []byte) string {
 		got, _, ok := c.getRecord(sk)
@@ -325,5 +329,94 @@ func TestDecodeMajorRefusesDamage(t *testing.T) {
 	}
 	if _, ok := decodeMajor(enc, keys.MajorPrefix(0, []string{"other"})); ok {
 		t.Fatal("another major path's entry was accepted")
+	}
+}
+
+// TestRowCacheEntryBound: a put larger than the cache can hold drops the
+// key's entry instead of leaving the older bytes cached, at the smallest
+// size (entries up to 32 KiB) and at 64 MiB (up to 64 KiB).
+func TestRowCacheEntryBound(t *testing.T) {
+	for _, size := range []int64{MinRowCacheBytes, 64 << 20} {
+		c := newRowCache(size)
+		defer c.close()
+		sk := keys.Encode(0, keys.New([]string{"m"}, "k"))
+		commit := func(v []byte) {
+			var tw touched
+			tw.note(sk, v, true)
+			c.begin(&tw)
+			c.end(&tw, true)
+		}
+		fits := bytes.Repeat([]byte("f"), c.maxEntry-len(sk))
+		commit(fits)
+		if got, _, ok := c.getRecord(sk); !ok || !bytes.Equal(got, fits) {
+			t.Fatalf("cache of %d: a put of %d bytes (its largest) is not cached", size, len(fits))
+		}
+		commit(append(fits, 'x'))
+		if _, _, ok := c.getRecord(sk); ok {
+			t.Fatalf("cache of %d: a put one byte too large left the older entry cached", size)
+		}
+	}
+	c := newRowCache(64 << 20)
+	defer c.close()
+	if c.maxEntry != maxEntryBytes || c.maxMajor != maxMajorBytes {
+		t.Fatalf("64 MiB: entries up to %d and majors up to %d; want %d and %d", c.maxEntry, c.maxMajor, maxEntryBytes, maxMajorBytes)
+	}
+}
+
+// TestRowCacheUpdatesKeepLiveEntries: updates that keep a record's size
+// overwrite its entry in place, so rewriting a few hot records many times
+// over the cache's size does not push the other records out.
+func TestRowCacheUpdatesKeepLiveEntries(t *testing.T) {
+	c := newRowCache(MinRowCacheBytes)
+	defer c.close()
+	val := bytes.Repeat([]byte("v"), 1000)
+	commit := func(sk []byte) {
+		var tw touched
+		tw.note(sk, val, true)
+		c.begin(&tw)
+		c.end(&tw, true)
+	}
+	rec := func(i int) []byte { return keys.Encode(0, keys.New([]string{fmt.Sprintf("r%05d", i)}, "f")) }
+	for i := range 5000 { // 5 MB of records
+		commit(rec(i))
+	}
+	for i := range 100_000 { // 100 MB of updates, three times the cache
+		commit(rec(i % 10))
+	}
+	miss := 0
+	for i := range 5000 {
+		if _, _, ok := c.getRecord(rec(i)); !ok {
+			miss++
+		}
+	}
+	if miss > 0 {
+		t.Fatalf("%d of 5000 records fell out of a 32 MiB cache holding 5 MB, under updates of 10 of them", miss)
+	}
+}
+
+// TestRowCacheMemoryLimit: an open row cache raises the process's soft
+// memory limit by its size (plus the headroom while any is open), and
+// closing it takes that back.
+func TestRowCacheMemoryLimit(t *testing.T) {
+	if _, set := os.LookupEnv("GOMEMLIMIT"); set {
+		t.Skip("GOMEMLIMIT is set: the row cache leaves the limit alone")
+	}
+	caches := func() int64 {
+		memLimit.Lock()
+		defer memLimit.Unlock()
+		if got, want := debug.SetMemoryLimit(-1), memLimit.caches+gcHeadroom; memLimit.caches > 0 && got != want {
+			t.Fatalf("memory limit %d with %d bytes of row caches open; want %d", got, memLimit.caches, want)
+		}
+		return memLimit.caches
+	}
+	before := caches()
+	c := newRowCache(MinRowCacheBytes)
+	if got := caches(); got != before+MinRowCacheBytes {
+		t.Fatalf("row caches %d after opening one of %d (were %d)", got, int64(MinRowCacheBytes), before)
+	}
+	c.close()
+	c.close() // twice: once only
+	if got := caches(); got != before {
+		t.Fatalf("row caches %d after closing it; want %d", got, before)
 	}
 }
