@@ -13,10 +13,12 @@ import (
 // (RocksDB's row cache, for Cairn's keys). A hit skips Pebble's memtable and
 // sstable seeks. The entries live in a freecache.Cache: its ring buffers
 // and index hold no pointers, so a large cache costs the garbage collector
-// nothing (a map of entries on the heap cost more in GC than it saved:
-// docs/design/20261127_row_cache.md), and a put no longer than the entry it
-// replaces overwrites it in place, so updates leave no dead copies behind
-// to push live entries out. A hit copies the entry out. Entries come from reads that missed and from commits
+// nothing to scan (a map of entries on the heap cost more in GC than it
+// saved: docs/design/20261127_row_cache.md; its size counts in the heap,
+// so the engine raises the memory limit by it: rowcache_mem.go), and a put
+// no longer than the entry it replaces overwrites it in place, so updates
+// leave no dead copies behind to push live entries out. A hit copies the
+// entry out. Entries come from reads that missed and from commits
 // (write-through, for a put that is its batch's only write under its major
 // path; see end).
 //
