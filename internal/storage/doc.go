@@ -78,4 +78,11 @@
 // other writes do. A Batch belongs to one
 // goroutine. Batches of different shards may commit concurrently (see
 // walFS). Close must not race with any of this.
+//
+// # Memory
+//
+// An engine with a row cache (rowcache.go) holds its bytes on the Go heap
+// for as long as it is open, and raises the process's soft memory limit by
+// them meanwhile (rowcache_mem.go), unless GOMEMLIMIT is set: a process
+// running several engines gets room for all of their caches.
 package storage
