@@ -72,7 +72,7 @@ func serveStreamFake(t *testing.T, kv cairnpb.KVServer, st cairnpb.KVStreamServe
 }
 
 // TestCallStreamFallsBackToUnary: a server without KVStream (an older one,
-// or a secure store) answers the stream UNIMPLEMENTED; the read is then
+// or a secure store before StreamCall.token) answers the stream UNIMPLEMENTED; the read is then
 // made unary, and so is every later one on that connection.
 func TestCallStreamFallsBackToUnary(t *testing.T) {
 	kv := &streamFakeKV{}

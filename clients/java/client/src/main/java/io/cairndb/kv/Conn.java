@@ -24,7 +24,7 @@ final class Conn {
   final String addr;
   final ManagedChannel channel;
   final KVGrpc.KVBlockingStub stub;
-  /** The connection's call stream; null: every call is unary (a login, or setUnaryCalls). */
+  /** The connection's call stream; null: every call is unary (setUnaryCalls). */
   final CallStream stream;
   private volatile long failingUntil;
 

@@ -104,9 +104,9 @@ public class KVStoreConfig {
    * Make every call its own unary gRPC request. By default (false) a
    * connection carries gets, multi-gets and writes on one long-lived call
    * stream (cairn.v1.KVStream), where a call costs one DATA frame each way
-   * instead of a new HTTP/2 stream with headers and trailers. A store
-   * without the stream (a secure store, an older server) is called unary
-   * anyway, and so is every store when a user is set.
+   * instead of a new HTTP/2 stream with headers and trailers; with a login,
+   * the stream carries the session's token and the node checks every call.
+   * A store without the stream (an older server) is called unary anyway.
    */
   public KVStoreConfig setUnaryCalls(boolean unary) {
     this.unaryCalls = unary;

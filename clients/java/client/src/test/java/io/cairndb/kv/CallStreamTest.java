@@ -76,7 +76,7 @@ class CallStreamTest {
   }
 
   /**
-   * A server without KVStream (an older one, or a secure store) answers the
+   * A server without KVStream (an older one, or a secure store before StreamCall.token) answers the
    * stream UNIMPLEMENTED: the call is made unary, and so is every later one.
    */
   @Test
