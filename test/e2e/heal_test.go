@@ -221,7 +221,14 @@ func (h *healRun) load(t *testing.T, n int) {
 // no shard, if there is one.
 func (h *healRun) victim(t *testing.T) *storageNode {
 	t.Helper()
-	out := checkAdmin(t, h.nodes[0], 0, nil, "-json", "ping")
+	// Ping exits 1 while a shard has no leader (a leadership transfer or
+	// an election after the last subtest's restart): wait until it is 0.
+	var out string
+	waitFor(t, time.Minute, "a ping with every shard healthy", func() bool {
+		code, o, _ := admin(t, h.nodes[0], "-json", "ping")
+		out = o
+		return code == 0
+	})
 	var p struct {
 		Nodes []struct {
 			SN       int `json:"sn"`
