@@ -169,6 +169,7 @@ func (b *Batch) commit(mode SyncMode) error {
 	case NoSync:
 		return b.b.Commit(pebble.NoSync)
 	case Sync: // see walFS: this makes the WAL fsync real
+		noteSyncCommit()
 		b.e.fs.needSync.Add(1)
 		defer b.e.fs.needSync.Add(-1)
 	}

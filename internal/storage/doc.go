@@ -85,4 +85,11 @@
 // for as long as it is open, and raises the process's soft memory limit by
 // them meanwhile (rowcache_mem.go), unless GOMEMLIMIT is set: a process
 // running several engines gets room for all of their caches.
+//
+// # Processors
+//
+// A process at GOMAXPROCS 1 runs with 2 while SYNC commits happen, and
+// goes back 10 s after the last one, unless GOMAXPROCS is set in the
+// environment (syncprocs.go): with one P, a goroutine in fdatasync can hold
+// it for the whole fsync, and the store does nothing else meanwhile.
 package storage

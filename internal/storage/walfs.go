@@ -67,12 +67,17 @@ func (f *walFile) skip() bool {
 	return true
 }
 
+// real counts a sync that reaches the disk.
+func (f *walFile) real() {
+	f.fs.realSyncs.Add(1)
+	f.dirty.Store(false)
+}
+
 func (f *walFile) Sync() error {
 	if f.skip() {
 		return nil
 	}
-	f.fs.realSyncs.Add(1)
-	f.dirty.Store(false)
+	f.real()
 	return f.File.Sync()
 }
 
@@ -80,8 +85,7 @@ func (f *walFile) SyncData() error {
 	if f.skip() {
 		return nil
 	}
-	f.fs.realSyncs.Add(1)
-	f.dirty.Store(false)
+	f.real()
 	return f.File.SyncData()
 }
 
@@ -89,8 +93,7 @@ func (f *walFile) SyncTo(length int64) (bool, error) {
 	if f.skip() {
 		return false, nil
 	}
-	f.fs.realSyncs.Add(1)
-	f.dirty.Store(false)
+	f.real()
 	return f.File.SyncTo(length)
 }
 
