@@ -24,7 +24,9 @@ func TestSyncCommitsRaiseProcs(t *testing.T) {
 	procsIdle = 200 * time.Millisecond
 	procs.env = func() bool { return false }
 	a := &applier{t: t, e: testEngine(t)}
-	put := func(mode SyncMode) { a.apply(1, []*cairnpb.Operation{putOp("/a/-/b", "v", cairnpb.Condition_CONDITION_UNSPECIFIED, nil)}, mode) }
+	put := func(mode SyncMode) {
+		a.apply(1, []*cairnpb.Operation{putOp("/a/-/b", "v", cairnpb.Condition_CONDITION_UNSPECIFIED, nil)}, mode)
+	}
 
 	put(WriteNoSync)
 	if n := runtime.GOMAXPROCS(0); n != 1 {
