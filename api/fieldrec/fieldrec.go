@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/bits"
+	"slices"
 )
 
 // Version is the format's first byte.
@@ -68,32 +70,72 @@ func Check(b []byte) error {
 // same name, then update's fields that stored lacks, in update's order.
 // Both must be records; update should pass Check.
 func Merge(dst, stored, update []byte) ([]byte, error) {
-	var upd []Field
-	if err := each(update, func(name, val []byte) {
-		upd = append(upd, Field{Name: string(name), Value: val})
-	}); err != nil {
+	// Apply runs this for every field update on every replica, so it sizes
+	// the output first and copies each field once, without building
+	// strings or a []Field (16 update fields fit on the stack).
+	var ubuf [16]raw
+	upd := ubuf[:0]
+	if err := each(update, func(name, val []byte) { upd = append(upd, raw{name, val}) }); err != nil {
 		return dst, fmt.Errorf("the update: %w", err)
 	}
-	used := make([]bool, len(upd))
-	var merged []Field
+	var usedBuf [16]bool
+	used := usedBuf[:0]
+	if len(upd) > len(usedBuf) {
+		used = make([]bool, len(upd))
+	} else {
+		used = usedBuf[:len(upd)]
+	}
+	n, size := 0, 0
 	if err := each(stored, func(name, val []byte) {
-		for i, u := range upd {
-			if u.Name == string(name) {
-				val, used[i] = u.Value, true
-				break
-			}
+		if i := find(upd, name); i >= 0 {
+			val, used[i] = upd[i].val, true
 		}
-		merged = append(merged, Field{Name: string(name), Value: val})
+		n++
+		size += chunkLen(name) + chunkLen(val)
 	}); err != nil {
 		return dst, fmt.Errorf("the stored value: %w", err)
 	}
 	for i, u := range upd {
 		if !used[i] {
-			merged = append(merged, u)
+			n++
+			size += chunkLen(u.name) + chunkLen(u.val)
 		}
 	}
-	return Append(dst, merged), nil
+	dst = slices.Grow(dst, 1+binary.MaxVarintLen64+size)
+	dst = append(dst, Version)
+	dst = binary.AppendUvarint(dst, uint64(n))
+	_ = each(stored, func(name, val []byte) { // read once already: no error
+		if i := find(upd, name); i >= 0 {
+			val = upd[i].val
+		}
+		dst = appendChunk(appendChunk(dst, name), val)
+	})
+	for i, u := range upd {
+		if !used[i] {
+			dst = appendChunk(appendChunk(dst, u.name), u.val)
+		}
+	}
+	return dst, nil
 }
+
+// raw is a field as it lies in a record's bytes.
+type raw struct{ name, val []byte }
+
+// find returns the index of the first field of fields named name, or -1.
+func find(fields []raw, name []byte) int {
+	for i, f := range fields {
+		if string(f.name) == string(name) {
+			return i
+		}
+	}
+	return -1
+}
+
+// chunkLen is the encoded size of b as a chunk: its length, then b.
+func chunkLen(b []byte) int { return uvarintLen(uint64(len(b))) + len(b) }
+
+// uvarintLen is the size of n's minimal uvarint encoding.
+func uvarintLen(n uint64) int { return (bits.Len64(n|1) + 6) / 7 }
 
 // each calls fn with every field of record b, or returns why b is not one.
 func each(b []byte, fn func(name, val []byte)) error {
@@ -149,7 +191,7 @@ func intern(b []byte, names []string) string {
 // means malformed.
 func uvarint(b []byte) (uint64, int) {
 	n, k := binary.Uvarint(b)
-	if k > 0 && k != len(binary.AppendUvarint(make([]byte, 0, binary.MaxVarintLen64), n)) {
+	if k > 0 && k != uvarintLen(n) {
 		return 0, -1
 	}
 	return n, k

@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -96,4 +99,71 @@ func FuzzDecode(f *testing.F) {
 			}
 		}
 	})
+}
+
+// mergeRef is Merge written the plain way, as it first was: decode both,
+// replace by name, append the rest, encode.
+func mergeRef(stored, update []byte) ([]byte, error) {
+	upd, err := Decode(update, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	old, err := Decode(stored, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	used := make([]bool, len(upd))
+	for j, f := range old {
+		for i, u := range upd {
+			if u.Name == f.Name {
+				old[j].Value, used[i] = u.Value, true
+				break
+			}
+		}
+	}
+	for i, u := range upd {
+		if !used[i] {
+			old = append(old, u)
+		}
+	}
+	return Append(nil, old), nil
+}
+
+// FuzzMerge: Merge writes what mergeRef does, after whatever dst held, and
+// fails exactly where it fails.
+func FuzzMerge(f *testing.F) {
+	rec := func(fs ...Field) []byte { return Append(nil, fs) }
+	f.Add(rec(Field{"a", []byte("1")}, Field{"b", []byte("2")}), rec(Field{"b", []byte("two")}, Field{"c", nil}), []byte("x"))
+	f.Add(rec(Field{"a", []byte("1")}, Field{"a", []byte("2")}), rec(Field{"a", []byte("3")}, Field{"a", []byte("4")}), []byte{})
+	f.Add([]byte{Version, 0}, rec(Field{strings.Repeat("n", 200), bytes.Repeat([]byte("v"), 300)}), []byte{})
+	many := make([]Field, 20)
+	for i := range many {
+		many[i] = Field{strconv.Itoa(i), []byte{byte(i)}}
+	}
+	f.Add(rec(many[:5]...), rec(many...), []byte{})
+	f.Fuzz(func(t *testing.T, stored, update, dst []byte) {
+		want, wantErr := mergeRef(stored, update)
+		got, err := Merge(slices.Clone(dst), stored, update)
+		if (err != nil) != (wantErr != nil) {
+			t.Fatalf("Merge error %v, the plain merge's %v", err, wantErr)
+		}
+		if err == nil && !bytes.Equal(got, append(slices.Clone(dst), want...)) {
+			t.Fatalf("Merge = %x, want %x after %x", got, want, dst)
+		}
+	})
+}
+
+func BenchmarkMerge(b *testing.B) {
+	fields := make([]Field, 10)
+	for i := range fields {
+		fields[i] = Field{"field" + strconv.Itoa(i), bytes.Repeat([]byte{'v'}, 100)}
+	}
+	stored := Append(nil, fields)
+	update := Append(nil, []Field{{"field3", bytes.Repeat([]byte{'u'}, 100)}})
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Merge(nil, stored, update); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

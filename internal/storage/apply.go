@@ -416,15 +416,17 @@ func (b *Batch) applyPut(ov *overlay, index uint64, now int64, put *cairnpb.PutO
 	if ttl := put.GetTtlMs(); ttl > 0 {
 		exp = now + ttl
 	}
-	value := put.GetValue()
+	version := MakeVersion(b.origin, index)
+	var rec []byte
 	if put.GetMergeFields() && exists {
 		var err error
-		if value, err = b.merge(old.value, value); err != nil {
+		if rec, err = b.mergeRecord(version, exp, old.value, put.GetValue()); err != nil {
 			return nil, err
 		}
+	} else {
+		rec = encodeRecord(nil, version, exp, put.GetValue())
 	}
-	version := MakeVersion(b.origin, index)
-	ov.put(&pending{sk: sk, rec: encodeRecord(nil, version, exp, value), expMs: exp})
+	ov.put(&pending{sk: sk, rec: rec, expMs: exp})
 	r.NewVersion = version
 	return r, nil
 }
