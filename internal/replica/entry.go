@@ -35,16 +35,12 @@ type entryHeader struct {
 }
 
 func encodeEntry(h entryHeader, cmd *commandpb.Command) ([]byte, error) {
-	body, err := proto.Marshal(cmd)
-	if err != nil {
-		return nil, err
-	}
-	b := make([]byte, entryHeaderLen, entryHeaderLen+len(body))
+	b := make([]byte, entryHeaderLen, entryHeaderLen+proto.Size(cmd)) // one buffer, sized once
 	b[0] = entryFormat
 	b[1] = byte(h.master)<<4 | byte(h.replica)&0x0F
 	binary.BigEndian.PutUint64(b[2:10], h.proposer)
 	binary.BigEndian.PutUint64(b[10:18], h.proposal)
-	return append(b, body...), nil
+	return proto.MarshalOptions{UseCachedSize: true}.MarshalAppend(b, cmd)
 }
 
 func decodeHeader(b []byte) (entryHeader, error) {
