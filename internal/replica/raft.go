@@ -206,6 +206,7 @@ type Raft struct {
 	inSnap *inboundSnap
 	inMu   sync.Mutex
 	inBusy bool
+	proposed bool // loop only: a proposal went to raft since the last yield (raft_loop.go)
 }
 
 // noticeSeen is the freshest commit notice a follower has received.

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"runtime"
 	"time"
 
 	"github.com/cairndb/cairn/api/cairnpb"
@@ -48,6 +49,15 @@ func (r *Raft) loop() {
 			r.sendHeld()
 		}
 		r.drain()
+		if r.proposed && r.rn.HasReady() {
+			// A leader's new proposal: let goroutines already runnable (the
+			// server's workers with the next requests) propose theirs first,
+			// so that one Ready and one commit carry them all. Nothing waits
+			// when nobody is runnable.
+			r.proposed = false
+			runtime.Gosched()
+			r.drain()
+		}
 		if r.rn.HasReady() && r.canWrite() {
 			if err := r.handleReady(); err != nil {
 				r.failed.Store(true)
@@ -222,6 +232,7 @@ func (r *Raft) propose(p *raftProposal) {
 		p.done <- outcome{err: err}
 		return
 	}
+	r.proposed = true
 	if err := r.rn.Propose(data); err != nil {
 		p.done <- outcome{err: fmt.Errorf("%w (%v)", ErrDropped, err)}
 		return
