@@ -202,10 +202,10 @@ type Raft struct {
 	// snapIn hands received snapshots to the loop, which holds the one
 	// raft may restore in inSnap (loop only); inBusy (under inMu) is set
 	// from the start of a receive until the loop is done with it.
-	snapIn chan *inboundSnap
-	inSnap *inboundSnap
-	inMu   sync.Mutex
-	inBusy bool
+	snapIn   chan *inboundSnap
+	inSnap   *inboundSnap
+	inMu     sync.Mutex
+	inBusy   bool
 	proposed bool // loop only: a proposal went to raft since the last yield (raft_loop.go)
 }
 
