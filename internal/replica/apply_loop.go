@@ -1,6 +1,8 @@
 package replica
 
 import (
+	"runtime"
+
 	"github.com/cairndb/cairn/internal/storage"
 )
 
@@ -18,14 +20,12 @@ func (l *Local) applyLoop() {
 			l.drainClosed()
 			return
 		}
-	fill:
-		for len(group) < l.cfg.MaxGroup {
-			select {
-			case p := <-l.proposals:
-				group = append(group, p)
-			default:
-				break fill
-			}
+		group = l.fill(group)
+		if len(group) < l.cfg.MaxGroup {
+			// Let the goroutines already runnable (the server's workers with
+			// the next requests) propose first: one commit carries them too.
+			runtime.Gosched()
+			group = l.fill(group)
 		}
 		l.commitGroup(group)
 		if l.failed.Load() {
@@ -33,6 +33,19 @@ func (l *Local) applyLoop() {
 			return
 		}
 	}
+}
+
+// fill adds the proposals already queued to group, up to MaxGroup.
+func (l *Local) fill(group []*proposal) []*proposal {
+	for len(group) < l.cfg.MaxGroup {
+		select {
+		case p := <-l.proposals:
+			group = append(group, p)
+		default:
+			return group
+		}
+	}
+	return group
 }
 
 func (l *Local) commitGroup(group []*proposal) {

@@ -47,8 +47,9 @@
 // again: the server's workers that are already runnable propose first, so
 // one Ready, one Pebble commit and one append per follower carry them
 // all. Without the yield a leader's Ready carried 1.01 entries under 16
-// writers, with it 5.6 (docs/benchmarks.md, "Issue 12, ninth"). Nothing
-// waits when no goroutine is runnable.
+// writers, with it 5.6 (docs/benchmarks.md, "Issue 12, ninth"). Local's
+// apply loop does the same before it commits a group short of MaxGroup.
+// Nothing waits when no goroutine is runnable.
 //
 // # Membership
 //
