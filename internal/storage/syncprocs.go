@@ -28,6 +28,10 @@ import (
 // Only commits count (a client's SYNC write, a Raft vote), not the
 // engine's own rare fsyncs (its checkpoint every 30 s, an ingestion), so a
 // store whose clients never ask for SYNC keeps its one P.
+// It is a trade, measured in docs/benchmarks.md ("Issue 12, ninth"): a SYNC
+// load no longer falls into the slow regime, but the second P's spinning
+// costs it about a tenth more CPU per write than the one-P fast regime.
+//
 // Nothing changes when the count was 2 or more already, or when GOMAXPROCS
 // is set in the environment (the operator's choice wins). The count is
 // process-wide, shared by every engine of the process.
