@@ -79,11 +79,11 @@ func Merge(dst, stored, update []byte) ([]byte, error) {
 		return dst, fmt.Errorf("the update: %w", err)
 	}
 	var usedBuf [16]bool
-	used := usedBuf[:0]
-	if len(upd) > len(usedBuf) {
-		used = make([]bool, len(upd))
-	} else {
+	var used []bool
+	if len(upd) <= len(usedBuf) {
 		used = usedBuf[:len(upd)]
+	} else {
+		used = make([]bool, len(upd))
 	}
 	n, size := 0, 0
 	if err := each(stored, func(name, val []byte) {

@@ -11,7 +11,8 @@ import (
 // TestSyncCommitsRaiseProcs: at GOMAXPROCS 1, a SYNC commit raises the
 // count to 2 at once, a WRITE_NO_SYNC commit does not, and the count goes
 // back after procsIdle without SYNC commits. With GOMAXPROCS in the
-// environment nothing changes.
+// environment nothing changes. (That each SYNC commit pushes the lowering
+// back is not checked: it could only be told apart by timing.)
 func TestSyncCommitsRaiseProcs(t *testing.T) {
 	was := runtime.GOMAXPROCS(1)
 	idle, env := procsIdle, procs.env
@@ -35,13 +36,6 @@ func TestSyncCommitsRaiseProcs(t *testing.T) {
 	put(Sync)
 	if n := runtime.GOMAXPROCS(0); n != 2 {
 		t.Fatalf("after a SYNC commit GOMAXPROCS is %d, want 2", n)
-	}
-	// SYNC commits keep it raised: each one pushes the lowering back.
-	for end := time.Now().Add(2 * procsIdle); time.Now().Before(end); time.Sleep(procsIdle / 4) {
-		put(Sync)
-		if n := runtime.GOMAXPROCS(0); n != 2 {
-			t.Fatalf("GOMAXPROCS fell to %d between SYNC commits %v apart", n, procsIdle/4)
-		}
 	}
 	waitProcs(t, 1)
 
