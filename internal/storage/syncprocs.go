@@ -28,6 +28,7 @@ import (
 // Only commits count (a client's SYNC write, a Raft vote), not the
 // engine's own rare fsyncs (its checkpoint every 30 s, an ingestion), so a
 // store whose clients never ask for SYNC keeps its one P.
+//
 // It is a trade, measured in docs/benchmarks.md ("Issue 12, ninth"): a SYNC
 // load no longer falls into the slow regime, but the second P's spinning
 // costs it about a tenth more CPU per write than the one-P fast regime.
@@ -40,6 +41,7 @@ var procs struct {
 	raised   atomic.Bool  // the count is 2 because of SYNC commits
 	declined atomic.Bool  // GOMAXPROCS is in the environment: never touch it
 	last     atomic.Int64 // time of the latest SYNC commit, UnixNano
+	many     atomic.Int64 // until then (UnixNano) the count is known to be 2 or more
 	base     int          // the count before raising, restored after
 	// set and get change and read the count, and env looks GOMAXPROCS up;
 	// tests replace them.
@@ -57,15 +59,23 @@ func init() {
 	procs.env = func() bool { _, set := os.LookupEnv("GOMAXPROCS"); return set }
 }
 
-// noteSyncCommit is called before each SYNC commit.
+// noteSyncCommit is called before each SYNC commit. Its common cases
+// (already raised, declined, or a count of 2 or more seen in the last
+// second) take no lock: a machine with several cores asks the runtime at
+// most once a second.
 func noteSyncCommit() {
-	procs.last.Store(time.Now().UnixNano())
-	if procs.raised.Load() || procs.declined.Load() {
+	now := time.Now().UnixNano()
+	procs.last.Store(now)
+	if procs.raised.Load() || procs.declined.Load() || now < procs.many.Load() {
 		return
 	}
 	procs.mu.Lock()
 	defer procs.mu.Unlock()
-	if procs.raised.Load() || procs.get() > 1 {
+	if procs.raised.Load() {
+		return
+	}
+	if procs.get() > 1 {
+		procs.many.Store(now + int64(time.Second))
 		return
 	}
 	if procs.env() {

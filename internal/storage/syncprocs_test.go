@@ -15,6 +15,7 @@ import (
 // back is not checked: it could only be told apart by timing.)
 func TestSyncCommitsRaiseProcs(t *testing.T) {
 	was := runtime.GOMAXPROCS(1)
+	procs.many.Store(0) // forget a count of 2 seen by earlier tests' SYNC commits
 	idle, env := procsIdle, procs.env
 	t.Cleanup(func() {
 		waitProcs(t, 1) // no lowering left to run against the restored count
@@ -38,6 +39,21 @@ func TestSyncCommitsRaiseProcs(t *testing.T) {
 		t.Fatalf("after a SYNC commit GOMAXPROCS is %d, want 2", n)
 	}
 	waitProcs(t, 1)
+
+	// At 2 or more a SYNC commit leaves the count alone, and for a second
+	// the commits after it do not ask the runtime again.
+	runtime.GOMAXPROCS(2)
+	put(Sync)
+	if procs.raised.Load() || procs.many.Load() <= time.Now().UnixNano() {
+		t.Fatalf("at GOMAXPROCS 2 a SYNC commit raised %v, remembered the count until %d", procs.raised.Load(), procs.many.Load())
+	}
+	procs.many.Store(time.Now().Add(time.Hour).UnixNano()) // no timing: the window surely still runs
+	runtime.GOMAXPROCS(1)
+	put(Sync)
+	if n := runtime.GOMAXPROCS(0); n != 1 {
+		t.Fatalf("within the window after seeing 2, a SYNC commit set the count to %d", n)
+	}
+	procs.many.Store(0)
 
 	procs.env = func() bool { return true } // the operator set GOMAXPROCS
 	put(Sync)
