@@ -23,7 +23,9 @@
 # (50000), WORKLOAD (a), DURATION (20), THREADS (16), CONSISTENCY (the
 # bench's default, none_required), DURABILITY (the bench's default,
 # write_no_sync; or sync, no_sync), AFTER_FLAGS (extra `cluster start`
-# flags for the after side only), OUT (results/cluster-ab).
+# flags for the after side only), OUT (results/cluster-ab), TMPDIR (/tmp:
+# where the clusters live; TMPDIR=/dev/shm keeps the disk out of the
+# comparison).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 : "${BEFORE:?set BEFORE to the binary before the change}" "${AFTER:?set AFTER to the binary after it}"
@@ -33,7 +35,7 @@ AFTER_FLAGS=${AFTER_FLAGS:-}
 OUT=${OUT:-results/cluster-ab}
 command -v python3 >/dev/null || { echo "cluster-ab: python3 is needed to read cluster.json" >&2; exit 1; }
 hz=$(getconf CLK_TCK)
-ROOT=$(mktemp -d /tmp/cairn-cluster-ab.XXXXXX)
+ROOT=$(mktemp -d "${TMPDIR:-/tmp}/cairn-cluster-ab.XXXXXX")
 BIN=""
 cleanup() {
 	if [[ -n $BIN && -f $ROOT/cluster/cluster.json ]]; then "$BIN" cluster stop --root "$ROOT/cluster" >/dev/null 2>&1 || true; fi

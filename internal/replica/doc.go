@@ -51,6 +51,11 @@
 // apply loop does the same before it commits a group short of MaxGroup.
 // Nothing waits when no goroutine is runnable.
 //
+// The proposals a drain takes reach raft as one MsgProp (raft_propose.go),
+// so they leave in one MsgApp per follower rather than one each, and a
+// follower that stepped several appends before its Ready answers them with
+// one acknowledgement, the highest (raft_acks.go).
+//
 // # Membership
 //
 // A replica serves reads (ReadReady) only while it is a voter of its

@@ -207,6 +207,9 @@ type Raft struct {
 	inMu     sync.Mutex
 	inBusy   bool
 	proposed bool // loop only: a proposal went to raft since the last yield (raft_loop.go)
+	// batch holds the proposals taken since the loop last stepped them into
+	// raft, which it does as one MsgProp (raft_propose.go). Loop only.
+	batch propBatch
 }
 
 // noticeSeen is the freshest commit notice a follower has received.

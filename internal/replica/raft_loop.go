@@ -104,6 +104,7 @@ func (r *Raft) drain() {
 		}
 		break
 	}
+	r.stepBatch()
 	if len(reads) > 0 {
 		r.startReads(reads...)
 	}
@@ -216,33 +217,6 @@ func (r *Raft) preferLeader() {
 	}
 }
 
-func (r *Raft) propose(p *raftProposal) {
-	if !p.state.CompareAndSwap(propQueued, propProposed) {
-		return // abandoned before it reached Raft
-	}
-	st := r.rn.BasicStatus()
-	if st.RaftState != raft.StateLeader {
-		p.done <- outcome{err: &NotLeaderError{Leader: st.Lead}}
-		return
-	}
-	r.nextProp++
-	p.id, p.term = r.nextProp, st.HardState.GetTerm()
-	data, err := encodeEntry(entryHeader{master: p.master, replica: p.replica, proposer: r.cfg.Node, proposal: p.id}, p.cmd)
-	if err != nil {
-		p.done <- outcome{err: err}
-		return
-	}
-	r.proposed = true
-	if err := r.rn.Propose(data); err != nil {
-		p.done <- outcome{err: fmt.Errorf("%w (%v)", ErrDropped, err)}
-		return
-	}
-	r.pending[p.id] = p
-	if p.ack == AckNone && blindPut(p.cmd) {
-		r.noneWait = append(r.noneWait, p)
-	}
-}
-
 // handleReady persists what the Ready asks and applies its committed
 // entries in one Pebble batch, committed once with the strongest sync mode
 // the new entries (or a vote) ask for; only then are messages sent and
@@ -293,7 +267,7 @@ func (r *Raft) handleReady() error {
 	}
 	r.ackLocal()
 	if !leader {
-		r.cfg.Sender.Send(r.cfg.Shard, rd.Messages)
+		r.cfg.Sender.Send(r.cfg.Shard, coalesceAcks(rd.Messages))
 	}
 	if len(rd.CommittedEntries) > 0 {
 		r.afterApply(done, rd.CommittedEntries[len(rd.CommittedEntries)-1].GetIndex())
@@ -544,6 +518,8 @@ func (r *Raft) maybeTruncate(applied uint64) error {
 func (r *Raft) shutdown() {
 	r.held.take()
 	r.finishInbound(ErrClosed)
+	r.batch.fail(func() error { return ErrClosed }) // never reached raft
+	r.batch.reset()
 	for id, p := range r.pending {
 		delete(r.pending, id)
 		p.done <- outcome{err: ErrUnknownOutcome}

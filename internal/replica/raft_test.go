@@ -29,7 +29,11 @@ type memNet struct {
 	// votes counts the (pre-)vote requests each node sent, commitOnly
 	// the appends without entries (raft_commit.go).
 	votes, commitOnly map[uint64]int
-	snaps             sync.WaitGroup // snapshot sends under way
+	// appends counts the appends with entries each node sent, entries
+	// their entries, and acks the accepting MsgAppResps (raft_propose.go,
+	// raft_acks.go).
+	appends, entries, acks map[uint64]int
+	snaps                  sync.WaitGroup // snapshot sends under way
 	// snapRead, if set, runs on the receiver once it has read a
 	// snapshot's last chunk, before it hands the snapshot to its loop.
 	snapRead func(to *Raft)
@@ -50,7 +54,25 @@ func (n *memNet) tally(from uint64, msgs []*raftpb.Message) {
 			}
 			n.commitOnly[from]++
 		}
+		if n.appends == nil {
+			n.appends, n.entries, n.acks = map[uint64]int{}, map[uint64]int{}, map[uint64]int{}
+		}
+		if m.GetType() == raftpb.MsgApp && len(m.GetEntries()) > 0 {
+			n.appends[from]++
+			n.entries[from] += len(m.GetEntries())
+		}
+		if accepting(m) {
+			n.acks[from]++
+		}
 	}
+}
+
+// sent returns the appends with entries node id has sent, their entries,
+// and the accepting MsgAppResps it has sent.
+func (n *memNet) sent(id uint64) (appends, entries, acks int) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.appends[id], n.entries[id], n.acks[id]
 }
 
 // commitOnlySent returns how many appends without entries node id has sent.
