@@ -28,25 +28,20 @@ func coalesceAcks(msgs []*raftpb.Message) []*raftpb.Message {
 		return msgs
 	}
 	// Walk back from the end, remembering the highest accepted index seen
-	// so far per leader and term; an ack at or below it is dropped.
+	// so far per leader and term; an ack at or below it is dropped. What is
+	// kept fills out from its end, so it keeps its order.
 	var seen []ackSeen
-	keep := make([]bool, len(msgs))
-	kept := 0
+	out := make([]*raftpb.Message, len(msgs))
+	j := len(out)
 	for i := len(msgs) - 1; i >= 0; i-- {
 		m := msgs[i]
 		if accepting(m) && !noteAck(&seen, m) {
 			continue
 		}
-		keep[i] = true
-		kept++
+		j--
+		out[j] = m
 	}
-	out := make([]*raftpb.Message, 0, kept)
-	for i, m := range msgs {
-		if keep[i] {
-			out = append(out, m)
-		}
-	}
-	return out
+	return out[j:]
 }
 
 // ackSeen is the highest index a later ack to a leader, in a term, accepted.
