@@ -172,3 +172,10 @@ ycsb-bench: build
 .PHONY: bench-peers
 bench-peers: build
 	BIN=$(BIN) ./scripts/bench-peers.sh
+
+# Oracle NoSQL KVLite (kvstore.jar) built from its sources, for bench-peers'
+# KVSTORE_JAR: make kvlite-jar KVLITE_SRC=<clone, bare mirror or URL of
+# github.com/oracle/nosql>. Output: results/kvlite/lib/kvstore.jar.
+.PHONY: kvlite-jar
+kvlite-jar:
+	./scripts/build-kvlite.sh "$(KVLITE_SRC)"
