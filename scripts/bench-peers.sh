@@ -81,7 +81,7 @@ else
   cairn_durability=write_no_sync redis_fsync=everysec kvlite_durability=COMMIT_WRITE_NO_SYNC
 fi
 HZ=$(getconf CLK_TCK)
-KVSTORE_HINT="build it from github.com/oracle/nosql with mvn install -pl kvmain,kvstore -am"
+KVSTORE_HINT="build it from github.com/oracle/nosql: make kvlite-jar KVLITE_SRC=<clone or URL>, then KVSTORE_JAR=results/kvlite/lib/kvstore.jar"
 
 peers_die() { echo "bench-peers.sh: $*" >&2; exit 1; }
 
