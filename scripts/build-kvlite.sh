@@ -33,7 +33,7 @@ MVN=${MVN:-mvn}
 read -ra mvn_flags <<<"${MVN_FLAGS:--B -q -Dstyle.color=never}"
 START_SECONDS=${START_SECONDS:-120}
 die() { echo "build-kvlite: $*" >&2; exit 1; }
-for tool in git java "$MVN"; do command -v "$tool" >/dev/null || die "$tool is needed"; done
+for tool in git java jar "$MVN"; do command -v "$tool" >/dev/null || die "$tool is needed"; done
 
 mkdir -p "$OUT"
 OUT=$(readlink -f "$OUT")
