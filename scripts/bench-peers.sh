@@ -399,6 +399,12 @@ peers_table() {
         kc = "load" SUBSEP "cairn"; kr = "load" SUBSEP "redis"
         if (n[kc] && n[kr]) printf "Durable load, Cairn lite (sync) / Redis (appendfsync always): %.2fx (goal: at least 1.5x)\n", (t[kc] / n[kc]) / (t[kr] / n[kr])
       }
+      line = ""
+      for (i = 1; i <= np; i++) {
+        kc = ph[i] SUBSEP "cairn"; kk = ph[i] SUBSEP "kvlite"
+        if (n[kc] && n[kk]) line = line sprintf("%s %s %.2fx", line == "" ? "" : ",", ph[i], (t[kc] / n[kc]) / (t[kk] / n[kk]))
+      }
+      if (line != "") printf "Throughput, Cairn lite / Oracle NoSQL KVLite:%s (goal: at least 2x on b and c)\n", line
     }' "$OUT/summary.tsv"
 }
 
