@@ -64,18 +64,27 @@ func Inspect(pid int, root string) ProcState {
 	if err != nil {
 		return ProcGone
 	}
-	state := procStatState(stat)
-	if state == 'Z' || state == 'X' || state == 'x' || state == 0 {
-		return ProcGone // a zombie is dead; nobody has reaped it yet
-	}
 	cmdline, err := os.ReadFile(filepath.Join(dir, "cmdline"))
-	if errors.Is(err, fs.ErrNotExist) {
+	return classify(stat, cmdline, err, root)
+}
+
+// classify tells what a process is from its /proc stat and cmdline (and
+// the error reading cmdline, if any). A process that is exiting has
+// released its memory before it turns into a zombie, and meanwhile its
+// cmdline reads empty: it is gone too, not another program (Stop waits for
+// a node to be no longer ours, and may look again within that window).
+func classify(stat, cmdline []byte, cmdErr error, root string) ProcState {
+	state := procStatState(stat)
+	switch {
+	case state == 'Z' || state == 'X' || state == 'x' || state == 0:
+		return ProcGone // a zombie is dead; nobody has reaped it yet
+	case errors.Is(cmdErr, fs.ErrNotExist):
 		return ProcGone
-	}
-	if err != nil || !isNodeCmdline(cmdline, root) {
+	case cmdErr == nil && len(cmdline) == 0:
+		return ProcGone // exiting (or a kernel thread): not a node, and not a program to leave alone
+	case cmdErr != nil || !isNodeCmdline(cmdline, root):
 		return ProcOther
-	}
-	if state == 'T' || state == 't' {
+	case state == 'T' || state == 't':
 		return ProcStopped
 	}
 	return ProcRunning

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"strings"
@@ -49,6 +50,35 @@ func TestProcStatState(t *testing.T) {
 // TestHelperProcess is not a test: it is the body of the fake node that
 // startFakeNode runs (this test binary, re-executed). It waits for its
 // stdin to close or a signal to end it.
+// A process between releasing its memory and becoming a zombie reads an
+// empty cmdline: it is gone, not another program (Stop, then Inspect, once
+// saw it so).
+func TestClassify(t *testing.T) {
+	const root = "/r/n1"
+	node := []byte("cairn\x00sn\x00--root\x00/r/n1\x00")
+	for _, c := range []struct {
+		name    string
+		stat    string
+		cmdline []byte
+		err     error
+		want    ProcState
+	}{
+		{"running node", "12 (cairn) S 1", node, nil, ProcRunning},
+		{"paused node", "12 (cairn) T 1", node, nil, ProcStopped},
+		{"zombie", "12 (cairn) Z 1", nil, nil, ProcGone},
+		{"exiting: memory released", "12 (cairn) R 1", []byte{}, nil, ProcGone},
+		{"exited between the reads", "12 (cairn) R 1", nil, fs.ErrNotExist, ProcGone},
+		{"another program", "12 (sleep) S 1", []byte("sleep\x00100\x00"), nil, ProcOther},
+		{"another node's root", "12 (cairn) S 1", []byte("cairn\x00sn\x00--root\x00/r/n2\x00"), nil, ProcOther},
+		{"cmdline unreadable", "12 (cairn) S 1", nil, fs.ErrPermission, ProcOther},
+		{"stat unparsable", "garbage", node, nil, ProcGone},
+	} {
+		if got := classify([]byte(c.stat), c.cmdline, c.err, root); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
 func TestHelperProcess(t *testing.T) {
 	if os.Getenv("CAIRN_CLUSTER_HELPER") != "1" {
 		t.Skip("helper process only")
