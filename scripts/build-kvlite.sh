@@ -14,7 +14,8 @@
 # in OUT/lib/kvstore.jar with its runtime dependencies beside it: the jar's
 # manifest names them by file name, so `java -jar OUT/lib/kvstore.jar
 # kvlite ...` runs with no classpath. It then starts KVLite once from there
-# on free ports, waits for "Created new kvlite store", and stops it.
+# on a random port (and the few after it, which KVLite also takes), waits
+# for "Created new kvlite store", and stops it.
 #
 # (The kvstore pom configures maven-dependency-plugin's outputDirectory for
 # its own unpacking, which also overrides copy-dependencies' -DoutputDirectory;
@@ -22,9 +23,9 @@
 # itself.)
 #
 # Environment (default): OUT (results/kvlite), REV (the clone's HEAD),
-# MVN (mvn), MVN_FLAGS (-B -q -Dstyle.color=never), START_SECONDS (120: how long KVLite may take
-# to create its store). On this 2-core machine the build took 68 s with a
-# primed ~/.m2, and KVLite started in about 6 s.
+# MVN (mvn), MVN_FLAGS (-B -q -Dstyle.color=never), START_SECONDS (120: how
+# long KVLite may take to create its store). On this 2-core machine the build
+# took 51-68 s with a primed ~/.m2, and KVLite started in about 6 s.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SRC=${1:?usage: scripts/build-kvlite.sh SRC (a clone, bare mirror or URL of github.com/oracle/nosql)}
@@ -78,7 +79,8 @@ pid=$!
 trap 'kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true; rm -rf "$root"' EXIT
 for _ in $(seq $((START_SECONDS * 10))); do
   grep -q 'Created new kvlite store' "$root/kvlite.log" && break
-  kill -0 "$pid" 2>/dev/null || { cat "$root/kvlite.log" >&2; die "KVLite exited before it created its store"; }
+  kill -0 "$pid" 2>/dev/null ||
+    { cat "$root/kvlite.log" >&2; die "KVLite exited before it created its store (port $port or the next few taken? run again)"; }
   sleep 0.1
 done
 grep -q 'Created new kvlite store' "$root/kvlite.log" ||

@@ -47,9 +47,6 @@ func TestProcStatState(t *testing.T) {
 	}
 }
 
-// TestHelperProcess is not a test: it is the body of the fake node that
-// startFakeNode runs (this test binary, re-executed). It waits for its
-// stdin to close or a signal to end it.
 // A process between releasing its memory and becoming a zombie reads an
 // empty cmdline: it is gone, not another program (Stop, then Inspect, once
 // saw it so).
@@ -79,6 +76,9 @@ func TestClassify(t *testing.T) {
 	}
 }
 
+// TestHelperProcess is not a test: it is the body of the fake node that
+// startFakeNode runs (this test binary, re-executed). It waits for its
+// stdin to close or a signal to end it.
 func TestHelperProcess(t *testing.T) {
 	if os.Getenv("CAIRN_CLUSTER_HELPER") != "1" {
 		t.Skip("helper process only")
