@@ -25,7 +25,8 @@ address when ready. SIGINT or SIGTERM stops it cleanly.
 The store name and partition count are fixed when the root is created;
 starting on an existing root with different values is refused.`,
 		Example: `  cairn lite --root /tmp/cairn --port 5000 --store kvstore --partitions 10
-  cairn lite --root /tmp/cairn --pprof 127.0.0.1:6060   # then: go tool pprof http://127.0.0.1:6060/debug/pprof/profile`,
+  cairn lite --root /tmp/cairn --pprof 127.0.0.1:6060   # then: go tool pprof http://127.0.0.1:6060/debug/pprof/profile
+                                                        #   or: curl http://127.0.0.1:6060/metrics`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg.Version = version
@@ -77,7 +78,7 @@ func runLite(ctx context.Context, cfg node.LiteConfig) error {
 	}
 	fmt.Printf("cairn lite: store %q (%d partitions) ready at %s\n", m.Name, m.Partitions, n.Addr())
 	if a := n.PprofAddr(); a != "" {
-		cfg.Logger.Info("profiling endpoint", "addr", "http://"+a+"/debug/pprof/")
+		cfg.Logger.Info("profiling endpoint", "addr", "http://"+a+"/debug/pprof/", "metrics", "http://"+a+"/metrics")
 	}
 	return serveUntilStopped(ctx, n, cfg.Logger)
 }

@@ -33,7 +33,7 @@ func addNodeTuningFlags(f *pflag.FlagSet, t nodeTuning) {
 	f.IntVar(t.gcPercent, "gc-percent", *t.gcPercent, "Go GC percent for this process (0: the runtime's; the GOGC environment variable wins)")
 	f.BoolVar(t.noHTTP, "no-http", false, "serve gRPC only on the port: no HTTP/JSON API (docs/design/20261127_every_language.md)")
 	f.StringVar(t.logLevel, "log-level", "info", "log level: debug, info, warn or error")
-	f.StringVar(t.pprofAddr, "pprof", "", "serve Go profiles (net/http/pprof) on this host:port, a listener of its own (default off; use loopback)")
+	f.StringVar(t.pprofAddr, "pprof", "", "serve Go profiles (/debug/pprof/) and Prometheus metrics (/metrics) on this host:port, a listener of its own (default off; use loopback)")
 	f.Var(byteSize{&t.scrub.Rate}, "scrub-rate", "background scrub: read every sstable block, the MANIFEST and the WALs at this many bytes per second (or 8MiB...), checking checksums (0: off)")
 	f.DurationVar(&t.scrub.Interval, "scrub-interval", t.scrub.Interval, "background scrub: pause between the end of a pass and the start of the next")
 }

@@ -267,7 +267,7 @@ func (n *Lite) start() error {
 	}
 	cairnpb.RegisterKVStreamServer(n.grpc, n.calls)
 	if n.cfg.PprofAddr != "" {
-		if n.debug, err = startDebug(n.cfg.PprofAddr); err != nil {
+		if n.debug, err = startDebug(n.cfg.PprofAddr, n.metrics); err != nil {
 			return err
 		}
 	}

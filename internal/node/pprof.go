@@ -7,21 +7,25 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"time"
+
+	"github.com/cairndb/cairn/internal/metrics"
 )
 
-// debugServer serves Go's profiling endpoints (net/http/pprof) on a
-// listener of its own, never on the KV port, so that exposing profiles is a
-// separate, explicit choice of address (usually loopback).
+// debugServer serves Go's profiling endpoints (net/http/pprof) and the
+// node's Prometheus metrics (/metrics, internal/metrics) on a listener of
+// its own, never on the KV port, so that exposing them is a separate,
+// explicit choice of address (usually loopback).
 //
 //	go tool pprof -seconds 20 http://ADDR/debug/pprof/profile
 //	go tool pprof http://ADDR/debug/pprof/heap
+//	curl http://ADDR/metrics
 type debugServer struct {
 	lis net.Listener
 	srv *http.Server
 }
 
-// startDebug listens on addr and serves /debug/pprof/ there.
-func startDebug(addr string) (*debugServer, error) {
+// startDebug listens on addr and serves /debug/pprof/ and /metrics there.
+func startDebug(addr string, snap func() metrics.Snapshot) (*debugServer, error) {
 	lis, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("pprof: listen on %s: %w", addr, err)
@@ -32,6 +36,7 @@ func startDebug(addr string) (*debugServer, error) {
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	mux.Handle("GET /metrics", metrics.Handler(snap))
 	d := &debugServer{lis: lis, srv: &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}}
 	go func() { _ = d.srv.Serve(lis) }()
 	return d, nil

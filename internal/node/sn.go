@@ -341,10 +341,10 @@ func (n *SN) start(addr string, topo *topology.Topology) error {
 		n.port = servePort(n.lis, n.grpc, n.httpAPI.Handler(), n.served)
 	}
 	if n.cfg.PprofAddr != "" {
-		if n.debug, err = startDebug(n.cfg.PprofAddr); err != nil {
+		if n.debug, err = startDebug(n.cfg.PprofAddr, n.metrics); err != nil {
 			return err
 		}
-		n.log.Info("profiling endpoint", "url", "http://"+n.debug.Addr()+"/debug/pprof/")
+		n.log.Info("profiling endpoint", "url", "http://"+n.debug.Addr()+"/debug/pprof/", "metrics", "http://"+n.debug.Addr()+"/metrics")
 	}
 	n.scrub = startScrub(n.engine(), n.cfg.Scrub, n.log)
 	n.rejoinAll()

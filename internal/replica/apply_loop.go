@@ -75,6 +75,8 @@ func (l *Local) commitGroup(group []*proposal) {
 			return
 		}
 		l.publish(next)
+		l.groups.Add(1)
+		l.commands.Add(uint64(taken))
 	}
 	for i, p := range group {
 		p.done <- results[i]

@@ -24,7 +24,8 @@
 //
 // # Concurrency
 //
-// Propose, ReadReady, AppliedIndex and Engine are safe from any goroutine.
+// Propose, ReadReady, AppliedIndex, Engine and Stats are safe from any
+// goroutine (Stats reads counters the loops keep in atomics, stats.go).
 // One goroutine (the apply loop) owns the engine's write path; another runs
 // the TTL sweeper, which proposes Expire commands like any client. Close
 // stops both and waits for them.

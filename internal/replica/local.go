@@ -53,6 +53,8 @@ type Local struct {
 	failed    atomic.Bool
 
 	applied  atomic.Uint64
+	groups   atomic.Uint64 // groups committed, for Stats (stats.go)
+	commands atomic.Uint64 // commands applied in them
 	mu       sync.Mutex
 	advanced chan struct{} // closed and replaced whenever applied grows
 }

@@ -152,6 +152,7 @@ type Raft struct {
 	failed    atomic.Bool
 
 	applied  atomic.Uint64
+	counts   readyCounts                            // for Stats (stats.go)
 	table    atomic.Pointer[storage.PartitionTable] // published after each commit (ptable.go)
 	leader   atomic.Uint64
 	term     atomic.Uint64

@@ -96,12 +96,12 @@ func (r *Raft) leaderSend(msgs []*raftpb.Message) {
 		msgs = r.held.hold(msgs)
 		r.held.arm(r.cfg.CommitLinger)
 	}
-	r.cfg.Sender.Send(r.cfg.Shard, msgs)
+	r.send(msgs)
 }
 
 // sendHeld sends the commit-only appends still held when the linger ends.
 func (r *Raft) sendHeld() {
 	if msgs := r.held.take(); len(msgs) > 0 && r.IsLeader() {
-		r.cfg.Sender.Send(r.cfg.Shard, msgs)
+		r.send(msgs)
 	}
 }

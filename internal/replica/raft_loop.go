@@ -226,6 +226,7 @@ func (r *Raft) preferLeader() {
 // snapshot that the Ready does not carry was declined by raft.
 func (r *Raft) handleReady() error {
 	rd := r.rn.Ready()
+	r.counts.note(rd)
 	if rd.SoftState != nil {
 		r.setLeader(rd.SoftState.Lead)
 	}
@@ -267,7 +268,7 @@ func (r *Raft) handleReady() error {
 	}
 	r.ackLocal()
 	if !leader {
-		r.cfg.Sender.Send(r.cfg.Shard, coalesceAcks(rd.Messages))
+		r.send(coalesceAcks(rd.Messages))
 	}
 	if len(rd.CommittedEntries) > 0 {
 		r.afterApply(done, rd.CommittedEntries[len(rd.CommittedEntries)-1].GetIndex())

@@ -165,6 +165,7 @@ func overlapsRecords(start, end []byte) bool {
 }
 
 func (b *Batch) commit(mode SyncMode) error {
+	b.e.wrote.note(b.b)
 	switch mode {
 	case NoSync:
 		return b.b.Commit(pebble.NoSync)

@@ -69,7 +69,9 @@
 // # Concurrency
 //
 // Engine reads (Get, MultiGet, StoreScan, ExpiredBefore) are safe from any
-// goroutine and see a consistent snapshot each. A View (checksum.go) is a
+// goroutine and see a consistent snapshot each. Stats (stats.go: commit,
+// fsync, flush and row cache counters, for the metrics endpoint) is safe
+// from any goroutine too. A View (checksum.go) is a
 // snapshot kept open: a replica takes one right after committing a Checksum
 // command and hashes its partitions from it off the apply loop; close it
 // before the engine. So is an Export, whose readers may stream from any

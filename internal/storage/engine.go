@@ -132,6 +132,7 @@ type Engine struct {
 	log   *slog.Logger
 	cache *pebble.Cache
 	rows  *rowCache // nil: off
+	wrote writeCounts
 
 	// db is the open Pebble. While ro is set (the engine started on a full
 	// disk and Pebble is open read-only), readers hold swapMu's read lock,
@@ -282,7 +283,8 @@ func (e *Engine) closeDB() error {
 	return db.Close()
 }
 
-// Metrics returns Pebble's metrics, for the metrics endpoint and debugging.
+// Metrics returns Pebble's metrics, for debugging and tests (the metrics
+// endpoint takes Stats).
 func (e *Engine) Metrics() *pebble.Metrics {
 	db, l := e.acquire()
 	defer e.release(l)

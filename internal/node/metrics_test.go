@@ -1,0 +1,109 @@
+package node
+
+import (
+	"bufio"
+	"context"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cairndb/cairn/api/cairnpb"
+)
+
+// scrape GETs url and returns its samples without labels, by name, and
+// with labels, by name{labels}.
+func scrape(t *testing.T, url string) map[string]float64 {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %s", url, resp.Status)
+	}
+	out := map[string]float64{}
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		line := sc.Text()
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		i := strings.LastIndexByte(line, ' ')
+		v, err := strconv.ParseFloat(line[i+1:], 64)
+		if err != nil {
+			t.Fatalf("bad sample line %q", line)
+		}
+		out[line[:i]] = v
+	}
+	return out
+}
+
+// TestLiteServesMetrics: cairn lite with a debug listener serves /metrics
+// there, and its write counters follow 30 puts.
+func TestLiteServesMetrics(t *testing.T) {
+	cfg := DefaultLiteConfig(t.TempDir())
+	cfg.Port, cfg.CacheBytes, cfg.MinFreeBytes, cfg.PprofAddr = 0, 8<<20, 0, "127.0.0.1:0"
+	cfg.Logger = slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
+	n, err := StartLite(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = n.Close() })
+	url := "http://" + n.PprofAddr() + "/metrics"
+	before := scrape(t, url)
+	kv := dial(t, n.Addr())
+	for i := range 30 {
+		key := &cairnpb.Key{Major: []string{"m", strconv.Itoa(i)}}
+		if _, err := kv.Put(context.Background(), &cairnpb.PutRequest{Op: &cairnpb.PutOp{Key: key, Value: []byte("v")}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	after := scrape(t, url)
+	for name, want := range map[string]float64{
+		"cairn_apply_commands_total":      30,
+		`cairn_applied_index{shard="0"}`:  30,
+		"cairn_storage_commit_keys_total": 60, // each put's record and at least one applied index per commit
+	} {
+		if got := after[name] - before[name]; got < want {
+			t.Errorf("%s grew by %v over 30 puts, want at least %v", name, got, want)
+		}
+	}
+	if g := after["cairn_apply_groups_total"] - before["cairn_apply_groups_total"]; g < 1 || g > 30 {
+		t.Errorf("30 sequential puts in %v group commits", g)
+	}
+	if after["process_cpu_seconds_total"] <= 0 || after["go_goroutines"] <= 0 {
+		t.Errorf("no process or Go runtime metrics: %v %v", after["process_cpu_seconds_total"], after["go_goroutines"])
+	}
+}
+
+// TestSNMetricsSnapshot: each node of a 3-node, 2-shard, RF 3 store
+// reports both its replicas, and each shard has one leader among them.
+func TestSNMetricsSnapshot(t *testing.T) {
+	sns, _ := startCluster(t, 3, 2, 3)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		leaders := map[uint64]int{}
+		for _, sn := range sns {
+			s := sn.metrics()
+			if s.Storage == nil || len(s.Shards) != 2 {
+				t.Fatalf("node %d reports storage %v and %d shards, want 2", sn.ID(), s.Storage, len(s.Shards))
+			}
+			for _, r := range s.Shards {
+				if r.Leader {
+					leaders[r.Shard]++
+				}
+			}
+		}
+		if len(leaders) == 2 && leaders[1] == 1 && leaders[2] == 1 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("leaders per shard: %v, want one for each of shards 1 and 2", leaders)
+		}
+		<-time.After(20 * time.Millisecond) // elections under way: poll with a deadline
+	}
+}
