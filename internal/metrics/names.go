@@ -22,7 +22,7 @@ var (
 	raftLeader    = desc("cairn_raft_leader", "1 if this node's replica leads the shard, else 0.", "shard")
 	raftTerm      = desc("cairn_raft_term", "The shard's current Raft term, as this replica knows it.", "shard")
 	raftCommit    = desc("cairn_raft_commit_index", "Highest log index this replica knows committed.", "shard")
-	raftReadies   = desc("cairn_raft_readies_total", "Raft Readies handled (each at most one engine commit).", "shard")
+	raftReadies   = desc("cairn_raft_readies_total", "Raft Readies handled (each usually one engine commit).", "shard")
 	raftAppended  = desc("cairn_raft_entries_appended_total", "Raft log entries written.", "shard")
 	raftApplied   = desc("cairn_raft_entries_applied_total", "Raft log entries applied.", "shard")
 	raftSent      = desc("cairn_raft_messages_sent_total", "Raft messages handed to the transport.", "shard")

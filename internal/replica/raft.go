@@ -253,6 +253,7 @@ func OpenRaft(e *storage.Engine, meta storage.StoreMeta, cfg RaftConfig) (*Raft,
 	ls.snapshot = r.buildSnapshot
 	r.sumCtx, r.sumCancel = context.WithCancel(context.Background())
 	r.applied.Store(applied)
+	r.counts.commit.Store(max(ls.hard.GetCommit(), applied)) // what was applied was committed
 	t, err := e.LoadTable(cfg.Shard)
 	if err != nil {
 		return nil, err

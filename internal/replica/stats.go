@@ -9,7 +9,7 @@ import (
 
 // RaftStats is a snapshot of a Raft replica's state and counters, for the
 // metrics endpoint (internal/metrics). The counters grow from the
-// replica's start.
+// replica's start; Commit starts at the index the replica restarted at.
 type RaftStats struct {
 	Shard  uint64
 	Leader bool   // this replica leads its group
@@ -17,8 +17,8 @@ type RaftStats struct {
 	Commit uint64 // the highest index known committed
 	// Applied is the highest index applied to the engine.
 	Applied uint64
-	// Readies counts the Readies handled: each is at most one commit of
-	// the engine. Appended and ApplyEntries count the log entries they
+	// Readies counts the Readies handled: each is usually one commit of
+	// the engine (a Checksum entry or a log truncation adds one). Appended and ApplyEntries count the log entries they
 	// wrote and applied, so Appended / Readies is how many entries a
 	// Ready carries. Sent counts the Raft messages handed to the transport
 	// (appends, acknowledgements, votes, heartbeats and their answers; not
