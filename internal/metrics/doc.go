@@ -3,11 +3,12 @@
 // /debug/pprof/): GET /metrics.
 //
 // It reads, at each scrape and not before, a Snapshot the node assembles:
-// its engine's storage.Stats and, per replica, replica.RaftStats (a
-// storage node) or replica.LocalStats (cairn lite). Nothing on the request
-// path touches Prometheus: the counters are the engine's and replicas' own
-// atomics, so a node that nobody scrapes pays a few atomic adds per
-// commit and per Ready, and nothing per read.
+// its engine's storage.Stats, per replica replica.RaftStats (a storage
+// node) or replica.LocalStats (cairn lite), and its KV server's
+// server.OpStats. Nothing on the request path touches Prometheus: the
+// counters are the engine's, replicas' and server's own atomics, so a node
+// that nobody scrapes pays a few atomic adds per commit, per Ready and per
+// call.
 //
 // The names (docs/operations.md, "Metrics"):
 //
@@ -33,6 +34,8 @@
 //	cairn_raft_entries_appended_total{shard}  log entries written
 //	cairn_raft_entries_applied_total{shard}   log entries applied
 //	cairn_raft_messages_sent_total{shard}     Raft messages sent
+//	cairn_requests_total{op}             KV calls served (get, multi_get, put, ...)
+//	cairn_request_errors_total{op}       those that failed
 //
 // and the Go runtime's and the process's (go_*, process_*).
 //

@@ -9,16 +9,18 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/cairndb/cairn/internal/replica"
+	"github.com/cairndb/cairn/internal/server"
 	"github.com/cairndb/cairn/internal/storage"
 )
 
 // Snapshot is what a node reports at one scrape. Storage is nil while the
 // node has no engine open; Local is set on cairn lite, Shards on a storage
-// node (one entry per replica it runs).
+// node (one entry per replica it runs); Requests on both.
 type Snapshot struct {
-	Storage *storage.Stats
-	Local   *replica.LocalStats
-	Shards  []replica.RaftStats
+	Storage  *storage.Stats
+	Local    *replica.LocalStats
+	Shards   []replica.RaftStats
+	Requests []server.OpStats // the KV methods' calls (none before the node serves)
 }
 
 // Handler serves GET /metrics from snap, with the Go runtime's and the
@@ -51,6 +53,10 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	for _, r := range s.Shards {
 		collectShard(ch, r)
+	}
+	for _, o := range s.Requests {
+		counter(ch, requests, o.Calls, o.Op)
+		counter(ch, requestErrors, o.Errors, o.Op)
 	}
 }
 

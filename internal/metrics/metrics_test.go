@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/cairndb/cairn/internal/replica"
+	"github.com/cairndb/cairn/internal/server"
 	"github.com/cairndb/cairn/internal/storage"
 )
 
@@ -20,6 +21,7 @@ func TestHandlerWritesSnapshot(t *testing.T) {
 		Local: &replica.LocalStats{Applied: 12, Groups: 5, Commands: 12},
 		Shards: []replica.RaftStats{{Shard: 2, Leader: true, Term: 3, Commit: 40, Applied: 39,
 			Readies: 11, Appended: 20, ApplyEntries: 19, Sent: 33}},
+		Requests: []server.OpStats{{Op: "multi_get", Calls: 17, Errors: 2}},
 	}
 	body := get(t, full)
 	for _, line := range []string{
@@ -32,6 +34,7 @@ func TestHandlerWritesSnapshot(t *testing.T) {
 		`cairn_raft_commit_index{shard="2"} 40`, `cairn_raft_readies_total{shard="2"} 11`,
 		`cairn_raft_entries_appended_total{shard="2"} 20`, `cairn_raft_entries_applied_total{shard="2"} 19`,
 		`cairn_raft_messages_sent_total{shard="2"} 33`,
+		`cairn_requests_total{op="multi_get"} 17`, `cairn_request_errors_total{op="multi_get"} 2`,
 	} {
 		if !strings.Contains(body, "\n"+line+"\n") {
 			t.Errorf("no line %q", line)

@@ -161,6 +161,7 @@ type Lite struct {
 	httpAPI *httpapi.Lazy
 	replica *replica.Local
 	engine  *storage.Engine
+	kv      *server.Server
 	scrub   *scrubber    // nil unless Scrub.Rate is set
 	debug   *debugServer // nil unless PprofAddr is set
 	served  chan error
@@ -240,6 +241,7 @@ func (n *Lite) start() error {
 	scfg := server.DefaultConfig()
 	scfg.Limits, scfg.Version = n.cfg.Limits, n.cfg.Version
 	srv, err := server.New(n.replica, scfg)
+	n.kv = srv
 	if err != nil {
 		return err
 	}

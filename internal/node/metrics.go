@@ -9,7 +9,7 @@ import (
 func (n *Lite) metrics() metrics.Snapshot {
 	st := n.engine.Stats()
 	ls := n.replica.Stats()
-	return metrics.Snapshot{Storage: &st, Local: &ls}
+	return metrics.Snapshot{Storage: &st, Local: &ls, Requests: n.kv.Stats()}
 }
 
 // metrics is what the storage node reports at a scrape of /metrics: its
@@ -25,6 +25,9 @@ func (n *SN) metrics() metrics.Snapshot {
 	if e := n.engine(); e != nil {
 		st := e.Stats()
 		s.Storage = &st
+	}
+	if kv := n.kv.Load(); kv != nil {
+		s.Requests = kv.Stats()
 	}
 	n.mu.RLock()
 	defer n.mu.RUnlock()

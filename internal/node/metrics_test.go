@@ -43,7 +43,7 @@ func scrape(t *testing.T, url string) map[string]float64 {
 }
 
 // TestLiteServesMetrics: cairn lite with a debug listener serves /metrics
-// there, and its write counters follow 30 puts.
+// there, and its counters follow 30 puts and a get that fails.
 func TestLiteServesMetrics(t *testing.T) {
 	cfg := DefaultLiteConfig(t.TempDir())
 	cfg.Port, cfg.CacheBytes, cfg.MinFreeBytes, cfg.PprofAddr = 0, 8<<20, 0, "127.0.0.1:0"
@@ -62,15 +62,24 @@ func TestLiteServesMetrics(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	if _, err := kv.Get(context.Background(), &cairnpb.GetRequest{Key: &cairnpb.Key{}}); err == nil {
+		t.Fatal("a get of an empty key succeeded")
+	}
 	after := scrape(t, url)
 	for name, want := range map[string]float64{
-		"cairn_apply_commands_total":      30,
-		`cairn_applied_index{shard="0"}`:  30,
-		"cairn_storage_commit_keys_total": 60, // each put's record and at least one applied index per commit
+		"cairn_apply_commands_total":           30,
+		`cairn_applied_index{shard="0"}`:       30,
+		"cairn_storage_commit_keys_total":      60, // each put's record and at least one applied index per commit
+		`cairn_requests_total{op="put"}`:       30,
+		`cairn_requests_total{op="get"}`:       1,
+		`cairn_request_errors_total{op="get"}`: 1,
 	} {
 		if got := after[name] - before[name]; got < want {
-			t.Errorf("%s grew by %v over 30 puts, want at least %v", name, got, want)
+			t.Errorf("%s grew by %v over 30 puts and a bad get, want at least %v", name, got, want)
 		}
+	}
+	if e := after[`cairn_request_errors_total{op="put"}`]; e != 0 {
+		t.Errorf("%v failed puts, want none", e)
 	}
 	if g := after["cairn_apply_groups_total"] - before["cairn_apply_groups_total"]; g < 1 || g > 30 {
 		t.Errorf("30 sequential puts in %v group commits", g)
@@ -81,7 +90,8 @@ func TestLiteServesMetrics(t *testing.T) {
 }
 
 // TestSNMetricsSnapshot: each node of a 3-node, 2-shard, RF 3 store
-// reports both its replicas, and each shard has one leader among them.
+// reports its engine, its KV methods and both its replicas, and each shard
+// has one leader among them.
 func TestSNMetricsSnapshot(t *testing.T) {
 	sns, _ := startCluster(t, 3, 2, 3)
 	deadline := time.Now().Add(10 * time.Second)
@@ -89,8 +99,8 @@ func TestSNMetricsSnapshot(t *testing.T) {
 		leaders := map[uint64]int{}
 		for _, sn := range sns {
 			s := sn.metrics()
-			if s.Storage == nil || len(s.Shards) != 2 {
-				t.Fatalf("node %d reports storage %v and %d shards, want 2", sn.ID(), s.Storage, len(s.Shards))
+			if s.Storage == nil || len(s.Shards) != 2 || len(s.Requests) != 8 {
+				t.Fatalf("node %d reports storage %v, %d shards and %d KV methods, want 2 and 8", sn.ID(), s.Storage, len(s.Shards), len(s.Requests))
 			}
 			for _, r := range s.Shards {
 				if r.Leader {

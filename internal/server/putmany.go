@@ -20,7 +20,8 @@ const MaxPutManyRecords = 1000
 // paths are proposed at once, and the shard's group commit writes them
 // together. A put that fails (invalid, or not this node's to write) gets
 // its own error in its result; the others go on.
-func (s *Server) PutMany(ctx context.Context, req *cairnpb.PutManyRequest) (*cairnpb.PutManyResponse, error) {
+func (s *Server) PutMany(ctx context.Context, req *cairnpb.PutManyRequest) (_ *cairnpb.PutManyResponse, err error) {
+	defer s.calls.done(opPutMany, &err)
 	if err := checkHeader(req.GetHeader()); err != nil {
 		return nil, s.status(err)
 	}

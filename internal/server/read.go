@@ -18,7 +18,8 @@ const (
 )
 
 // Get reads one record.
-func (s *Server) Get(ctx context.Context, req *cairnpb.GetRequest) (*cairnpb.GetResponse, error) {
+func (s *Server) Get(ctx context.Context, req *cairnpb.GetRequest) (_ *cairnpb.GetResponse, err error) {
+	defer s.calls.done(opGet, &err)
 	if err := checkHeader(req.GetHeader()); err != nil {
 		return nil, s.status(err)
 	}
@@ -56,7 +57,8 @@ func getResponse(r storage.Record) *cairnpb.GetResponse {
 }
 
 // MultiGet reads records under a complete major path, whole or in pages.
-func (s *Server) MultiGet(ctx context.Context, req *cairnpb.MultiGetRequest) (*cairnpb.MultiGetResponse, error) {
+func (s *Server) MultiGet(ctx context.Context, req *cairnpb.MultiGetRequest) (_ *cairnpb.MultiGetResponse, err error) {
+	defer s.calls.done(opMultiGet, &err)
 	sc, err := s.multiGetScan(req)
 	if err != nil {
 		return nil, s.status(err)
@@ -125,7 +127,8 @@ func (s *Server) multiGetScan(req *cairnpb.MultiGetRequest) (storage.Scan, error
 
 // StoreScan reads a page of the whole store, or of the records under a
 // partial major path.
-func (s *Server) StoreScan(ctx context.Context, req *cairnpb.StoreScanRequest) (*cairnpb.StoreScanResponse, error) {
+func (s *Server) StoreScan(ctx context.Context, req *cairnpb.StoreScanRequest) (_ *cairnpb.StoreScanResponse, err error) {
+	defer s.calls.done(opStoreScan, &err)
 	sc, err := s.storeScan(req)
 	if err != nil {
 		return nil, s.status(err)

@@ -95,6 +95,7 @@ type Server struct {
 	limits keys.Limits
 	router Router
 	meta   storage.StoreMeta
+	calls  opCounts // for Stats (stats.go)
 }
 
 // New returns a server for a lite store's one shard.

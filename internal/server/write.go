@@ -9,7 +9,8 @@ import (
 )
 
 // Put handles put and its conditional forms.
-func (s *Server) Put(ctx context.Context, req *cairnpb.PutRequest) (*cairnpb.WriteResponse, error) {
+func (s *Server) Put(ctx context.Context, req *cairnpb.PutRequest) (_ *cairnpb.WriteResponse, err error) {
+	defer s.calls.done(opPut, &err)
 	if err := checkHeader(req.GetHeader()); err != nil {
 		return nil, s.status(err)
 	}
@@ -21,7 +22,8 @@ func (s *Server) Put(ctx context.Context, req *cairnpb.PutRequest) (*cairnpb.Wri
 }
 
 // Delete handles delete and deleteIfVersion.
-func (s *Server) Delete(ctx context.Context, req *cairnpb.DeleteRequest) (*cairnpb.WriteResponse, error) {
+func (s *Server) Delete(ctx context.Context, req *cairnpb.DeleteRequest) (_ *cairnpb.WriteResponse, err error) {
+	defer s.calls.done(opDelete, &err)
 	if err := checkHeader(req.GetHeader()); err != nil {
 		return nil, s.status(err)
 	}
@@ -41,7 +43,8 @@ func (s *Server) writeOne(ctx context.Context, h *cairnpb.RequestHeader, d *cair
 }
 
 // Execute applies a list of operations on one major path atomically.
-func (s *Server) Execute(ctx context.Context, req *cairnpb.ExecuteRequest) (*cairnpb.ExecuteResponse, error) {
+func (s *Server) Execute(ctx context.Context, req *cairnpb.ExecuteRequest) (_ *cairnpb.ExecuteResponse, err error) {
+	defer s.calls.done(opExecute, &err)
 	if err := checkHeader(req.GetHeader()); err != nil {
 		return nil, s.status(err)
 	}
@@ -59,7 +62,8 @@ func (s *Server) Execute(ctx context.Context, req *cairnpb.ExecuteRequest) (*cai
 }
 
 // MultiDelete deletes the records under a parent key.
-func (s *Server) MultiDelete(ctx context.Context, req *cairnpb.MultiDeleteRequest) (*cairnpb.MultiDeleteResponse, error) {
+func (s *Server) MultiDelete(ctx context.Context, req *cairnpb.MultiDeleteRequest) (_ *cairnpb.MultiDeleteResponse, err error) {
+	defer s.calls.done(opMultiDelete, &err)
 	if err := checkHeader(req.GetHeader()); err != nil {
 		return nil, s.status(err)
 	}
