@@ -28,6 +28,7 @@ RECORDS=${RECORDS:-50000} THREADS=${THREADS:-16} DURABILITY=${DURABILITY:-write_
 OUT=${OUT:-results/batching}
 case $TARGET in lite | cluster) ;; *) echo "batching.sh: TARGET=$TARGET: want lite or cluster" >&2; exit 2 ;; esac
 [ -x "$BIN" ] || { echo "batching.sh: no $BIN: run make build first" >&2; exit 2; }
+[ -f "workloads/workload$WORKLOAD" ] || { echo "batching.sh: WORKLOAD=$WORKLOAD: no workloads/workload$WORKLOAD (a to f)" >&2; exit 2; }
 command -v curl >/dev/null || { echo "batching.sh: curl is needed to read /metrics" >&2; exit 2; }
 root=$(mktemp -d "${TMPDIR:-/tmp}/cairn-batching.XXXXXX")
 lite_pid=""
@@ -77,13 +78,20 @@ totals() {
 		END {printf "%d %d %d %d %d %d\n", r, e, c, k, f, m}'
 }
 
+# bench FILE ARGS...: one `cairn bench` phase, its output in FILE, shown if it fails.
+bench() {
+	local f=$1
+	shift
+	"$BIN" bench "$@" >"$f" 2>&1 || { cat "$f" >&2; echo "batching.sh: cairn bench $1 failed (its output is above)" >&2; exit 1; }
+}
+
 common=(-db cairn -threads "$THREADS" -p "cairn.hosts=$hosts" -p "recordcount=$RECORDS" -p "cairn.durability=$DURABILITY")
 echo "== $TARGET: load of $RECORDS records, then workload $WORKLOAD for ${DURATION}s, $THREADS threads, $DURABILITY"
-"$BIN" bench load -P workloads/workloada "${common[@]}" >"$OUT/load.txt" 2>&1
+bench "$OUT/load.txt" load -P workloads/workloada "${common[@]}"
 before=()
 for u in "${urls[@]}"; do before+=("$(totals "$u")"); done
-"$BIN" bench run -P "workloads/workload$WORKLOAD" "${common[@]}" -p operationcount=1000000000 \
-	-p "maxexecutiontime=$DURATION" -p requestdistribution=zipfian >"$OUT/run.txt" 2>&1
+bench "$OUT/run.txt" run -P "workloads/workload$WORKLOAD" "${common[@]}" -p operationcount=1000000000 \
+	-p "maxexecutiontime=$DURATION" -p requestdistribution=zipfian
 after=()
 for u in "${urls[@]}"; do after+=("$(totals "$u")"); done
 writes=$(awk -F', ' '/^\[(INSERT|UPDATE|READ-MODIFY-WRITE)\], Operations/ {w += $3} END {print w + 0}' "$OUT/run.txt")
