@@ -281,9 +281,9 @@ func (n *Lite) start() error {
 		}, int64(n.cfg.Limits.MaxValueBytes))
 	}
 	if tlsCfg != nil {
-		n.port = servePortTLS(n.lis, tlsCfg, n.grpc, n.httpAPI.Handler(), n.served)
+		n.port = servePortTLS(n.lis, tlsCfg, n.grpc, n.httpAPI.Handler(), n.calls.ServeConn, n.served)
 	} else {
-		n.port = servePort(n.lis, n.grpc, n.httpAPI.Handler(), n.served)
+		n.port = servePort(n.lis, n.grpc, n.httpAPI.Handler(), n.calls.ServeConn, n.served)
 	}
 	n.scrub = startScrub(n.engine, n.cfg.Scrub, n.log)
 	return nil

@@ -10,11 +10,14 @@ import (
 
 	"github.com/soheilhy/cmux"
 	"google.golang.org/grpc"
+
+	"github.com/cairndb/cairn/internal/server"
 )
 
 // A node's one port carries two protocols (docs/design/20261127_every_language.md):
 //
-//	listener ──cmux──┬── HTTP/1.x request line ──► net/http: the HTTP/JSON API (internal/httpapi)
+//	listener ──cmux──┬── "CAIRN-CALLS/1\r\n" ─────► the call socket: KV calls (server.CallStream.ServeConn)
+//	                 ├── HTTP/1.x request line ──► net/http: the HTTP/JSON API (internal/httpapi)
 //	                 └── anything else (HTTP/2) ─► grpc.Server: KV, Raft, admin, control
 //
 // Each connection is classified once, by its first bytes, which cmux
@@ -35,22 +38,49 @@ type port struct {
 // that say which protocol it speaks.
 const sniffTimeout = 10 * time.Second
 
-// servePort serves g and h on lis; g's Serve error goes to served. A nil
-// h serves g alone on lis, without cmux (--no-http).
-func servePort(lis net.Listener, g *grpc.Server, h http.Handler, served chan<- error) *port {
+// servePort serves g, h and the call socket (calls) on lis; g's Serve
+// error goes to served. A nil h serves g alone on lis, without cmux
+// (--no-http).
+func servePort(lis net.Listener, g *grpc.Server, h http.Handler, calls connHandler, served chan<- error) *port {
 	if h == nil {
 		go func() { served <- g.Serve(lis) }()
 		return &port{root: lis, grpc: g}
 	}
 	m := cmux.New(lis)
 	m.SetReadTimeout(sniffTimeout)
+	callsL := m.Match(callsPreface)
 	httpL := m.Match(cmux.HTTP1Fast())
 	grpcL := m.Match(cmux.Any())
 	p := &port{root: lis, mux: m, grpc: g, http: &http.Server{Handler: h, ReadHeaderTimeout: sniffTimeout}}
 	go func() { served <- g.Serve(grpcL) }()
+	go serveConns(callsL, calls)
 	go func() { _ = p.http.Serve(httpL) }()
 	go func() { _ = m.Serve() }()
 	return p
+}
+
+// callsPreface matches a call socket: its first bytes are server.Preface.
+// It reads no more than those (cmux's PrefixMatcher reads one byte more,
+// which a client waiting for the node's preface never sends).
+func callsPreface(r io.Reader) bool {
+	var buf [len(server.Preface)]byte
+	n, _ := io.ReadFull(r, buf[:])
+	return n == len(buf) && string(buf[:]) == server.Preface
+}
+
+// connHandler serves one connection until it ends, and closes it.
+type connHandler func(net.Conn)
+
+// serveConns hands each connection of l to h on a goroutine of its own,
+// until l is closed.
+func serveConns(l net.Listener, h connHandler) {
+	for {
+		c, err := l.Accept()
+		if err != nil {
+			return
+		}
+		go h(c)
+	}
 }
 
 // stop lets requests in flight finish for up to grace, then cuts them, and

@@ -17,12 +17,15 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/cairndb/cairn/api/cairnpb"
+	"github.com/cairndb/cairn/internal/server"
 )
 
 // A secure node's one port (docs/design/20261127_security.md §1):
 //
 //	listener ──cmux (1st byte)──┬── 0x16 (TLS handshake) ──► TLS 1.3 ──ALPN──┬── h2 ──────► grpc.Server
+//	                            │                                             ├── cairn-calls/1 ► the call socket
 //	                            │                                             └── else ────► net/http (HTTP/JSON)
+//	                            ├── the call socket's preface in plaintext ──► its end frame, same message
 //	                            ├── HTTP/1.x in plaintext ──► 426 "this node is in secure mode"
 //	                            └── anything else (a plaintext gRPC client) ──► Unavailable, same message
 //
@@ -37,15 +40,18 @@ const SecureModeMessage = "this node is in secure mode (TLS and logins): log in 
 
 // servePortTLS is servePort for a secure node: cfg is its TLS configuration
 // (NextProtos must list "h2"; "http/1.1" first lets curl pick HTTP/1.1).
-func servePortTLS(lis net.Listener, cfg *tls.Config, g *grpc.Server, h http.Handler, served chan<- error) *port {
+func servePortTLS(lis net.Listener, cfg *tls.Config, g *grpc.Server, h http.Handler, calls connHandler, served chan<- error) *port {
 	m := cmux.New(lis)
 	m.SetReadTimeout(sniffTimeout)
 	tlsL := m.Match(firstByte(0x16))
+	plainCalls := m.Match(callsPreface)
 	plainHTTP := m.Match(cmux.HTTP1Fast())
 	plainOther := m.Match(cmux.Any())
 
-	grpcL, httpL := newChanListener(lis.Addr()), newChanListener(lis.Addr())
-	p := &port{root: lis, mux: m, grpc: g, refuse: refusingGRPC(), extra: []io.Closer{grpcL, httpL}}
+	grpcL, httpL, callsL := newChanListener(lis.Addr()), newChanListener(lis.Addr()), newChanListener(lis.Addr())
+	p := &port{root: lis, mux: m, grpc: g, refuse: refusingGRPC(), extra: []io.Closer{grpcL, httpL, callsL}}
+	go serveConns(callsL, calls)
+	go serveConns(plainCalls, refuseCalls)
 	if h != nil {
 		p.http = &http.Server{Handler: h, ReadHeaderTimeout: sniffTimeout}
 		go func() { _ = p.http.Serve(httpL) }()
@@ -54,19 +60,24 @@ func servePortTLS(lis net.Listener, cfg *tls.Config, g *grpc.Server, h http.Hand
 	go func() { served <- g.Serve(grpcL) }()
 	go func() { _ = p.refuseHTTP.Serve(plainHTTP) }()
 	go func() { _ = p.refuse.Serve(plainOther) }()
-	go acceptTLS(tlsL, cfg, grpcL, httpL, h != nil)
+	go acceptTLS(tlsL, cfg, routes{grpc: grpcL, http: httpL, calls: callsL}, h != nil)
 	go func() { _ = m.Serve() }()
 	return p
 }
 
-// acceptTLS handshakes each connection of l and hands it to gRPC (ALPN h2)
-// or to HTTP, until l is closed.
-func acceptTLS(l net.Listener, cfg *tls.Config, grpcL, httpL *chanListener, serveHTTP bool) {
+// routes are the listeners acceptTLS hands handshaken connections to.
+type routes struct{ grpc, http, calls *chanListener }
+
+// acceptTLS handshakes each connection of l and hands it to gRPC (ALPN
+// h2), to the call socket (ALPN cairn-calls/1) or to HTTP, until l is
+// closed.
+func acceptTLS(l net.Listener, cfg *tls.Config, to routes, serveHTTP bool) {
 	for {
 		c, err := l.Accept()
 		if err != nil {
-			grpcL.Close()
-			httpL.Close()
+			to.grpc.Close()
+			to.http.Close()
+			to.calls.Close()
 			return
 		}
 		go func() {
@@ -77,11 +88,13 @@ func acceptTLS(l net.Listener, cfg *tls.Config, grpcL, httpL *chanListener, serv
 				return
 			}
 			_ = tc.SetDeadline(time.Time{})
-			switch {
-			case tc.ConnectionState().NegotiatedProtocol == "h2":
-				grpcL.deliver(tc)
+			switch proto := tc.ConnectionState().NegotiatedProtocol; {
+			case proto == "h2":
+				to.grpc.deliver(tc)
+			case proto == server.ALPN:
+				to.calls.deliver(tc)
 			case serveHTTP:
-				httpL.deliver(tc)
+				to.http.deliver(tc)
 			default:
 				_ = tc.Close()
 			}
@@ -103,6 +116,20 @@ func refuseHTTP(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Connection", "close")
 	w.WriteHeader(http.StatusUpgradeRequired)
 	_, _ = io.WriteString(w, `{"error": {"code": "Unavailable", "kind": "tls_required", "action": "FIX_INPUT", "message": "`+SecureModeMessage+`"}}`+"\n")
+}
+
+// refuseCalls answers a plaintext call socket with the preface and an end
+// frame: Unavailable, the secure-mode message.
+func refuseCalls(c net.Conn) {
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(sniffTimeout))
+	var pre [len(server.Preface)]byte
+	if _, err := io.ReadFull(c, pre[:]); err != nil {
+		return
+	}
+	st, _ := status.New(codes.Unavailable, SecureModeMessage).WithDetails(
+		&cairnpb.ErrorDetail{Kind: "tls_required", Action: cairnpb.ErrorDetail_ACTION_FIX_INPUT})
+	_, _ = c.Write(append([]byte(server.Preface), server.EndFrame(st.Err())...))
 }
 
 // refusingGRPC answers every call of a plaintext gRPC client with

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cairndb/cairn/internal/auth"
+	kvserver "github.com/cairndb/cairn/internal/server"
 	"github.com/cairndb/cairn/internal/storage/files"
 )
 
@@ -37,7 +38,7 @@ func liteTLS(cfg LiteConfig, log *slog.Logger) (*tls.Config, error) {
 	}
 	// http/1.1 first: curl offers both and gets the HTTP/JSON API; gRPC
 	// clients offer h2 alone.
-	c.NextProtos = []string{"http/1.1", "h2"}
+	c.NextProtos = []string{"http/1.1", "h2", kvserver.ALPN}
 	return c, nil
 }
 

@@ -336,9 +336,9 @@ func (n *SN) start(addr string, topo *topology.Topology) error {
 		}, int64(n.cfg.Limits.MaxValueBytes))
 	}
 	if n.sec != nil {
-		n.port = servePortTLS(n.lis, n.sec.server, n.grpc, n.httpAPI.Handler(), n.served)
+		n.port = servePortTLS(n.lis, n.sec.server, n.grpc, n.httpAPI.Handler(), n.calls.ServeConn, n.served)
 	} else {
-		n.port = servePort(n.lis, n.grpc, n.httpAPI.Handler(), n.served)
+		n.port = servePort(n.lis, n.grpc, n.httpAPI.Handler(), n.calls.ServeConn, n.served)
 	}
 	if n.cfg.PprofAddr != "" {
 		if n.debug, err = startDebug(n.cfg.PprofAddr, n.metrics); err != nil {

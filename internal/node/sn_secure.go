@@ -17,6 +17,7 @@ import (
 
 	"github.com/cairndb/cairn/internal/admin/controlpb"
 	"github.com/cairndb/cairn/internal/auth"
+	kvserver "github.com/cairndb/cairn/internal/server"
 )
 
 // snSecurity is a secure storage node's TLS and guard
@@ -47,7 +48,7 @@ func (n *SN) openSecurity() (*snSecurity, error) {
 	if err != nil {
 		return nil, err
 	}
-	server.NextProtos = []string{"http/1.1", "h2"}
+	server.NextProtos = []string{"http/1.1", "h2", kvserver.ALPN}
 	dial, err := auth.ClientTLS(filepath.Join(dir, auth.CAFile), dir)
 	if err != nil {
 		return nil, err

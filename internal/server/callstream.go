@@ -105,6 +105,28 @@ var errAnswerLost = status.Error(codes.Unavailable, "the node is shutting down a
 
 // Calls implements cairnpb.KVStreamServer.
 func (cs *CallStream) Calls(stream cairnpb.KVStream_CallsServer) error {
+	err := cs.session(stream)
+	if err == nil {
+		return nil
+	}
+	if _, ok := status.FromError(err); !ok {
+		err = status.FromContextError(err).Err()
+	}
+	return err
+}
+
+// callsStream is what a session takes calls from and sends answers on: a
+// gRPC stream (Calls), or a connection (ServeConn, callconn.go).
+type callsStream interface {
+	Recv() (*cairnpb.CallsRequest, error)
+	Send(*cairnpb.CallsResponse) error
+	Context() context.Context
+}
+
+// session serves stream's calls until it ends or the service closes, and
+// returns why it ended: nil when the client closed its side (every call it
+// sent was answered).
+func (cs *CallStream) session(stream callsStream) error {
 	s := &callSession{cs: cs, stream: stream}
 	recvErr := make(chan error, 1)
 	go func() { recvErr <- s.receive() }()
@@ -119,19 +141,16 @@ func (cs *CallStream) Calls(stream cairnpb.KVStream_CallsServer) error {
 		err = errAnswerLost
 	}
 	if errors.Is(err, io.EOF) {
-		return nil // the client closed its side: every call it sent is answered
-	}
-	if _, ok := status.FromError(err); !ok {
-		err = status.FromContextError(err).Err()
+		return nil
 	}
 	return err
 }
 
 // callSession is one stream's state: its calls in flight and the lock that
-// orders their answers' sends (a gRPC stream allows one sender at a time).
+// orders their answers' sends (a stream allows one sender at a time).
 type callSession struct {
 	cs     *CallStream
-	stream cairnpb.KVStream_CallsServer
+	stream callsStream
 	token  string     // the stream's token (receive's goroutine only)
 	sendMu sync.Mutex // orders sends; guards lost
 	lost   bool       // an answer failed to send

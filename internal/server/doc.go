@@ -17,7 +17,11 @@
 // CallStream serves the same calls on a long-lived stream per client
 // connection (cairn.v1.KVStream; callstream.go and
 // docs/design/20261127_call_stream.md): each call is answered by the same
-// method, with the status the unary call would return.
+// method, with the status the unary call would return. ServeConn serves
+// the same stream's messages on a bare connection, framed by a length (the
+// call socket: callconn.go and docs/design/20261128_call_socket.md), for
+// clients that call without HTTP/2; the session, its checks and its
+// answers are the gRPC stream's.
 //
 // # Concurrency
 //
@@ -26,5 +30,6 @@
 // long-lived workers, or on a goroutine of its own when all are busy; one
 // goroutine per stream takes the calls, and a lock orders the
 // answers' sends. Close ends every stream once the calls it took are
-// answered.
+// answered; a call socket then gets an end frame and is closed, and a
+// call socket's client closing its connection cancels its calls in flight.
 package server

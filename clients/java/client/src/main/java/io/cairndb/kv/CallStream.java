@@ -68,7 +68,12 @@ final class CallStream {
     }
   }
 
-  private static final NoStream NO_STREAM = new NoStream();
+  static final NoStream NO_STREAM = new NoStream();
+
+  /** Sends one call and waits for its answer (CallStream.call, CallSocket.call). */
+  interface Caller {
+    StreamAnswer call(StreamCall.Builder c, long deadline);
+  }
 
   private final KVStreamGrpc.KVStreamStub stub;
   private final Session session; // null: no login
@@ -143,6 +148,15 @@ final class CallStream {
    * the server has no stream.
    */
   Calls calls(KVGrpc.KVBlockingStub unary, long deadline) {
+    return calls(this::call, unary, deadline);
+  }
+
+  /**
+   * The calls of one attempt until deadline made by caller, or unary on
+   * the connection's stub (its deadline set then) for StoreScan and when
+   * caller throws NoStream (the call was not sent).
+   */
+  static Calls calls(Caller caller, KVGrpc.KVBlockingStub unary, long deadline) {
     return new Calls() {
       private KVGrpc.KVBlockingStub stub() {
         return unary.withDeadlineAfter(Math.max(deadline - System.nanoTime(), 1), TimeUnit.NANOSECONDS);
@@ -151,7 +165,7 @@ final class CallStream {
       /** c on the stream, its response taken by get; unary if the server has no stream (c did not run). */
       private <T> T via(StreamCall.Builder c, Function<StreamAnswer, T> get, Supplier<T> unaryCall) {
         try {
-          return get.apply(call(c, deadline));
+          return get.apply(caller.call(c, deadline));
         } catch (NoStream e) {
           return unaryCall.get();
         }

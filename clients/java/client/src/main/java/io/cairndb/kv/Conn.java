@@ -7,6 +7,7 @@ import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.netty.shaded.io.netty.handler.ssl.SslContext;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import javax.net.ssl.SSLSocketFactory;
 
 /**
  * One channel to one node address, shared by every thread, with its
@@ -26,9 +27,12 @@ final class Conn {
   final KVGrpc.KVBlockingStub stub;
   /** The connection's call stream; null: every call is unary (setUnaryCalls). */
   final CallStream stream;
+  /** The node's call socket; null: calls go on the stream (setCallSocket(false)). */
+  final CallSocket socket;
   private volatile long failingUntil;
 
-  Conn(String addr, SslContext tls, Session creds, boolean unary) {
+  Conn(String addr, SslContext tls, SSLSocketFactory socketTLS, Session creds, boolean unary, boolean callSocket,
+      long connectTimeoutNanos) {
     this.addr = addr;
     NettyChannelBuilder b = NettyChannelBuilder.forTarget(addr);
     if (tls == null) {
@@ -51,7 +55,10 @@ final class Conn {
     // With a login, the stream opens with the session's token and its calls
     // carry each new token (CallStream.Open.send).
     this.stream = unary ? null : new CallStream(channel, creds);
-    channel.getState(true); // connect now
+    this.socket = unary || !callSocket ? null : new CallSocket(addr, socketTLS, creds, connectTimeoutNanos);
+    if (socket == null) {
+      channel.getState(true); // connect now
+    }
   }
 
   boolean failing(long now) {
@@ -77,6 +84,9 @@ final class Conn {
 
   /** The calls of one attempt that must end by deadline (System.nanoTime()). */
   Calls calls(long deadline) {
+    if (socket != null && !socket.off()) {
+      return CallStream.calls(socket::call, stub, deadline);
+    }
     if (stream != null && !stream.off()) {
       return stream.calls(stub, deadline);
     }
@@ -112,6 +122,9 @@ final class Conn {
   }
 
   void close() {
+    if (socket != null) {
+      socket.close();
+    }
     channel.shutdownNow();
   }
 

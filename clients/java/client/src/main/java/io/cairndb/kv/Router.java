@@ -16,6 +16,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import javax.net.ssl.SSLSocketFactory;
 
 /**
  * Sends each request to the node that should serve it and retries what may
@@ -58,6 +59,10 @@ final class Router {
   private final boolean spreadReads;
   /** KVStoreConfig.setUnaryCalls: no call streams. */
   private final boolean unaryCalls;
+  /** KVStoreConfig.setCallSocket: calls on the nodes' call sockets. */
+  private final boolean callSocket;
+  /** TLS for the call sockets of a secure store; null: plaintext. */
+  private final SSLSocketFactory socketTLS;
   /** This handle's ranking of the nodes (Retry.readOrder). */
   private final long salt = ThreadLocalRandom.current().nextLong();
   private volatile boolean closed;
@@ -66,13 +71,15 @@ final class Router {
   volatile int maxPutManyRecords = 1;
 
   Router(String store, List<String> hosts, long connectTimeoutNanos, String caFile, Session session,
-      boolean spreadReads, boolean unaryCalls) {
+      boolean spreadReads, boolean unaryCalls, boolean callSocket) {
     this.store = store;
+    this.callSocket = callSocket;
     this.spreadReads = spreadReads;
     this.unaryCalls = unaryCalls;
     this.hosts = hosts;
     this.connectTimeout = connectTimeoutNanos;
     this.tls = caFile == null ? null : tlsContext(caFile);
+    this.socketTLS = caFile == null || !callSocket ? null : Tls.socketFactory(caFile);
     this.session = session;
     for (String h : hosts) {
       helpers.add(conn(h));
@@ -101,7 +108,7 @@ final class Router {
       if (closed) {
         throw Errors.closed();
       }
-      return conns.computeIfAbsent(addr, a -> new Conn(a, tls, session, unaryCalls));
+      return conns.computeIfAbsent(addr, a -> new Conn(a, tls, socketTLS, session, unaryCalls, callSocket, connectTimeout));
     }
   }
 

@@ -30,7 +30,7 @@ final class StoreImpl implements KVStore {
     this.router = new Router(cfg.getStoreName(), List.of(cfg.getHelperHosts()),
         cfg.getSocketOpenTimeout(TimeUnit.NANOSECONDS), cfg.getTrustedCAFile(),
         cfg.getUser() == null ? null : new Session(cfg.getUser(), cfg.getPassword()), cfg.getSpreadReads(),
-        cfg.getUnaryCalls());
+        cfg.getUnaryCalls(), cfg.getCallSocket());
     this.multi = new Multi(this);
   }
 

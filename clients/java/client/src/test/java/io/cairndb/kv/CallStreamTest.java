@@ -46,7 +46,7 @@ class CallStreamTest {
   @Test
   void callsTravelOnTheStream() throws Exception {
     String addr = Procs.lite().addr;
-    StoreImpl store = (StoreImpl) KVStoreFactory.getStore(new KVStoreConfig(Procs.STORE, addr));
+    StoreImpl store = (StoreImpl) KVStoreFactory.getStore(new KVStoreConfig(Procs.STORE, addr).setCallSocket(false));
     try {
       Version ver = store.put(key("s"), v("one"));
       ValueVersion got = store.get(key("s"));
@@ -99,7 +99,7 @@ class CallStreamTest {
       }
     }).build().start();
     String addr = "127.0.0.1:" + srv.getPort();
-    StoreImpl store = (StoreImpl) KVStoreFactory.getStore(new KVStoreConfig("s", addr));
+    StoreImpl store = (StoreImpl) KVStoreFactory.getStore(new KVStoreConfig("s", addr).setCallSocket(false));
     try {
       for (int i = 0; i < 3; i++) {
         assertEquals("unary", new String(store.get(key("f")).getValue().getValue(), UTF_8), "get " + i);
@@ -160,7 +160,7 @@ class CallStreamTest {
         io.grpc.Status.RESOURCE_EXHAUSTED.withDescription("another call was too large")}) {
       AtomicInteger streams = new AtomicInteger();
       Server srv = putStream(end.asRuntimeException(), streams);
-      KVStore store = KVStoreFactory.getStore(new KVStoreConfig("s", "127.0.0.1:" + srv.getPort()));
+      KVStore store = KVStoreFactory.getStore(new KVStoreConfig("s", "127.0.0.1:" + srv.getPort()).setCallSocket(false));
       try {
         FaultException e = assertThrows(FaultException.class, () -> store.put(key("w"), v("x")), end.toString());
         assertTrue(e.maybeApplied(), end + ": " + e);
@@ -180,7 +180,7 @@ class CallStreamTest {
             .setKind("shutting_down").setAction(ErrorDetail.Action.ACTION_RETRY).build())).build();
     AtomicInteger streams = new AtomicInteger();
     Server srv = putStream(io.grpc.protobuf.StatusProto.toStatusRuntimeException(closing), streams);
-    KVStore store = KVStoreFactory.getStore(new KVStoreConfig("s", "127.0.0.1:" + srv.getPort()));
+    KVStore store = KVStoreFactory.getStore(new KVStoreConfig("s", "127.0.0.1:" + srv.getPort()).setCallSocket(false));
     try {
       assertNotNull(store.put(key("r"), v("x")));
       assertEquals(2, streams.get());

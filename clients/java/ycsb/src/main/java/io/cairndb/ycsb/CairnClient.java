@@ -46,7 +46,9 @@ import site.ycsb.Status;
  * {@code cairn.consistency} (none_required | absolute), {@code
  * cairn.durability} (write_no_sync | sync | no_sync: the leader's sync
  * policy; replicas no_sync, simple-majority acks), {@code cairn.timeout} (5s,
- * a Go duration), and YCSB's {@code fieldcount} and {@code fieldnameprefix}.
+ * a Go duration), {@code cairn.callsocket} (true: calls on the nodes' call
+ * sockets | false: on the gRPC call stream), {@code cairn.unarycalls} (false
+ * | true: every call a unary RPC), and YCSB's {@code fieldcount} and {@code fieldnameprefix}.
  *
  * <p>Layouts:
  *
@@ -118,6 +120,7 @@ public class CairnClient extends DB {
     c.setDurability(new Durability(syncPolicy(s.durability), Durability.SyncPolicy.NO_SYNC,
         Durability.ReplicaAckPolicy.SIMPLE_MAJORITY));
     c.setUnaryCalls(s.unaryCalls);
+    c.setCallSocket(s.callSocket);
     try {
       return KVStoreFactory.getStore(c);
     } catch (RuntimeException e) {

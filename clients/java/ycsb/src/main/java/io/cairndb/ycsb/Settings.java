@@ -21,6 +21,7 @@ final class Settings {
   static final String DURABILITY = "cairn.durability";
   static final String TIMEOUT = "cairn.timeout";
   static final String UNARY_CALLS = "cairn.unarycalls";
+  static final String CALL_SOCKET = "cairn.callsocket";
 
   /** host:port of the helper hosts; default 127.0.0.1:5000. */
   final List<String> hosts;
@@ -39,6 +40,8 @@ final class Settings {
   final long timeoutNanos;
   /** cairn.unarycalls=true: every call its own unary RPC, not on the connection's call stream; default false. */
   final boolean unaryCalls;
+  /** cairn.callsocket=false: calls on the gRPC call stream, not on the nodes' call sockets; default true. */
+  final boolean callSocket;
   /** YCSB's field names (fieldnameprefix + 0 .. fieldcount-1). */
   final String[] fieldNames;
 
@@ -64,6 +67,7 @@ final class Settings {
     consistency = oneOf(p, CONSISTENCY, errs, "none_required", "absolute");
     durability = oneOf(p, DURABILITY, errs, "write_no_sync", "sync", "no_sync");
     unaryCalls = oneOf(p, UNARY_CALLS, errs, "false", "true").equals("true");
+    callSocket = oneOf(p, CALL_SOCKET, errs, "true", "false").equals("true");
     String t = get(p, TIMEOUT, "5s");
     long ns;
     try {

@@ -1,0 +1,307 @@
+package io.cairndb.kv;
+
+import com.google.protobuf.CodedOutputStream;
+import io.cairndb.kv.proto.CallsRequest;
+import io.cairndb.kv.proto.CallsResponse;
+import io.cairndb.kv.proto.StreamAnswer;
+import io.cairndb.kv.proto.StreamCall;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import java.io.BufferedInputStream;
+import java.io.DataInputStream;
+import java.io.EOFException;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.net.SocketTimeoutException;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import java.util.concurrent.ConcurrentLinkedDeque;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import javax.net.ssl.SSLParameters;
+import javax.net.ssl.SSLSocket;
+import javax.net.ssl.SSLSocketFactory;
+
+/**
+ * The call socket to one node (docs/design/20261128_call_socket.md): the
+ * call stream's calls and answers, framed by a length on a bare TCP (or
+ * TLS) connection instead of HTTP/2 and gRPC, as the Go server serves them
+ * (internal/server/callconn.go).
+ *
+ * <pre>
+ *   client: "CAIRN-CALLS/1\r\n", then frames of CallsRequest
+ *   node:   "CAIRN-CALLS/1\r\n", then frames of CallsResponse
+ *   frame:  uint32 big-endian length n, then n bytes of the message
+ *   an answer with id 0 ends the connection: its status is the node's
+ * </pre>
+ *
+ * <p>A thread takes an idle connection (or opens one), sends its call,
+ * reads the answer itself and puts the connection back: one call per
+ * connection at a time, so a call costs one write and one read on the
+ * caller's thread and no hand-off to another. A call that times out or
+ * fails closes its connection (the node then cancels it), so a late answer
+ * is never read as another call's. A node that does not answer the
+ * preface (an older server, or one run with --no-http) turns the socket
+ * off for good, and the connection calls on its gRPC stream instead.
+ *
+ * <p>Thread-safe.
+ */
+final class CallSocket {
+  static final byte[] PREFACE = "CAIRN-CALLS/1\r\n".getBytes(StandardCharsets.US_ASCII);
+  static final String ALPN = "cairn-calls/1";
+  /** The largest frame either side sends (the node's limit, as gRPC's message limit). */
+  static final int MAX_FRAME = 64 << 20;
+  /** How many idle connections a node keeps; more are closed when put back. */
+  private static final int MAX_IDLE = 64;
+
+  private final String host;
+  private final int port;
+  private final SSLSocketFactory tls; // null: plaintext
+  private final Session session; // null: no login
+  private final long connectTimeout; // nanoseconds
+  private final ConcurrentLinkedDeque<Link> idle = new ConcurrentLinkedDeque<>();
+  private volatile boolean off;
+  private volatile boolean closed;
+  private final AtomicInteger opened = new AtomicInteger();
+
+  CallSocket(String addr, SSLSocketFactory tls, Session session, long connectTimeoutNanos) {
+    this.connectTimeout = connectTimeoutNanos;
+    int i = addr.lastIndexOf(':');
+    this.host = addr.substring(0, i);
+    this.port = Integer.parseInt(addr.substring(i + 1));
+    this.tls = tls;
+    this.session = session;
+  }
+
+  /** How many links have been opened (for tests). */
+  int opened() {
+    return opened.get();
+  }
+
+  /** Whether the node has no call socket: calls go on the gRPC stream. */
+  boolean off() {
+    return off;
+  }
+
+  /**
+   * Sends c and reads its answer before deadline (System.nanoTime()).
+   * Throws what CallStream.call throws: the answer's status, UNAVAILABLE
+   * when the connection broke (caused by a ConnectException if it was
+   * never made, so the call was not sent), DEADLINE_EXCEEDED, or NoStream
+   * when the node has no call socket (the call was not sent).
+   */
+  StreamAnswer call(StreamCall.Builder c, long deadline) {
+    Link l = idle.pollFirst();
+    if (l == null) {
+      l = open(deadline);
+    }
+    boolean keep = false;
+    try {
+      StreamAnswer a = l.exchange(c, deadline);
+      keep = true;
+      StatusRuntimeException err = CallStream.answerError(a);
+      if (err != null) {
+        throw err;
+      }
+      return a;
+    } catch (SocketTimeoutException e) {
+      throw Status.DEADLINE_EXCEEDED.withDescription("no answer on the call socket before the deadline")
+          .asRuntimeException();
+    } catch (IOException e) {
+      purge(); // the node went away: its other idle links are dead too
+      throw Status.UNAVAILABLE.withDescription("call socket broke: " + e).withCause(e).asRuntimeException();
+    } catch (EndFrame e) {
+      purge(); // the node is shutting down: it ended every link
+      throw e.status;
+    } finally {
+      if (keep && !closed && idle.size() < MAX_IDLE) {
+        idle.offerFirst(l);
+      } else {
+        l.close();
+      }
+    }
+  }
+
+  /** Closes the idle links. */
+  private void purge() {
+    for (Link l; (l = idle.pollFirst()) != null; ) {
+      l.close();
+    }
+  }
+
+  /** A new connection that has exchanged prefaces with the node. */
+  private Link open(long callDeadline) {
+    if (closed) {
+      throw Errors.closed();
+    }
+    long deadline = Math.min(callDeadline, System.nanoTime() + connectTimeout);
+    Socket s = new Socket();
+    try {
+      s.setTcpNoDelay(true);
+      s.connect(new InetSocketAddress(host, port), millisLeft(deadline));
+    } catch (IOException e) {
+      closeQuietly(s);
+      // A ConnectException (refused, unreachable) says the call was never sent.
+      throw Status.UNAVAILABLE.withDescription("call socket: connecting to " + host + ":" + port + ": " + e)
+          .withCause(e).asRuntimeException();
+    }
+    try {
+      if (tls != null) {
+        s = handshake(s, deadline);
+      }
+      Link l = new Link(s);
+      l.preface(deadline);
+      opened.incrementAndGet();
+      return l;
+    } catch (NoSocket e) {
+      closeQuietly(s);
+      off = true;
+      throw CallStream.NO_STREAM;
+    } catch (IOException e) {
+      closeQuietly(s);
+      throw Status.UNAVAILABLE.withDescription("call socket: opening to " + host + ":" + port + ": " + e)
+          .withCause(new java.net.ConnectException(e.toString())).asRuntimeException();
+    }
+  }
+
+  private SSLSocket handshake(Socket raw, long deadline) throws IOException {
+    SSLSocket s = (SSLSocket) tls.createSocket(raw, host, port, true);
+    SSLParameters p = s.getSSLParameters();
+    p.setApplicationProtocols(new String[] {ALPN});
+    p.setProtocols(new String[] {"TLSv1.3"});
+    p.setEndpointIdentificationAlgorithm("HTTPS"); // the node's certificate names host, as gRPC checks
+    s.setSSLParameters(p);
+    s.setSoTimeout(millisLeft(deadline));
+    s.startHandshake();
+    if (!ALPN.equals(s.getApplicationProtocol())) {
+      throw new NoSocket();
+    }
+    return s;
+  }
+
+  void close() {
+    closed = true;
+    purge();
+  }
+
+  private static int millisLeft(long deadline) {
+    long ms = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
+    return (int) Math.max(1, Math.min(ms, Integer.MAX_VALUE));
+  }
+
+  private static void closeQuietly(Socket s) {
+    try {
+      s.close();
+    } catch (IOException ignored) {
+      // closing
+    }
+  }
+
+  /** The node did not answer the preface with its own: it has no call socket. */
+  private static final class NoSocket extends IOException {
+    private static final long serialVersionUID = 1L;
+  }
+
+  /** The node's end frame: the status it ended the link with. */
+  private static final class EndFrame extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+    final StatusRuntimeException status;
+
+    EndFrame(StatusRuntimeException status) {
+      super(null, null, false, false);
+      this.status = status;
+    }
+  }
+
+  /** One connection, used by one thread at a time. */
+  private final class Link {
+    private final Socket s;
+    private final OutputStream out;
+    private final DataInputStream in;
+    private long ids;
+    private String sentToken = "";
+    private byte[] inBuf = new byte[4096];
+
+    Link(Socket s) throws IOException {
+      this.s = s;
+      this.out = s.getOutputStream();
+      this.in = new DataInputStream(new BufferedInputStream(s.getInputStream(), 16 << 10));
+    }
+
+    void preface(long deadline) throws IOException {
+      out.write(PREFACE);
+      out.flush();
+      s.setSoTimeout(millisLeft(deadline));
+      byte[] got = new byte[PREFACE.length];
+      try {
+        in.readFully(got);
+      } catch (EOFException e) {
+        throw new NoSocket();
+      }
+      if (!Arrays.equals(got, PREFACE)) {
+        throw new NoSocket();
+      }
+    }
+
+    StreamAnswer exchange(StreamCall.Builder c, long deadline) throws IOException {
+      long id = ++ids;
+      c.setId(id);
+      if (session != null) {
+        String tok = session.token();
+        if (!tok.equals(sentToken)) {
+          c.setToken(tok);
+          sentToken = tok;
+        }
+      }
+      send(CallsRequest.newBuilder().addCalls(c).build());
+      s.setSoTimeout(millisLeft(deadline));
+      while (true) {
+        for (StreamAnswer a : receive().getAnswersList()) {
+          if (a.getId() == 0) { // the node ended the connection
+            StatusRuntimeException st = CallStream.answerError(a);
+            if (st == null) {
+              throw new IOException("call socket: the node ended the connection");
+            }
+            throw new EndFrame(st);
+          }
+          if (a.getId() == id) {
+            return a;
+          }
+        }
+      }
+    }
+
+    private void send(CallsRequest r) throws IOException {
+      int n = r.getSerializedSize();
+      if (n > MAX_FRAME) {
+        throw Status.INVALID_ARGUMENT.withDescription("call socket: a call of " + n
+            + " bytes is larger than the limit of " + MAX_FRAME).asRuntimeException();
+      }
+      byte[] b = new byte[4 + n];
+      b[0] = (byte) (n >>> 24);
+      b[1] = (byte) (n >>> 16);
+      b[2] = (byte) (n >>> 8);
+      b[3] = (byte) n;
+      CodedOutputStream cos = CodedOutputStream.newInstance(b, 4, n);
+      r.writeTo(cos);
+      cos.checkNoSpaceLeft();
+      out.write(b);
+    }
+
+    private CallsResponse receive() throws IOException {
+      int n = in.readInt();
+      if (n < 0 || n > MAX_FRAME) {
+        throw new IOException("call socket: a frame of " + Integer.toUnsignedString(n) + " bytes from the node");
+      }
+      byte[] b = n <= inBuf.length ? inBuf : (n <= (1 << 20) ? (inBuf = new byte[n]) : new byte[n]);
+      in.readFully(b, 0, n);
+      return CallsResponse.parser().parseFrom(b, 0, n);
+    }
+
+    void close() {
+      closeQuietly(s);
+    }
+  }
+}
