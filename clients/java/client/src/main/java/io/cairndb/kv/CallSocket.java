@@ -12,6 +12,7 @@ import java.io.DataInputStream;
 import java.io.EOFException;
 import java.io.IOException;
 import java.io.OutputStream;
+import java.net.ConnectException;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
@@ -143,9 +144,9 @@ final class CallSocket {
       s.connect(new InetSocketAddress(host, port), millisLeft(deadline));
     } catch (IOException e) {
       closeQuietly(s);
-      // A ConnectException (refused, unreachable) says the call was never sent.
+      // A ConnectException (refused, unreachable, timed out) says the call was never sent.
       throw Status.UNAVAILABLE.withDescription("call socket: connecting to " + host + ":" + port + ": " + e)
-          .withCause(e).asRuntimeException();
+          .withCause(notSent(e)).asRuntimeException();
     }
     try {
       if (tls != null) {
@@ -162,7 +163,7 @@ final class CallSocket {
     } catch (IOException e) {
       closeQuietly(s);
       throw Status.UNAVAILABLE.withDescription("call socket: opening to " + host + ":" + port + ": " + e)
-          .withCause(new java.net.ConnectException(e.toString())).asRuntimeException();
+          .withCause(notSent(e)).asRuntimeException();
     }
   }
 
@@ -184,6 +185,16 @@ final class CallSocket {
   void close() {
     closed = true;
     purge();
+  }
+
+  /** e as the cause of a failure before the call was sent: a ConnectException (Errors tells it so). */
+  private static ConnectException notSent(IOException e) {
+    if (e instanceof ConnectException) {
+      return (ConnectException) e;
+    }
+    ConnectException c = new ConnectException(e.toString());
+    c.initCause(e);
+    return c;
   }
 
   private static int millisLeft(long deadline) {

@@ -94,6 +94,21 @@ class CallSocketTest {
     }
   }
 
+  /** A write to a helper host that refuses the connection was never sent: it goes to another host. */
+  @Test
+  void refusedConnectionIsNotSent() throws Exception {
+    int dead;
+    try (ServerSocket ss = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      dead = ss.getLocalPort(); // closed: connections to it are refused
+    }
+    try (KVStore store = KVStoreFactory.getStore(new KVStoreConfig(Procs.STORE, Procs.lite().addr,
+        "127.0.0.1:" + dead))) {
+      for (int i = 0; i < 10; i++) {
+        assertNotNull(store.put(key("r", "k" + i), v("x")), "put " + i);
+      }
+    }
+  }
+
   /** A write whose answer is lost may have been applied: it is reported so and not resent. */
   @Test
   void lostWriteIsMaybeApplied() throws Exception {
