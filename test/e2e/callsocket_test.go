@@ -208,13 +208,7 @@ func TestCallSocket(t *testing.T) {
 // socket's token and the role its op needs, as on the gRPC stream.
 func TestSecureCallSocket(t *testing.T) {
 	t.Parallel()
-	root := filepath.Join(t.TempDir(), "lite")
-	l := startLiteOpts(t, root, liteOpts{extra: []string{"--secure"}})
-	dir := filepath.Join(root, "security")
-	for _, u := range [][2]string{{"reader", "readonly"}, {"writer", "readwrite"}} {
-		mustCairn(t, "security", "add-user", "--dir", dir, "--name", u[0], "--role", u[1])
-	}
-
+	l, dir := secureLiteWithUsers(t)
 	plain := dialSock(t, l.addr, nil)
 	err := plain.end()
 	if st, d := errorDetail(err); st.Code() != codes.Unavailable || d.GetKind() != "tls_required" || st.Message() != node.SecureModeMessage {
@@ -222,17 +216,7 @@ func TestSecureCallSocket(t *testing.T) {
 	}
 
 	conn := tlsConn(t, l.addr, dir, "")
-	login := func(user string) string {
-		t.Helper()
-		var tok string
-		waitFor(t, 5*time.Second, user+"'s login (the node reads a new user within a second)", func() bool {
-			r, err := cairnpb.NewAuthClient(conn).Login(context.Background(), &cairnpb.LoginRequest{User: user, Password: readPassword(t, filepath.Join(dir, user+".passwd"))})
-			tok = r.GetToken()
-			return err == nil
-		})
-		return tok
-	}
-	reader, writer := login("reader"), login("writer")
+	reader, writer := login(t, conn, dir, "reader"), login(t, conn, dir, "writer")
 	tc, err := auth.ClientTLS(filepath.Join(dir, auth.CAFile), "")
 	if err != nil {
 		t.Fatal(err)

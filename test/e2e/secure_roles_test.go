@@ -23,12 +23,7 @@ import (
 // a reader keeps being served; the audit log records logins and failures.
 func TestSecureRoles(t *testing.T) {
 	t.Parallel()
-	root := filepath.Join(t.TempDir(), "lite")
-	l := startLiteOpts(t, root, liteOpts{extra: []string{"--secure"}})
-	dir := filepath.Join(root, "security")
-	for _, u := range [][2]string{{"reader", "readonly"}, {"writer", "readwrite"}} {
-		mustCairn(t, "security", "add-user", "--dir", dir, "--name", u[0], "--role", u[1])
-	}
+	l, dir := secureLiteWithUsers(t)
 	admin := filepath.Join(dir, auth.LoginFile)
 	mustCairn(t, "kv", "--hosts", l.addr, "--security", admin, "put", "/m/-/k", "v0")
 
@@ -109,7 +104,7 @@ func TestSecureRoles(t *testing.T) {
 		t.Errorf("the reader was refused during the refusals: %v", err)
 	}
 	// The audit log has the logins and the failure, never a password.
-	audit, err := os.ReadFile(filepath.Join(root, "audit.log"))
+	audit, err := os.ReadFile(filepath.Join(l.root, "audit.log"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	spb "google.golang.org/genproto/googleapis/rpc/status"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
@@ -25,24 +26,9 @@ import (
 // next call.
 func TestSecureCallStream(t *testing.T) {
 	t.Parallel()
-	root := filepath.Join(t.TempDir(), "lite")
-	l := startLiteOpts(t, root, liteOpts{extra: []string{"--secure"}})
-	dir := filepath.Join(root, "security")
-	for _, u := range [][2]string{{"reader", "readonly"}, {"writer", "readwrite"}} {
-		mustCairn(t, "security", "add-user", "--dir", dir, "--name", u[0], "--role", u[1])
-	}
+	l, dir := secureLiteWithUsers(t)
 	conn := tlsConn(t, l.addr, dir, "")
-	login := func(user string) string {
-		t.Helper()
-		var tok string
-		waitFor(t, 5*time.Second, user+"'s login (the node reads a new user within a second)", func() bool {
-			r, err := cairnpb.NewAuthClient(conn).Login(context.Background(), &cairnpb.LoginRequest{User: user, Password: readPassword(t, filepath.Join(dir, user+".passwd"))})
-			tok = r.GetToken()
-			return err == nil
-		})
-		return tok
-	}
-	reader, writer := login("reader"), login("writer")
+	reader, writer := login(t, conn, dir, "reader"), login(t, conn, dir, "writer")
 	k := key([]string{"s"}, "k")
 	get := func(tok string) *cairnpb.StreamCall {
 		return &cairnpb.StreamCall{Token: tok, Op: &cairnpb.StreamCall_Get{Get: &cairnpb.GetRequest{Key: k}}}
@@ -120,4 +106,31 @@ func TestSecureCallStream(t *testing.T) {
 		_, d := errorDetail(call(get("")))
 		return d.GetKind() == auth.KindTokenRevoked
 	})
+}
+
+// secureLiteWithUsers starts a real `cairn lite --secure` with two users
+// besides its admin, "reader" (readonly) and "writer" (readwrite), and
+// returns it and its security directory.
+func secureLiteWithUsers(t *testing.T) (*lite, string) {
+	t.Helper()
+	root := filepath.Join(t.TempDir(), "lite")
+	l := startLiteOpts(t, root, liteOpts{extra: []string{"--secure"}})
+	dir := filepath.Join(root, "security")
+	for _, u := range [][2]string{{"reader", "readonly"}, {"writer", "readwrite"}} {
+		mustCairn(t, "security", "add-user", "--dir", dir, "--name", u[0], "--role", u[1])
+	}
+	return l, dir
+}
+
+// login logs user in on conn with the password in dir and returns the
+// session's token, waiting for the node to read a user just added.
+func login(t *testing.T, conn grpc.ClientConnInterface, dir, user string) string {
+	t.Helper()
+	var tok string
+	waitFor(t, 5*time.Second, user+"'s login (the node reads a new user within a second)", func() bool {
+		r, err := cairnpb.NewAuthClient(conn).Login(context.Background(), &cairnpb.LoginRequest{User: user, Password: readPassword(t, filepath.Join(dir, user+".passwd"))})
+		tok = r.GetToken()
+		return err == nil
+	})
+	return tok
 }
