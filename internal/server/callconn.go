@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"time"
 
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
@@ -44,6 +45,9 @@ const (
 	MaxFrame = 64 << 20
 	// keepBuf is the largest frame buffer a connection keeps for the next.
 	keepBuf = 1 << 20
+	// prefaceTimeout bounds how long a new connection may take to send
+	// its preface (a TLS one reaches ServeConn before it sends any).
+	prefaceTimeout = 10 * time.Second
 )
 
 // ServeConn serves the call stream on c, whose client sent Preface (cmux
@@ -57,12 +61,14 @@ func (cs *CallStream) ServeConn(c net.Conn) {
 	defer c.Close()
 	st := &connStream{ctx: ctx, cancel: cancel, c: c, r: bufio.NewReaderSize(c, 32<<10)}
 	var pre [len(Preface)]byte
+	_ = c.SetDeadline(time.Now().Add(prefaceTimeout))
 	if _, err := io.ReadFull(st.r, pre[:]); err != nil || string(pre[:]) != Preface {
 		return
 	}
 	if _, err := io.WriteString(c, Preface); err != nil {
 		return
 	}
+	_ = c.SetDeadline(time.Time{})
 	if err := cs.session(st); err != nil {
 		_, _ = c.Write(EndFrame(err))
 	}
