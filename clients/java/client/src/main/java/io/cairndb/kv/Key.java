@@ -1,5 +1,6 @@
 package io.cairndb.kv;
 
+import com.google.protobuf.ByteString;
 import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
@@ -124,6 +125,36 @@ public final class Key implements Comparable<Key> {
     Key key = new Key(List.copyOf(k.getMajorList()), List.copyOf(k.getMinorList()));
     key.pb = k;
     return key;
+  }
+
+  /**
+   * A key the server sent, whose major path is most likely same's (a
+   * multi-get's records all share their parent's): when its components'
+   * bytes are sameUtf8, the key shares same's major list instead of
+   * decoding and copying its own, and compareTo skips it.
+   */
+  static Key fromPb(io.cairndb.kv.proto.Key k, Key same, List<ByteString> sameUtf8) {
+    int n = sameUtf8.size();
+    if (k.getMajorCount() != n) {
+      return fromPb(k);
+    }
+    for (int i = 0; i < n; i++) {
+      if (!k.getMajorBytes(i).equals(sameUtf8.get(i))) {
+        return fromPb(k);
+      }
+    }
+    Key key = new Key(same.major, List.copyOf(k.getMinorList()));
+    key.pb = k;
+    return key;
+  }
+
+  /** The major path's components as UTF-8, for fromPb. */
+  List<ByteString> majorUtf8() {
+    List<ByteString> out = new ArrayList<>(major.size());
+    for (String c : major) {
+      out.add(ByteString.copyFromUtf8(c));
+    }
+    return out;
   }
 
   /** xxhash64 of the major path (see {@link Partitions#hashMajor}), computed once. */
@@ -292,9 +323,17 @@ public final class Key implements Comparable<Key> {
   }
 
   private static int comparePaths(List<String> a, List<String> b) {
+    if (a == b) {
+      return 0; // a shared major path (fromPb)
+    }
     int n = Math.min(a.size(), b.size());
     for (int i = 0; i < n; i++) {
-      int c = compareUtf8(a.get(i), b.get(i));
+      String x = a.get(i);
+      String y = b.get(i);
+      if (x.equals(y)) {
+        continue;
+      }
+      int c = compareUtf8(x, y);
       if (c != 0) {
         return c;
       }

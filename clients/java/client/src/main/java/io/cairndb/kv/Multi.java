@@ -90,11 +90,13 @@ final class Multi {
       req.setRange(range.pb);
     }
     Route rt = Route.read(parent, cons);
-    return new Records(resume -> {
+    Records out = new Records(resume -> {
       MultiGetResponse r = s.router.call(rt, (stub, h) -> stub.multiGet(req.setHeader(h).setResume(resume).build()),
           nanos);
       return new Page(r.getRecordsList(), r.getResume());
     }, List.of(0L).iterator(), keysOnly, null);
+    out.sameMajor(parent);
+    return out;
   }
 
   Iterator<KeyValueVersion> storeIterator(Direction dir, int batchSize, Key parent, KeyRange range, Depth depth,
@@ -162,12 +164,20 @@ final class Multi {
     private int i;
     private ByteString resume = ByteString.EMPTY;
     private boolean partDone = true;
+    private Key major; // the records' likely major path (sameMajor); null: none
+    private List<ByteString> majorUtf8;
 
     Records(Pager pager, Iterator<Long> parts, boolean keysOnly, PartStart partStart) {
       this.pager = pager;
       this.parts = parts;
       this.keysOnly = keysOnly;
       this.partStart = partStart;
+    }
+
+    /** The records are under parent's major path (a multi-get's): their keys share it (Key.fromPb). */
+    void sameMajor(Key parent) {
+      major = parent;
+      majorUtf8 = parent.majorUtf8();
     }
 
     @Override
@@ -203,7 +213,8 @@ final class Multi {
       }
       Record r = page.get(i++);
       Value v = keysOnly ? null : Value.createValue(r.getValue().toByteArray());
-      return new KeyValueVersion(Key.fromPb(r.getKey()), v, Version.of(r.getVersion()), r.getExpirationMs());
+      Key k = major == null ? Key.fromPb(r.getKey()) : Key.fromPb(r.getKey(), major, majorUtf8);
+      return new KeyValueVersion(k, v, Version.of(r.getVersion()), r.getExpirationMs());
     }
   }
 }

@@ -1,10 +1,13 @@
 package io.cairndb.kv;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.google.gson.JsonArray;
+import com.google.protobuf.ByteString;
 import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
@@ -76,5 +79,33 @@ class KeyTest {
     assertThrows(IllegalArgumentException.class, () -> new KeyRange("z", true, "a", true));
     assertEquals("01ff", Version.fromString("01ff").toString());
     assertThrows(InvalidArgumentException.class, () -> Version.fromString("xyz"));
+  }
+
+  /** A key as the client parses it from a response. */
+  private static io.cairndb.kv.proto.Key wire(List<String> major, String minor) {
+    try {
+      return io.cairndb.kv.proto.Key.parseFrom(Key.createKey(major, List.of(minor)).pb().toByteArray());
+    } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+      throw new AssertionError(e);
+    }
+  }
+
+  /** A key read under a parent's major path shares the parent's list only when the bytes match, and orders the same. */
+  @Test
+  void fromPbSharesTheParentsMajorPath() {
+    Key parent = Key.createKey(List.of("user", "é\uD83D\uDE00"));
+    List<ByteString> utf8 = parent.majorUtf8();
+    Key same = Key.fromPb(wire(List.of("user", "é\uD83D\uDE00"), "f1"), parent, utf8);
+    assertSame(parent.getMajorPath(), same.getMajorPath(), "equal major path not shared");
+    for (List<String> other : List.of(List.of("user", "é"), List.of("user", "é\uD83D\uDE00", "x"), List.of("usex", "é\uD83D\uDE00"))) {
+      Key k = Key.fromPb(wire(other, "f1"), parent, utf8);
+      assertNotSame(parent.getMajorPath(), k.getMajorPath(), other.toString());
+      assertEquals(other, k.getMajorPath());
+      Key plain = Key.createKey(other, List.of("f1"));
+      assertEquals(Integer.signum(plain.compareTo(same)), Integer.signum(k.compareTo(same)), other.toString());
+      assertEquals(0, k.compareTo(plain), other.toString());
+    }
+    Key a = Key.fromPb(wire(List.of("user", "é\uD83D\uDE00"), "a"), parent, utf8);
+    assertTrue(a.compareTo(same) < 0 && same.compareTo(a) > 0, "minor order under a shared major path");
   }
 }
