@@ -14,7 +14,8 @@ import (
 	"github.com/cairndb/cairn/internal/server"
 )
 
-// A node's one port carries two protocols (docs/design/20261127_every_language.md):
+// A node's one port carries three protocols (docs/design/20261127_every_language.md,
+// docs/design/20261128_call_socket.md):
 //
 //	listener ──cmux──┬── "CAIRN-CALLS/1\r\n" ─────► the call socket: KV calls (server.CallStream.ServeConn)
 //	                 ├── HTTP/1.x request line ──► net/http: the HTTP/JSON API (internal/httpapi)

@@ -70,7 +70,7 @@ type routes struct{ grpc, http, calls *chanListener }
 
 // acceptTLS handshakes each connection of l and hands it to gRPC (ALPN
 // h2), to the call socket (ALPN cairn-calls/1) or to HTTP, until l is
-// closed.
+// closed. Without serveHTTP (--no-http) only gRPC is served.
 func acceptTLS(l net.Listener, cfg *tls.Config, to routes, serveHTTP bool) {
 	for {
 		c, err := l.Accept()
@@ -91,12 +91,12 @@ func acceptTLS(l net.Listener, cfg *tls.Config, to routes, serveHTTP bool) {
 			switch proto := tc.ConnectionState().NegotiatedProtocol; {
 			case proto == "h2":
 				to.grpc.deliver(tc)
+			case !serveHTTP: // --no-http: gRPC alone, as on a plaintext port
+				_ = tc.Close()
 			case proto == server.ALPN:
 				to.calls.deliver(tc)
-			case serveHTTP:
-				to.http.deliver(tc)
 			default:
-				_ = tc.Close()
+				to.http.deliver(tc)
 			}
 		}()
 	}

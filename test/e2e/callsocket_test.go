@@ -237,3 +237,44 @@ func TestSecureCallSocket(t *testing.T) {
 		t.Fatalf("a put that keeps the writer's token: %v", err)
 	}
 }
+
+// TestCallSocketOffWithNoHTTP: a node run with --no-http serves gRPC alone,
+// plaintext or secure, so a call socket gets no preface back (the client
+// then calls on gRPC), and gRPC still answers.
+func TestCallSocketOffWithNoHTTP(t *testing.T) {
+	t.Parallel()
+	for _, secure := range []bool{false, true} {
+		root := filepath.Join(t.TempDir(), "lite")
+		extra := []string{"--no-http"}
+		if secure {
+			extra = append(extra, "--secure")
+		}
+		l := startLiteOpts(t, root, liteOpts{extra: extra})
+		c, err := net.DialTimeout("tcp", l.addr, 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if secure {
+			tc, err := auth.ClientTLS(filepath.Join(root, "security", auth.CAFile), "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc.NextProtos = []string{server.ALPN}
+			tc.ServerName, _, _ = net.SplitHostPort(l.addr)
+			c = tls.Client(c, tc)
+		}
+		_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+		_, _ = io.WriteString(c, server.Preface)
+		got := make([]byte, len(server.Preface))
+		n, _ := io.ReadFull(c, got)
+		c.Close()
+		if string(got[:n]) == server.Preface {
+			t.Errorf("secure=%v: a --no-http node answered the call socket's preface", secure)
+		}
+		if !secure {
+			if _, err := dial(t, l.addr).Get(context.Background(), &cairnpb.GetRequest{Key: key([]string{"m"})}); err != nil {
+				t.Errorf("gRPC on a --no-http node: %v", err)
+			}
+		}
+	}
+}
