@@ -66,6 +66,7 @@ final class CallSocket {
   private volatile boolean off;
   private volatile boolean closed;
   private final AtomicInteger opened = new AtomicInteger();
+  private final AtomicInteger idleCount = new AtomicInteger(); // idle's size (its size() walks it)
 
   CallSocket(String addr, SSLSocketFactory tls, Session session, long connectTimeoutNanos) {
     this.connectTimeout = connectTimeoutNanos;
@@ -97,6 +98,8 @@ final class CallSocket {
     Link l = idle.pollFirst();
     if (l == null) {
       l = open(deadline);
+    } else {
+      idleCount.decrementAndGet();
     }
     boolean keep = false;
     try {
@@ -117,9 +120,12 @@ final class CallSocket {
       purge(); // the node is shutting down: it ended every link
       throw e.status;
     } finally {
-      if (keep && !closed && idle.size() < MAX_IDLE) {
+      if (keep && !closed && idleCount.incrementAndGet() <= MAX_IDLE) {
         idle.offerFirst(l);
       } else {
+        if (keep && !closed) {
+          idleCount.decrementAndGet();
+        }
         l.close();
       }
     }
@@ -128,6 +134,7 @@ final class CallSocket {
   /** Closes the idle links. */
   private void purge() {
     for (Link l; (l = idle.pollFirst()) != null; ) {
+      idleCount.decrementAndGet();
       l.close();
     }
   }
