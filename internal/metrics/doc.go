@@ -36,6 +36,8 @@
 //	cairn_raft_messages_sent_total{shard}     Raft messages sent
 //	cairn_requests_total{op}             KV calls served (get, multi_get, put, ...)
 //	cairn_request_errors_total{op}       those that failed
+//	cairn_call_streams_open{transport}   clients' call streams open: grpc, socket
+//	cairn_call_sockets_total             call sockets accepted
 //
 // and the Go runtime's and the process's (go_*, process_*).
 //

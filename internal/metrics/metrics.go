@@ -20,7 +20,8 @@ type Snapshot struct {
 	Storage  *storage.Stats
 	Local    *replica.LocalStats
 	Shards   []replica.RaftStats
-	Requests []server.OpStats // the KV methods' calls (none before the node serves)
+	Requests []server.OpStats    // the KV methods' calls (none before the node serves)
+	Streams  *server.StreamStats // clients' call streams and sockets (nil before the node serves)
 }
 
 // Handler serves GET /metrics from snap, with the Go runtime's and the
@@ -57,6 +58,11 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	for _, o := range s.Requests {
 		counter(ch, requests, o.Calls, o.Op)
 		counter(ch, requestErrors, o.Errors, o.Op)
+	}
+	if st := s.Streams; st != nil {
+		gauge(ch, callStreams, st.Streams, "grpc")
+		gauge(ch, callStreams, st.Sockets, "socket")
+		counter(ch, callSockets, st.SocketsTotal)
 	}
 }
 

@@ -22,6 +22,7 @@ func TestHandlerWritesSnapshot(t *testing.T) {
 		Shards: []replica.RaftStats{{Shard: 2, Leader: true, Term: 3, Commit: 40, Applied: 39,
 			Readies: 11, Appended: 20, ApplyEntries: 19, Sent: 33}},
 		Requests: []server.OpStats{{Op: "multi_get", Calls: 17, Errors: 2}},
+		Streams:  &server.StreamStats{Streams: 1, Sockets: 8, SocketsTotal: 10},
 	}
 	body := get(t, full)
 	for _, line := range []string{
@@ -35,6 +36,8 @@ func TestHandlerWritesSnapshot(t *testing.T) {
 		`cairn_raft_entries_appended_total{shard="2"} 20`, `cairn_raft_entries_applied_total{shard="2"} 19`,
 		`cairn_raft_messages_sent_total{shard="2"} 33`,
 		`cairn_requests_total{op="multi_get"} 17`, `cairn_request_errors_total{op="multi_get"} 2`,
+		`cairn_call_streams_open{transport="grpc"} 1`, `cairn_call_streams_open{transport="socket"} 8`,
+		"cairn_call_sockets_total 10",
 	} {
 		if !strings.Contains(body, "\n"+line+"\n") {
 			t.Errorf("no line %q", line)

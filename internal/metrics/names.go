@@ -26,6 +26,8 @@ var (
 	raftAppended  = desc("cairn_raft_entries_appended_total", "Raft log entries written.", "shard")
 	raftApplied   = desc("cairn_raft_entries_applied_total", "Raft log entries applied.", "shard")
 	raftSent      = desc("cairn_raft_messages_sent_total", "Raft messages handed to the transport.", "shard")
+	callStreams   = desc("cairn_call_streams_open", "Clients' call streams open now, by transport: grpc (cairn.v1.KVStream) or socket (the call socket).", "transport")
+	callSockets   = desc("cairn_call_sockets_total", "Call sockets accepted (past their preface) since the node started.")
 	requests      = desc("cairn_requests_total", "KV calls served, unary or on a call stream, by method.", "op")
 	requestErrors = desc("cairn_request_errors_total", "KV calls that failed (invalid input, not the leader, a timeout...), by method; a write whose condition did not hold did not fail.", "op")
 )

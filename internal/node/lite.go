@@ -156,7 +156,7 @@ type Lite struct {
 	log     *slog.Logger
 	lis     net.Listener
 	grpc    *grpc.Server
-	calls   *server.CallStream // nil in secure mode
+	calls   *server.CallStream // set before the port and the debug listener serve
 	port    *port
 	httpAPI *httpapi.Lazy
 	replica *replica.Local

@@ -9,7 +9,8 @@ import (
 func (n *Lite) metrics() metrics.Snapshot {
 	st := n.engine.Stats()
 	ls := n.replica.Stats()
-	return metrics.Snapshot{Storage: &st, Local: &ls, Requests: n.kv.Stats()}
+	cs := n.calls.Stats()
+	return metrics.Snapshot{Storage: &st, Local: &ls, Requests: n.kv.Stats(), Streams: &cs}
 }
 
 // metrics is what the storage node reports at a scrape of /metrics: its
@@ -28,6 +29,10 @@ func (n *SN) metrics() metrics.Snapshot {
 	}
 	if kv := n.kv.Load(); kv != nil {
 		s.Requests = kv.Stats()
+	}
+	if n.calls != nil {
+		cs := n.calls.Stats()
+		s.Streams = &cs
 	}
 	n.mu.RLock()
 	defer n.mu.RUnlock()

@@ -3,7 +3,9 @@ package node
 import (
 	"bufio"
 	"context"
+	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -11,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cairndb/cairn/api/cairnpb"
+	"github.com/cairndb/cairn/internal/server"
 )
 
 // scrape GETs url and returns its samples without labels, by name, and
@@ -83,6 +86,25 @@ func TestLiteServesMetrics(t *testing.T) {
 	}
 	if g := after["cairn_apply_groups_total"] - before["cairn_apply_groups_total"]; g < 1 || g > 30 {
 		t.Errorf("30 sequential puts in %v group commits", g)
+	}
+	// A call socket, open past its preface, is counted while it stays open.
+	c, err := net.Dial("tcp", n.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := io.WriteString(c, server.Preface); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.ReadFull(c, make([]byte, len(server.Preface))); err != nil {
+		t.Fatalf("the call socket's preface: %v", err)
+	}
+	open := scrape(t, url)
+	if got := open[`cairn_call_streams_open{transport="socket"}`]; got != 1 {
+		t.Errorf("%v call sockets open, want 1", got)
+	}
+	if got := open["cairn_call_sockets_total"] - after["cairn_call_sockets_total"]; got != 1 {
+		t.Errorf("call sockets accepted grew by %v, want 1", got)
 	}
 	if after["process_cpu_seconds_total"] <= 0 || after["go_goroutines"] <= 0 {
 		t.Errorf("no process or Go runtime metrics: %v %v", after["process_cpu_seconds_total"], after["go_goroutines"])

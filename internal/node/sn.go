@@ -175,7 +175,7 @@ type SN struct {
 	replicas map[uint64]*replica.Raft
 	lis      net.Listener
 	grpc     *grpc.Server
-	calls    *server.CallStream // nil in secure mode
+	calls    *server.CallStream // set before the port and the debug listener serve
 	port     *port
 	httpAPI  *httpapi.Lazy
 	served   chan error

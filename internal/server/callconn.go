@@ -69,6 +69,9 @@ func (cs *CallStream) ServeConn(c net.Conn) {
 		return
 	}
 	_ = c.SetDeadline(time.Time{})
+	cs.socketsTotal.Add(1)
+	cs.sockets.Add(1)
+	defer cs.sockets.Add(-1)
 	if err := cs.session(st); err != nil {
 		_, _ = c.Write(EndFrame(err))
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -45,6 +46,20 @@ type CallStream struct {
 	work    chan func()                      // idle workers wait here
 	closing chan struct{}
 	once    sync.Once
+	// Open gRPC call streams and call sockets, and call sockets accepted.
+	streams, sockets, socketsTotal atomic.Int64 // never below 0: each Add(-1) follows its Add(1)
+}
+
+// StreamStats is a CallStream's connections now (Stats).
+type StreamStats struct {
+	Streams      uint64 // gRPC call streams open
+	Sockets      uint64 // call sockets open (past their preface)
+	SocketsTotal uint64 // call sockets accepted since the node started
+}
+
+// Stats reports the open streams and sockets.
+func (cs *CallStream) Stats() StreamStats {
+	return StreamStats{Streams: uint64(cs.streams.Load()), Sockets: uint64(cs.sockets.Load()), SocketsTotal: uint64(cs.socketsTotal.Load())}
 }
 
 // NewCallStream returns a KVStream service whose calls kv answers, run by
@@ -105,6 +120,8 @@ var errAnswerLost = status.Error(codes.Unavailable, "the node is shutting down a
 
 // Calls implements cairnpb.KVStreamServer.
 func (cs *CallStream) Calls(stream cairnpb.KVStream_CallsServer) error {
+	cs.streams.Add(1)
+	defer cs.streams.Add(-1)
 	err := cs.session(stream)
 	if err == nil {
 		return nil
