@@ -51,8 +51,8 @@ const (
 )
 
 // ServeConn serves the call stream on c, whose client sent Preface (cmux
-// replays it, so it is read here, and answered with it), until the client closes or the service
-// closes; then it closes c. Closing the connection cancels its calls in
+// replays it, so it is read here, and answered with it), until the client
+// closes or the service closes; then it closes c. Closing the connection cancels its calls in
 // flight. Like Calls, it ends with the end frame when the stream fails:
 // a malformed or oversized frame, or the node shutting down.
 func (cs *CallStream) ServeConn(c net.Conn) {
@@ -79,10 +79,23 @@ func (cs *CallStream) ServeConn(c net.Conn) {
 
 // EndFrame is the end frame of a stream that failed with err.
 func EndFrame(err error) []byte {
-	r := &cairnpb.CallsResponse{Answers: []*cairnpb.StreamAnswer{answerError(&cairnpb.StreamAnswer{}, endStatus(err))}}
-	b, _ := proto.MarshalOptions{}.MarshalAppend(make([]byte, 4, 256), r)
-	binary.BigEndian.PutUint32(b, uint32(len(b)-4))
+	b, _ := appendFrame(nil, &cairnpb.CallsResponse{Answers: []*cairnpb.StreamAnswer{answerError(&cairnpb.StreamAnswer{}, endStatus(err))}})
 	return b
+}
+
+// appendFrame appends m to b as one frame (its length, then its bytes).
+func appendFrame(b []byte, m proto.Message) ([]byte, error) {
+	start := len(b)
+	b, err := proto.MarshalOptions{}.MarshalAppend(append(b, 0, 0, 0, 0), m)
+	if err != nil {
+		return nil, err
+	}
+	n := len(b) - start - 4
+	if n > MaxFrame {
+		return nil, fmt.Errorf("call socket: a frame of %d bytes is larger than the limit of %d", n, MaxFrame)
+	}
+	binary.BigEndian.PutUint32(b[start:], uint32(n))
+	return b, nil
 }
 
 // endStatus is the status a failed session ends with.
@@ -147,14 +160,10 @@ func (s *connStream) recv() (*cairnpb.CallsRequest, error) {
 
 // Send writes r as one frame.
 func (s *connStream) Send(r *cairnpb.CallsResponse) error {
-	b, err := proto.MarshalOptions{}.MarshalAppend(append(s.out[:0], 0, 0, 0, 0), r)
+	b, err := appendFrame(s.out[:0], r)
 	if err != nil {
 		return err
 	}
-	if len(b)-4 > MaxFrame {
-		return fmt.Errorf("call socket: an answer of %d bytes is larger than the limit of %d", len(b)-4, MaxFrame)
-	}
-	binary.BigEndian.PutUint32(b, uint32(len(b)-4))
 	if cap(b) <= keepBuf {
 		s.out = b[:0]
 	}

@@ -122,14 +122,10 @@ var errAnswerLost = status.Error(codes.Unavailable, "the node is shutting down a
 func (cs *CallStream) Calls(stream cairnpb.KVStream_CallsServer) error {
 	cs.streams.Add(1)
 	defer cs.streams.Add(-1)
-	err := cs.session(stream)
-	if err == nil {
-		return nil
+	if err := cs.session(stream); err != nil {
+		return endStatus(err)
 	}
-	if _, ok := status.FromError(err); !ok {
-		err = status.FromContextError(err).Err()
-	}
-	return err
+	return nil
 }
 
 // callsStream is what a session takes calls from and sends answers on: a
