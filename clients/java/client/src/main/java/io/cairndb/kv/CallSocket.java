@@ -19,7 +19,6 @@ import java.net.SocketTimeoutException;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.concurrent.ConcurrentLinkedDeque;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import javax.net.ssl.SSLParameters;
 import javax.net.ssl.SSLSocket;
@@ -45,7 +44,9 @@ import javax.net.ssl.SSLSocketFactory;
  * fails closes its connection (the node then cancels it), so a late answer
  * is never read as another call's. A node that does not answer the
  * preface (an older server, or one run with --no-http) turns the socket
- * off for good, and the connection calls on its gRPC stream instead.
+ * off for good, and the connection calls on its gRPC stream instead. The
+ * sockets have no SO_TIMEOUT, so a read blocks in one system call; the
+ * {@link Watchdog} enforces the deadlines by closing the socket.
  *
  * <p>Thread-safe.
  */
@@ -120,10 +121,10 @@ final class CallSocket {
       purge(); // the node is shutting down: it ended every link
       throw e.status;
     } finally {
-      if (keep && !closed && idleCount.incrementAndGet() <= MAX_IDLE) {
+      if (keep && !l.dead && !closed && idleCount.incrementAndGet() <= MAX_IDLE) {
         idle.offerFirst(l);
       } else {
-        if (keep && !closed) {
+        if (keep && !l.dead && !closed) {
           idleCount.decrementAndGet();
         }
         l.close();
@@ -139,49 +140,71 @@ final class CallSocket {
     }
   }
 
-  /** A new connection that has exchanged prefaces with the node. */
+  /**
+   * A new connection that has exchanged prefaces with the node. Connecting,
+   * the TLS handshake and the prefaces block without a socket timeout; the
+   * watchdog closes the socket if they outlast the deadline.
+   */
   private Link open(long callDeadline) {
     if (closed) {
       throw Errors.closed();
     }
     long deadline = Math.min(callDeadline, System.nanoTime() + connectTimeout);
-    Socket s = new Socket();
+    Socket raw = new Socket();
+    Watchdog.Timer timer = Watchdog.INSTANCE.timer(() -> closeQuietly(raw));
+    timer.arm(deadline);
     try {
-      s.setTcpNoDelay(true);
-      s.connect(new InetSocketAddress(host, port), millisLeft(deadline));
+      raw.setTcpNoDelay(true);
+      raw.connect(new InetSocketAddress(host, port));
     } catch (IOException e) {
-      closeQuietly(s);
       // A ConnectException (refused, unreachable, timed out) says the call was never sent.
-      throw Status.UNAVAILABLE.withDescription("call socket: connecting to " + host + ":" + port + ": " + e)
-          .withCause(notSent(e)).asRuntimeException();
+      throw unavailable("connecting to", giveUp(raw, timer, e));
     }
     try {
-      if (tls != null) {
-        s = handshake(s, deadline);
+      Link l = new Link(raw, tls != null ? handshake(raw) : raw, timer);
+      l.preface();
+      if (timer.disarm()) {
+        throw new SocketTimeoutException("timed out");
       }
-      Link l = new Link(s);
-      l.preface(deadline);
       opened.incrementAndGet();
       return l;
     } catch (NoSocket e) {
-      closeQuietly(s);
+      if (timer.expired()) {
+        throw unavailable("opening to", giveUp(raw, timer, e));
+      }
+      giveUp(raw, timer, e);
       off = true;
       throw CallStream.NO_STREAM;
     } catch (IOException e) {
-      closeQuietly(s);
-      throw Status.UNAVAILABLE.withDescription("call socket: opening to " + host + ":" + port + ": " + e)
-          .withCause(notSent(e)).asRuntimeException();
+      throw unavailable("opening to", giveUp(raw, timer, e));
     }
   }
 
-  private SSLSocket handshake(Socket raw, long deadline) throws IOException {
+  /** Closes a socket that failed to open; e, or a timeout caused by it if the watchdog fired. */
+  private static IOException giveUp(Socket raw, Watchdog.Timer timer, IOException e) {
+    boolean fired = timer.disarm();
+    timer.stop();
+    closeQuietly(raw);
+    if (!fired) {
+      return e;
+    }
+    SocketTimeoutException t = new SocketTimeoutException("timed out");
+    t.initCause(e);
+    return t;
+  }
+
+  private StatusRuntimeException unavailable(String what, IOException e) {
+    return Status.UNAVAILABLE.withDescription("call socket: " + what + " " + host + ":" + port + ": " + e)
+        .withCause(notSent(e)).asRuntimeException();
+  }
+
+  private SSLSocket handshake(Socket raw) throws IOException {
     SSLSocket s = (SSLSocket) tls.createSocket(raw, host, port, true);
     SSLParameters p = s.getSSLParameters();
     p.setApplicationProtocols(new String[] {ALPN});
     p.setProtocols(new String[] {"TLSv1.3"});
     p.setEndpointIdentificationAlgorithm("HTTPS"); // the node's certificate names host, as gRPC checks
     s.setSSLParameters(p);
-    s.setSoTimeout(millisLeft(deadline));
     s.startHandshake();
     if (!ALPN.equals(s.getApplicationProtocol())) {
       throw new NoSocket();
@@ -202,11 +225,6 @@ final class CallSocket {
     ConnectException c = new ConnectException(e.toString());
     c.initCause(e);
     return c;
-  }
-
-  private static int millisLeft(long deadline) {
-    long ms = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
-    return (int) Math.max(1, Math.min(ms, Integer.MAX_VALUE));
   }
 
   private static void closeQuietly(Socket s) {
@@ -235,23 +253,27 @@ final class CallSocket {
 
   /** One connection, used by one thread at a time. */
   private final class Link {
-    private final Socket s;
+    private final Socket raw; // the TCP socket, which the watchdog closes
+    private final Socket s; // raw, or the TLS socket over it
+    private final Watchdog.Timer timer;
     private final OutputStream out;
     private final DataInputStream in;
     private long ids;
     private String sentToken = "";
     private byte[] inBuf = new byte[4096];
+    private boolean dead; // the watchdog closed it just as its answer came
 
-    Link(Socket s) throws IOException {
+    Link(Socket raw, Socket s, Watchdog.Timer timer) throws IOException {
+      this.raw = raw;
       this.s = s;
+      this.timer = timer;
       this.out = s.getOutputStream();
       this.in = new DataInputStream(new BufferedInputStream(s.getInputStream(), 16 << 10));
     }
 
-    void preface(long deadline) throws IOException {
+    void preface() throws IOException {
       out.write(PREFACE);
       out.flush();
-      s.setSoTimeout(millisLeft(deadline));
       byte[] got = new byte[PREFACE.length];
       try {
         in.readFully(got);
@@ -263,6 +285,10 @@ final class CallSocket {
       }
     }
 
+    /**
+     * Sends c and reads its answer, the watchdog armed with deadline: a
+     * call it cuts short throws SocketTimeoutException.
+     */
     StreamAnswer exchange(StreamCall.Builder c, long deadline) throws IOException {
       long id = ++ids;
       c.setId(id);
@@ -273,8 +299,29 @@ final class CallSocket {
           sentToken = tok;
         }
       }
-      send(CallsRequest.newBuilder().addCalls(c).build());
-      s.setSoTimeout(millisLeft(deadline));
+      CallsRequest r = CallsRequest.newBuilder().addCalls(c).build();
+      timer.arm(deadline);
+      StreamAnswer a;
+      try {
+        send(r);
+        a = answer(id);
+      } catch (IOException e) {
+        if (timer.disarm()) {
+          SocketTimeoutException t = new SocketTimeoutException("timed out");
+          t.initCause(e);
+          throw t;
+        }
+        throw e;
+      } catch (RuntimeException e) {
+        timer.disarm();
+        throw e;
+      }
+      dead = timer.disarm();
+      return a;
+    }
+
+    /** Reads frames until the answer to call id (or the node's end frame). */
+    private StreamAnswer answer(long id) throws IOException {
       while (true) {
         for (StreamAnswer a : receive().getAnswersList()) {
           if (a.getId() == 0) { // the node ended the connection
@@ -320,6 +367,8 @@ final class CallSocket {
 
     void close() {
       closeQuietly(s);
+      closeQuietly(raw);
+      timer.stop();
     }
   }
 }

@@ -23,6 +23,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /** The call socket (CallSocket): used by default, over TLS too, a fallback to the stream, and its failures. */
 class CallSocketTest {
@@ -136,6 +137,44 @@ class CallSocketTest {
       store.put(key("l", "b"), v("second"));
       ValueVersion got = store.get(key("l", "b"));
       assertEquals("second", new String(got.getValue().getValue(), UTF_8));
+    }
+  }
+
+  /**
+   * A node that accepts but never answers the preface: the link times out
+   * at the call's deadline (the watchdog closes it; the socket has no
+   * SO_TIMEOUT), as a call never sent, and the socket stays on.
+   */
+  @Test
+  @Timeout(20)
+  void silentNodeTimesOutAsNotSent() throws Exception {
+    try (ServerSocket ss = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
+      List<Socket> accepted = new CopyOnWriteArrayList<>();
+      Thread t = new Thread(() -> {
+        try {
+          while (true) {
+            accepted.add(ss.accept()); // and say nothing
+          }
+        } catch (IOException closed) {
+          // the test ended
+        }
+      }, "silent-node");
+      t.setDaemon(true);
+      t.start();
+      CallSocket s = new CallSocket("127.0.0.1:" + ss.getLocalPort(), null, null, TimeUnit.SECONDS.toNanos(30));
+      long start = System.nanoTime();
+      io.grpc.StatusRuntimeException e = assertThrows(io.grpc.StatusRuntimeException.class,
+          () -> s.call(io.cairndb.kv.proto.StreamCall.newBuilder(), start + TimeUnit.MILLISECONDS.toNanos(300)));
+      long took = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+      assertEquals(io.grpc.Status.Code.UNAVAILABLE, e.getStatus().getCode(), e.toString());
+      assertTrue(e.getCause() instanceof java.net.ConnectException, "not reported as never sent: " + e);
+      assertTrue(e.getMessage().contains("timed out"), e.getMessage());
+      assertTrue(took >= 300 && took < 5000, "timed out after " + took + " ms, not at the 300 ms deadline");
+      assertFalse(s.off(), "a timeout is not a node without the call socket");
+      s.close();
+      for (Socket c : accepted) {
+        c.close();
+      }
     }
   }
 
