@@ -48,26 +48,54 @@ final class Multi {
     }
   }
 
+  /**
+   * A multiGet's records, read page by page in a loop of its own rather
+   * than through an iterator: the JIT then compiles the call once, in this
+   * loop, where an iterator's hasNext (called twice a record) became a hot
+   * root of its own that inlined the whole call again (docs/benchmarks.md,
+   * "Issue 12, fourteenth").
+   */
   SortedMap<Key, ValueVersion> multiGet(Key parent, KeyRange range, Depth depth, Consistency c, long timeout,
       TimeUnit unit) {
     SortedMap<Key, ValueVersion> out = new TreeMap<>();
-    Iterator<KeyValueVersion> it = multiGetIterator(Direction.FORWARD, 0, parent, range, depth, c, timeout, unit,
-        false, 0);
-    while (it.hasNext()) {
-      KeyValueVersion r = it.next();
-      out.put(r.getKey(), new ValueVersion(r.getValue(), r.getVersion(), r.getExpirationTime()));
-    }
+    Key major = StoreImpl.need(parent);
+    List<ByteString> majorUtf8 = major.majorUtf8();
+    Pager pager = pager(parent, range, depth, c, timeout, unit, false);
+    ByteString resume = ByteString.EMPTY;
+    do {
+      Page p = pager.fetch(resume);
+      for (Record r : p.records) {
+        out.put(Key.fromPb(r.getKey(), major, majorUtf8), new ValueVersion(Value.createValue(
+            r.getValue().toByteArray()), Version.of(r.getVersion()), r.getExpirationMs()));
+      }
+      resume = nextResume(p, resume);
+    } while (!resume.isEmpty());
     return out;
   }
 
   SortedSet<Key> multiGetKeys(Key parent, KeyRange range, Depth depth, Consistency c, long timeout, TimeUnit unit) {
     SortedSet<Key> out = new TreeSet<>();
-    Iterator<KeyValueVersion> it = multiGetIterator(Direction.FORWARD, 0, parent, range, depth, c, timeout, unit,
-        true, 0);
-    while (it.hasNext()) {
-      out.add(it.next().getKey());
-    }
+    Key major = StoreImpl.need(parent);
+    List<ByteString> majorUtf8 = major.majorUtf8();
+    Pager pager = pager(parent, range, depth, c, timeout, unit, true);
+    ByteString resume = ByteString.EMPTY;
+    do {
+      Page p = pager.fetch(resume);
+      for (Record r : p.records) {
+        out.add(Key.fromPb(r.getKey(), major, majorUtf8));
+      }
+      resume = nextResume(p, resume);
+    } while (!resume.isEmpty());
     return out;
+  }
+
+  /** p's resume token, after checking that a page with more to come made progress. */
+  private static ByteString nextResume(Page p, ByteString resume) {
+    if (!p.resume.isEmpty() && p.records.isEmpty() && p.resume.equals(resume)) {
+      throw new FaultException(ErrorInfo.of("server returned an empty page with an unchanged resume token",
+          Status.Code.INTERNAL, "", FaultException.Action.NONE));
+    }
+    return p.resume;
   }
 
   Iterator<KeyValueVersion> multiGetIterator(Direction dir, int batchSize, Key parent, KeyRange range, Depth depth,
@@ -81,6 +109,21 @@ final class Multi {
     if (dir != Direction.FORWARD && dir != Direction.REVERSE) {
       throw new IllegalArgumentException("multiGetIterator: direction must be FORWARD or REVERSE, not " + dir);
     }
+    Records out = new Records(pager(dir, parent, range, depth, c, timeout, unit, keysOnly, pageSize),
+        List.of(0L).iterator(), keysOnly, null);
+    out.sameMajor(parent);
+    return out;
+  }
+
+  /** The pages of a whole multiGet (forward, every record in one response unless it is too large). */
+  private Pager pager(Key parent, KeyRange range, Depth depth, Consistency c, long timeout, TimeUnit unit,
+      boolean keysOnly) {
+    return pager(Direction.FORWARD, parent, range, depth, c, timeout, unit, keysOnly, 0);
+  }
+
+  /** The pages of the records under parent: a multiGet request, sent again with each page's resume token. */
+  private Pager pager(Direction dir, Key parent, KeyRange range, Depth depth, Consistency c, long timeout,
+      TimeUnit unit, boolean keysOnly, int pageSize) {
     Consistency cons = s.consistency(c);
     long nanos = s.timeout(timeout, unit);
     MultiGetRequest.Builder req = MultiGetRequest.newBuilder().setParent(StoreImpl.need(parent).pb())
@@ -90,13 +133,11 @@ final class Multi {
       req.setRange(range.pb);
     }
     Route rt = Route.read(parent, cons);
-    Records out = new Records(resume -> {
+    return resume -> {
       MultiGetResponse r = s.router.call(rt, (stub, h) -> stub.multiGet(req.setHeader(h).setResume(resume).build()),
           nanos);
       return new Page(r.getRecordsList(), r.getResume());
-    }, List.of(0L).iterator(), keysOnly, null);
-    out.sameMajor(parent);
-    return out;
+    };
   }
 
   Iterator<KeyValueVersion> storeIterator(Direction dir, int batchSize, Key parent, KeyRange range, Depth depth,
@@ -194,13 +235,9 @@ final class Multi {
           resume = ByteString.EMPTY;
         }
         Page p = pager.fetch(resume);
-        if (!p.resume.isEmpty() && p.records.isEmpty() && p.resume.equals(resume)) {
-          throw new FaultException(ErrorInfo.of("server returned an empty page with an unchanged resume token",
-              Status.Code.INTERNAL, "", FaultException.Action.NONE));
-        }
         page = p.records;
         i = 0;
-        resume = p.resume;
+        resume = nextResume(p, resume);
         partDone = resume.isEmpty();
       }
       return true;
