@@ -145,13 +145,14 @@ func (b *Batch) touched(t *touched) {
 		case !ok:
 			return
 		case kind == pebble.InternalKeyKindSet:
-			t.note(ukey, val, true)
+			t.note(ukey, val, wrotePut)
 		case kind == pebble.InternalKeyKindRangeDelete && !overlapsRecords(ukey, val):
 			// a Raft log truncation or a shard's states: no record
 		case kind == pebble.InternalKeyKindDelete || kind == pebble.InternalKeyKindSingleDelete ||
-			kind == pebble.InternalKeyKindDeleteSized || kind == pebble.InternalKeyKindMerge ||
-			kind == pebble.InternalKeyKindLogData:
-			t.note(ukey, nil, false)
+			kind == pebble.InternalKeyKindDeleteSized:
+			t.note(ukey, nil, wroteDelete)
+		case kind == pebble.InternalKeyKindMerge || kind == pebble.InternalKeyKindLogData:
+			t.note(ukey, nil, wroteUnknown)
 		default:
 			t.all = true
 			return

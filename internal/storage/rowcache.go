@@ -37,7 +37,9 @@ import (
 //
 //	commit:  before: pending++ in each stripe it writes
 //	         after, under the stripe's lock: gen++, replace the get entry
-//	         (a committed put) or drop it, drop the major entry, pending--
+//	         (a committed put) or drop it, apply the writes to the major
+//	         entry (a committed batch of known puts and deletions; see
+//	         mergeMajor) or drop it, pending--
 //	reader:  g := gen; look up; a hit counts only if the stripe is quiet
 //	         (pending == 0 and gen == g); on a miss read Pebble and insert,
 //	         under the stripe's lock, only if the stripe is still quiet for g
@@ -199,23 +201,33 @@ type touched struct {
 }
 
 // touchItem is one written record: its stripe, the two entries it ends,
-// and, for a put, the bytes it stores (set).
+// and, for a put, the bytes it stores (set); gone marks a deletion. A write
+// that is neither (a merge operand) leaves the record's bytes unknown.
 type touchItem struct {
-	stripe int
-	rec    []byte
-	major  [keys.HeaderLen]byte
-	val    []byte
-	set    bool
+	stripe    int
+	rec       []byte
+	major     [keys.HeaderLen]byte
+	val       []byte
+	set, gone bool
 }
 
-// note adds record key sk (and its major entry) to t, as a put of val if
-// set, else as a deletion; keys outside the record space are ignored.
-func (t *touched) note(sk, val []byte, set bool) {
+// How a batch wrote a record, for note.
+type wrote int
+
+const (
+	wrotePut     wrote = iota // val is its stored bytes
+	wroteDelete               // it is gone
+	wroteUnknown              // written, bytes unknown
+)
+
+// note adds record key sk (and its major entry) to t, written as how says;
+// keys outside the record space are ignored.
+func (t *touched) note(sk, val []byte, how wrote) {
 	if t.all || len(sk) < keys.HeaderLen || sk[0] != keys.RecordSpace {
 		return
 	}
 	i := int(keys.HashOf(sk) % rowCacheStripes)
-	t.items = append(t.items, touchItem{stripe: i, rec: sk, val: val, set: set})
+	t.items = append(t.items, touchItem{stripe: i, rec: sk, val: val, set: how == wrotePut, gone: how == wroteDelete})
 	setMajorKey(&t.items[len(t.items)-1].major, sk)
 }
 
@@ -269,7 +281,7 @@ func (c *rowCache) end(t *touched, committed bool) {
 		s.mu.Lock()
 		s.gen.Add(1)
 		if s.majors {
-			c.fc.Del(t.items[j].major[:])
+			c.endMajor(t.items[j].major[:], t.items[j:k], committed)
 		}
 		for i := j; i < k; i++ {
 			c.endItem(s, &t.items[i], committed, k-j == 1)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"slices"
 
 	"github.com/cockroachdb/pebble/v2"
 )
@@ -62,6 +63,73 @@ func nextChunk(b []byte) (chunk, rest []byte, ok bool) {
 
 func appendChunk(b, chunk []byte) []byte {
 	return append(binary.AppendUvarint(b, uint64(len(chunk))), chunk...)
+}
+
+// endMajor ends a commit's run of writes under one major entry's key mk
+// (under the stripe's lock): a committed run is applied to the cached
+// entry, if there is one, so the records a multi-get reads stay cached
+// across updates; anything else drops it. This keeps the entry equal to
+// the major path's committed records for the same reason a get entry's
+// write-through does (rowCache.end): the entry was filled while no commit
+// was pending in the stripe, and every commit since has applied its writes
+// to it, in commit order, since one major path's commits are serial.
+func (c *rowCache) endMajor(mk []byte, run []touchItem, committed bool) {
+	if !committed {
+		c.fc.Del(mk)
+		return
+	}
+	old, err := c.fc.Get(mk)
+	if err != nil {
+		return // nothing cached
+	}
+	if enc, ok := mergeMajor(old, run); ok && len(enc) <= c.maxMajor {
+		c.set(mk, enc)
+	} else {
+		c.fc.Del(mk)
+	}
+}
+
+// mergeMajor returns the major entry enc with run's writes applied in
+// order: a put sets its record's stored bytes, a deletion removes it.
+// Writes under another major path (whose hash collides with the entry's)
+// do not touch it. ok is false if enc does not parse or a write's bytes
+// are unknown (a merge operand): the entry must then be dropped.
+func mergeMajor(enc []byte, run []touchItem) (out []byte, ok bool) {
+	prefix, _, ok := nextChunk(enc)
+	if !ok {
+		return nil, false
+	}
+	e, ok := decodeMajor(enc, prefix)
+	if !ok {
+		return nil, false
+	}
+	ks, rs := slices.Clip(e.keys), slices.Clip(e.recs) // they share one array: an insert must not spill into the other
+	for i := range run {
+		it := &run[i]
+		if !bytes.HasPrefix(it.rec, prefix) {
+			continue
+		}
+		j, found := slices.BinarySearchFunc(ks, it.rec, bytes.Compare)
+		switch {
+		case it.set && found:
+			rs[j] = it.val
+		case it.set:
+			ks, rs = slices.Insert(ks, j, it.rec), slices.Insert(rs, j, it.val)
+		case !it.gone:
+			return nil, false
+		case found:
+			ks, rs = slices.Delete(ks, j, j+1), slices.Delete(rs, j, j+1)
+		}
+	}
+	n := len(enc)
+	for i := range run {
+		n += len(run[i].rec) + len(run[i].val) + 2*binary.MaxVarintLen32
+	}
+	out = appendChunk(make([]byte, 0, n), prefix)
+	for i := range ks {
+		out = appendChunk(appendChunk(out, ks[i]), rs[i])
+	}
+	return out, true
 }
 
 // majorEntry returns the row cache's entry for the major span sp, reading

@@ -225,7 +225,7 @@ func TestRowCacheProtocol(t *testing.T) {
 	}
 	commit := func(val string, set bool) *touched {
 		var tw touched
-		tw.note(sk, []byte(val), set)
+		tw.note(sk, []byte(val), map[bool]wrote{true: wrotePut, false: wroteDelete}[set])
 		c.begin(&tw)
 		return &tw
 	}
@@ -278,7 +278,7 @@ func TestRowCacheWriteAdmission(t *testing.T) {
 	commit := func(puts ...[]byte) {
 		var tw touched
 		for _, sk := range puts {
-			tw.note(sk, []byte(val[string(sk)]), true)
+			tw.note(sk, []byte(val[string(sk)]), wrotePut)
 		}
 		c.begin(&tw)
 		c.end(&tw, true)
@@ -342,7 +342,7 @@ func TestRowCacheEntryBound(t *testing.T) {
 		sk := keys.Encode(0, keys.New([]string{"m"}, "k"))
 		commit := func(v []byte) {
 			var tw touched
-			tw.note(sk, v, true)
+			tw.note(sk, v, wrotePut)
 			c.begin(&tw)
 			c.end(&tw, true)
 		}
@@ -372,7 +372,7 @@ func TestRowCacheUpdatesKeepLiveEntries(t *testing.T) {
 	val := bytes.Repeat([]byte("v"), 1000)
 	commit := func(sk []byte) {
 		var tw touched
-		tw.note(sk, val, true)
+		tw.note(sk, val, wrotePut)
 		c.begin(&tw)
 		c.end(&tw, true)
 	}
@@ -418,5 +418,82 @@ func TestRowCacheMemoryLimit(t *testing.T) {
 	c.close() // twice: once only
 	if got := caches(); got != before {
 		t.Fatalf("row caches %d after closing it; want %d", got, before)
+	}
+}
+
+// TestRowCacheMajorWriteThrough: a committed write under a cached major
+// path updates its major entry in place (puts replace or insert records,
+// deletions remove them), so the next multi-get hits; a failed commit or a
+// write whose bytes are unknown drops the entry; writes under another major
+// path whose hash collides leave it alone.
+func TestRowCacheMajorWriteThrough(t *testing.T) {
+	c := newRowCache(MinRowCacheBytes)
+	defer c.close()
+	prefix := keys.MajorPrefix(0, []string{"m"})
+	rec := func(minor string) []byte { return keys.Encode(0, keys.New([]string{"m"}, minor)) }
+	fill := func(pairs ...string) {
+		enc := appendChunk(nil, prefix)
+		for i := 0; i < len(pairs); i += 2 {
+			enc = appendChunk(appendChunk(enc, rec(pairs[i])), []byte(pairs[i+1]))
+		}
+		_, g, _ := c.getMajor(prefix)
+		c.putMajor(prefix, enc, g)
+	}
+	entry := func() string {
+		e, _, ok := c.getMajor(prefix)
+		if !ok {
+			return "(miss)"
+		}
+		var b strings.Builder
+		for i := range e.keys {
+			k, err := keys.Decode(e.keys[i])
+			if err != nil {
+				t.Fatal(err)
+			}
+			fmt.Fprintf(&b, "%s=%s ", k.Minor[0], e.recs[i])
+		}
+		return b.String()
+	}
+	commit := func(ok bool, writes ...touchItem) {
+		var tw touched
+		for _, w := range writes {
+			how := wroteUnknown
+			if w.set {
+				how = wrotePut
+			} else if w.gone {
+				how = wroteDelete
+			}
+			tw.note(w.rec, w.val, how)
+		}
+		c.begin(&tw)
+		c.end(&tw, ok)
+	}
+	put := func(sk []byte, v string) touchItem { return touchItem{rec: sk, val: []byte(v), set: true} }
+	del := func(sk []byte) touchItem { return touchItem{rec: sk, gone: true} }
+
+	fill("b", "1", "d", "2")
+	commit(true, put(rec("d"), "3"), put(rec("a"), "0"), put(rec("c"), "x"), del(rec("b")), put(rec("e"), "4"), del(rec("zz")))
+	if got, want := entry(), "a=0 c=x d=3 e=4 "; got != want {
+		t.Fatalf("after puts and deletions: entry %q, want %q", got, want)
+	}
+	other := keys.Encode(0, keys.New([]string{"n"}, "a"))
+	copy(other[1:keys.HeaderLen], prefix[1:keys.HeaderLen]) // another major path under the same hash
+	commit(true, put(other, "stranger"))
+	if got, want := entry(), "a=0 c=x d=3 e=4 "; got != want {
+		t.Fatalf("after a write under a colliding major path: entry %q, want %q", got, want)
+	}
+	commit(false, put(rec("a"), "lost"))
+	if got := entry(); got != "(miss)" {
+		t.Fatalf("a failed commit left the entry: %q", got)
+	}
+	fill("a", "1")
+	commit(true, touchItem{rec: rec("a")}) // a merge operand: bytes unknown
+	if got := entry(); got != "(miss)" {
+		t.Fatalf("a write of unknown bytes left the entry: %q", got)
+	}
+	fill("a", "1")
+	commit(true, put(rec("a"), strings.Repeat("v", c.maxMajor)))
+	if got := entry(); got != "(miss)" {
+		t.Fatalf("an entry grown past the bound stayed: %d bytes", len(got))
 	}
 }
