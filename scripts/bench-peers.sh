@@ -10,7 +10,7 @@
 #   cairn   `cairn lite` with Cairn's binding (clients/java/ycsb), layout
 #           LAYOUT (minor: one record per field, a read one multiGet of the
 #           major path, an insert or update one atomic execute of its field
-#           puts), durability write_no_sync;
+#           puts, one put for a single field), durability write_no_sync;
 #   redis   its own redis-server (Debian's package, installed with apt-get if
 #           missing) on a free port, --appendonly yes --appendfsync everysec
 #           --save '', with bench/peers' binding (the commands of YCSB's redis

@@ -63,7 +63,8 @@ import site.ycsb.Status;
  *   <li>minor: one record per field under {@code /<table>/<key>/-/<field>},
  *       as Oracle NoSQL's nosqldb binding stores them. A read is one multiGet
  *       of the major path (one get for a single field); an insert or update is
- *       one atomic execute of the field puts; a delete one multiDelete.
+ *       one atomic execute of the field puts (one put for a single field, as
+ *       YCSB's update writes); a delete one multiDelete.
  * </ul>
  *
  * <p>A scan is a store iterator under {@code /<table>} from the start key
@@ -341,10 +342,19 @@ public class CairnClient extends DB {
     }
   }
 
-  /** Writes each field as its own record under the major path, in one atomic execute. */
+  /**
+   * Writes each field as its own record under the major path, in one atomic
+   * execute; a single field (YCSB's update) in one put, which is as atomic
+   * and takes a shorter path through the client.
+   */
   private Status putFields(String table, String key, Map<String, ByteIterator> values)
       throws OperationExecutionException {
     List<String> major = major(table, key);
+    if (values.size() == 1) {
+      Map.Entry<String, ByteIterator> e = values.entrySet().iterator().next();
+      store.put(Key.createKey(major, e.getKey()), Value.createValue(e.getValue().toArray()));
+      return Status.OK;
+    }
     batch.clear();
     for (Map.Entry<String, ByteIterator> e : values.entrySet()) {
       batch.add(ops.createPut(Key.createKey(major, e.getKey()), Value.createValue(e.getValue().toArray())));
