@@ -48,6 +48,25 @@ final class Multi {
     }
   }
 
+  /** Takes a multiGet's records one by one, each with its key. */
+  private interface Sink {
+    void take(Key k, Record r);
+  }
+
+  SortedMap<Key, ValueVersion> multiGet(Key parent, KeyRange range, Depth depth, Consistency c, long timeout,
+      TimeUnit unit) {
+    SortedMap<Key, ValueVersion> out = new TreeMap<>();
+    each(parent, range, depth, c, timeout, unit, false, (k, r) -> out.put(k, new ValueVersion(
+        Value.createValue(r.getValue().toByteArray()), Version.of(r.getVersion()), r.getExpirationMs())));
+    return out;
+  }
+
+  SortedSet<Key> multiGetKeys(Key parent, KeyRange range, Depth depth, Consistency c, long timeout, TimeUnit unit) {
+    SortedSet<Key> out = new TreeSet<>();
+    each(parent, range, depth, c, timeout, unit, true, (k, r) -> out.add(k));
+    return out;
+  }
+
   /**
    * A multiGet's records, read page by page in a loop of its own rather
    * than through an iterator: the JIT then compiles the call once, in this
@@ -55,38 +74,19 @@ final class Multi {
    * root of its own that inlined the whole call again (docs/benchmarks.md,
    * "Issue 12, fourteenth").
    */
-  SortedMap<Key, ValueVersion> multiGet(Key parent, KeyRange range, Depth depth, Consistency c, long timeout,
-      TimeUnit unit) {
-    SortedMap<Key, ValueVersion> out = new TreeMap<>();
+  private void each(Key parent, KeyRange range, Depth depth, Consistency c, long timeout, TimeUnit unit,
+      boolean keysOnly, Sink sink) {
     Key major = StoreImpl.need(parent);
     List<ByteString> majorUtf8 = major.majorUtf8();
-    Pager pager = pager(parent, range, depth, c, timeout, unit, false);
+    Pager pager = pager(parent, range, depth, c, timeout, unit, keysOnly);
     ByteString resume = ByteString.EMPTY;
     do {
       Page p = pager.fetch(resume);
       for (Record r : p.records) {
-        out.put(Key.fromPb(r.getKey(), major, majorUtf8), new ValueVersion(Value.createValue(
-            r.getValue().toByteArray()), Version.of(r.getVersion()), r.getExpirationMs()));
+        sink.take(Key.fromPb(r.getKey(), major, majorUtf8), r);
       }
       resume = nextResume(p, resume);
     } while (!resume.isEmpty());
-    return out;
-  }
-
-  SortedSet<Key> multiGetKeys(Key parent, KeyRange range, Depth depth, Consistency c, long timeout, TimeUnit unit) {
-    SortedSet<Key> out = new TreeSet<>();
-    Key major = StoreImpl.need(parent);
-    List<ByteString> majorUtf8 = major.majorUtf8();
-    Pager pager = pager(parent, range, depth, c, timeout, unit, true);
-    ByteString resume = ByteString.EMPTY;
-    do {
-      Page p = pager.fetch(resume);
-      for (Record r : p.records) {
-        out.add(Key.fromPb(r.getKey(), major, majorUtf8));
-      }
-      resume = nextResume(p, resume);
-    } while (!resume.isEmpty());
-    return out;
   }
 
   /** p's resume token, after checking that a page with more to come made progress. */
