@@ -1,10 +1,6 @@
 package io.cairndb.kv;
 
-import com.google.protobuf.CodedOutputStream;
-import io.cairndb.kv.proto.CallsRequest;
-import io.cairndb.kv.proto.CallsResponse;
-import io.cairndb.kv.proto.StreamAnswer;
-import io.cairndb.kv.proto.StreamCall;
+import com.google.protobuf.MessageLite;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import java.io.BufferedInputStream;
@@ -89,13 +85,15 @@ final class CallSocket {
   }
 
   /**
-   * Sends c and reads its answer before deadline (System.nanoTime()).
-   * Throws what CallStream.call throws: the answer's status, UNAVAILABLE
-   * when the connection broke (caused by a ConnectException if it was
-   * never made, so the call was not sent), DEADLINE_EXCEEDED, or NoStream
-   * when the node has no call socket (the call was not sent).
+   * Sends req as a call of op (a StreamCall field, Wire.GET...) and reads
+   * its answer before deadline (System.nanoTime()), its response decoded
+   * by dec while the link is held. Throws what CallStream.call throws: the
+   * answer's status, UNAVAILABLE when the connection broke (caused by a
+   * ConnectException if it was never made, so the call was not sent),
+   * DEADLINE_EXCEEDED, or NoStream when the node has no call socket (the
+   * call was not sent).
    */
-  StreamAnswer call(StreamCall.Builder c, long deadline) {
+  <T> T call(int op, MessageLite req, Wire.Decoder<T> dec, long deadline) {
     Link l = idle.pollFirst();
     if (l == null) {
       l = open(deadline);
@@ -104,13 +102,15 @@ final class CallSocket {
     }
     boolean keep = false;
     try {
-      StreamAnswer a = l.exchange(c, deadline);
-      keep = true;
-      StatusRuntimeException err = CallStream.answerError(a);
-      if (err != null) {
+      Wire.Answer a = l.exchange(op, req, deadline);
+      if (a.code != 0) {
+        StatusRuntimeException err = CallStream.answerError(a.parse(l.frame));
+        keep = true;
         throw err;
       }
-      return a;
+      T t = dec.decode(l.frame, a.off, a.len);
+      keep = true;
+      return t;
     } catch (SocketTimeoutException e) {
       throw Status.DEADLINE_EXCEEDED.withDescription("no answer on the call socket before the deadline")
           .asRuntimeException();
@@ -261,6 +261,8 @@ final class CallSocket {
     private long ids;
     private String sentToken = "";
     private byte[] inBuf = new byte[4096];
+    private byte[] frame; // the last frame read: inBuf, or a larger one
+    private final Wire.Answer ans = new Wire.Answer();
     private boolean dead; // the watchdog closed it just as its answer came
 
     Link(Socket raw, Socket s, Watchdog.Timer timer) throws IOException {
@@ -286,25 +288,25 @@ final class CallSocket {
     }
 
     /**
-     * Sends c and reads its answer, the watchdog armed with deadline: a
-     * call it cuts short throws SocketTimeoutException.
+     * Sends req as a call of op and reads its answer, the watchdog armed
+     * with deadline: a call it cuts short throws SocketTimeoutException.
+     * The answer points into frame.
      */
-    StreamAnswer exchange(StreamCall.Builder c, long deadline) throws IOException {
+    Wire.Answer exchange(int op, MessageLite req, long deadline) throws IOException {
       long id = ++ids;
-      c.setId(id);
+      String token = null;
       if (session != null) {
         String tok = session.token();
         if (!tok.equals(sentToken)) {
-          c.setToken(tok);
+          token = tok;
           sentToken = tok;
         }
       }
-      CallsRequest r = CallsRequest.newBuilder().addCalls(c).build();
+      byte[] b = Wire.frame(id, op, req, token);
       timer.arm(deadline);
-      StreamAnswer a;
       try {
-        send(r);
-        a = answer(id);
+        out.write(b);
+        answer(id, op);
       } catch (IOException e) {
         if (timer.disarm()) {
           SocketTimeoutException t = new SocketTimeoutException("timed out");
@@ -317,52 +319,40 @@ final class CallSocket {
         throw e;
       }
       dead = timer.disarm();
-      return a;
+      return ans;
     }
 
-    /** Reads frames until the answer to call id (or the node's end frame). */
-    private StreamAnswer answer(long id) throws IOException {
+    /** Reads frames until the answer to call id, of op (or the node's end frame). */
+    private void answer(long id, int op) throws IOException {
       while (true) {
-        for (StreamAnswer a : receive().getAnswersList()) {
-          if (a.getId() == 0) { // the node ended the connection
-            StatusRuntimeException st = CallStream.answerError(a);
-            if (st == null) {
-              throw new IOException("call socket: the node ended the connection");
-            }
-            throw new EndFrame(st);
-          }
-          if (a.getId() == id) {
-            return a;
-          }
+        int n = receive();
+        if (!Wire.find(frame, n, id, ans)) {
+          continue;
         }
+        if (ans.id == 0) { // the node ended the connection
+          StatusRuntimeException st = CallStream.answerError(ans.parse(frame));
+          if (st == null) {
+            throw new IOException("call socket: the node ended the connection");
+          }
+          throw new EndFrame(st);
+        }
+        if (ans.code == 0 && ans.op != 0 && ans.op != op + Wire.ANSWER_OP) {
+          throw new IOException("call socket: the answer to a call of op " + op + " has op " + ans.op);
+        }
+        return;
       }
     }
 
-    private void send(CallsRequest r) throws IOException {
-      int n = r.getSerializedSize();
-      if (n > MAX_FRAME) {
-        throw Status.INVALID_ARGUMENT.withDescription("call socket: a call of " + n
-            + " bytes is larger than the limit of " + MAX_FRAME).asRuntimeException();
-      }
-      byte[] b = new byte[4 + n];
-      b[0] = (byte) (n >>> 24);
-      b[1] = (byte) (n >>> 16);
-      b[2] = (byte) (n >>> 8);
-      b[3] = (byte) n;
-      CodedOutputStream cos = CodedOutputStream.newInstance(b, 4, n);
-      r.writeTo(cos);
-      cos.checkNoSpaceLeft();
-      out.write(b);
-    }
-
-    private CallsResponse receive() throws IOException {
+    /** Reads one frame into frame; its length. */
+    private int receive() throws IOException {
       int n = in.readInt();
       if (n < 0 || n > MAX_FRAME) {
         throw new IOException("call socket: a frame of " + Integer.toUnsignedString(n) + " bytes from the node");
       }
       byte[] b = n <= inBuf.length ? inBuf : (n <= (1 << 20) ? (inBuf = new byte[n]) : new byte[n]);
       in.readFully(b, 0, n);
-      return CallsResponse.parser().parseFrom(b, 0, n);
+      frame = b;
+      return n;
     }
 
     void close() {

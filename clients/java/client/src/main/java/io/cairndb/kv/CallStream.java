@@ -70,11 +70,6 @@ final class CallStream {
 
   static final NoStream NO_STREAM = new NoStream();
 
-  /** Sends one call and waits for its answer (CallStream.call, CallSocket.call). */
-  interface Caller {
-    StreamAnswer call(StreamCall.Builder c, long deadline);
-  }
-
   private final KVStreamGrpc.KVStreamStub stub;
   private final Session session; // null: no login
   private final AtomicLong ids = new AtomicLong();
@@ -145,18 +140,9 @@ final class CallStream {
   /**
    * The calls of one attempt until deadline: on this stream, or unary on
    * the connection's stub (its deadline set then) for StoreScan and when
-   * the server has no stream.
+   * the server has no stream (the call was not sent).
    */
   Calls calls(KVGrpc.KVBlockingStub unary, long deadline) {
-    return calls(this::call, unary, deadline);
-  }
-
-  /**
-   * The calls of one attempt until deadline made by caller, or unary on
-   * the connection's stub (its deadline set then) for StoreScan and when
-   * caller throws NoStream (the call was not sent).
-   */
-  static Calls calls(Caller caller, KVGrpc.KVBlockingStub unary, long deadline) {
     return new Calls() {
       private KVGrpc.KVBlockingStub stub() {
         return unary.withDeadlineAfter(Math.max(deadline - System.nanoTime(), 1), TimeUnit.NANOSECONDS);
@@ -165,7 +151,7 @@ final class CallStream {
       /** c on the stream, its response taken by get; unary if the server has no stream (c did not run). */
       private <T> T via(StreamCall.Builder c, Function<StreamAnswer, T> get, Supplier<T> unaryCall) {
         try {
-          return get.apply(caller.call(c, deadline));
+          return get.apply(call(c, deadline));
         } catch (NoStream e) {
           return unaryCall.get();
         }
@@ -177,8 +163,10 @@ final class CallStream {
       }
 
       @Override
-      public MultiGetResponse multiGet(MultiGetRequest r) {
-        return via(StreamCall.newBuilder().setMultiGet(r), StreamAnswer::getMultiGet, () -> stub().multiGet(r));
+      public Multi.Page multiGet(MultiGetRequest r, Wire.Shape shape) {
+        MultiGetResponse m = via(StreamCall.newBuilder().setMultiGet(r), StreamAnswer::getMultiGet,
+            () -> stub().multiGet(r));
+        return Multi.Page.of(m.getRecordsList(), m.getResume(), shape);
       }
 
       @Override

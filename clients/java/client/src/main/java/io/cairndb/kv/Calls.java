@@ -25,7 +25,8 @@ import io.cairndb.kv.proto.WriteResponse;
 interface Calls {
   GetResponse get(GetRequest r);
 
-  MultiGetResponse multiGet(MultiGetRequest r);
+  /** The page of records r asks for, their keys and values built as shape says. */
+  Multi.Page multiGet(MultiGetRequest r, Wire.Shape shape);
 
   WriteResponse put(PutRequest r);
 
@@ -48,8 +49,9 @@ interface Calls {
       }
 
       @Override
-      public MultiGetResponse multiGet(MultiGetRequest r) {
-        return stub.multiGet(r);
+      public Multi.Page multiGet(MultiGetRequest r, Wire.Shape shape) {
+        MultiGetResponse m = stub.multiGet(r);
+        return Multi.Page.of(m.getRecordsList(), m.getResume(), shape);
       }
 
       @Override

@@ -85,7 +85,7 @@ final class Conn {
   /** The calls of one attempt that must end by deadline (System.nanoTime()). */
   Calls calls(long deadline) {
     if (socket != null && !socket.off()) {
-      return CallStream.calls(socket::call, stub, deadline);
+      return new SocketCalls(socket, stub, deadline);
     }
     if (stream != null && !stream.off()) {
       return stream.calls(stub, deadline);

@@ -1,6 +1,6 @@
 package io.cairndb.kv;
 
-import com.google.protobuf.ByteString;
+import com.google.protobuf.UnsafeByteOperations;
 import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
@@ -133,13 +133,13 @@ public final class Key implements Comparable<Key> {
    * bytes are sameUtf8, the key shares same's major list instead of
    * decoding and copying its own, and compareTo skips it.
    */
-  static Key fromPb(io.cairndb.kv.proto.Key k, Key same, List<ByteString> sameUtf8) {
-    int n = sameUtf8.size();
+  static Key fromPb(io.cairndb.kv.proto.Key k, Key same, byte[][] sameUtf8) {
+    int n = sameUtf8.length;
     if (k.getMajorCount() != n) {
       return fromPb(k);
     }
     for (int i = 0; i < n; i++) {
-      if (!k.getMajorBytes(i).equals(sameUtf8.get(i))) {
+      if (!k.getMajorBytes(i).equals(UnsafeByteOperations.unsafeWrap(sameUtf8[i]))) {
         return fromPb(k);
       }
     }
@@ -148,11 +148,21 @@ public final class Key implements Comparable<Key> {
     return key;
   }
 
-  /** The major path's components as UTF-8, for fromPb. */
-  List<ByteString> majorUtf8() {
-    List<ByteString> out = new ArrayList<>(major.size());
-    for (String c : major) {
-      out.add(ByteString.copyFromUtf8(c));
+  /** A key Wire decoded, its lists built for it alone (valid UTF-8, as the server sends). */
+  static Key decoded(List<String> major, List<String> minor) {
+    return new Key(Collections.unmodifiableList(major), Collections.unmodifiableList(minor));
+  }
+
+  /** A key Wire decoded whose major path is same's, shared as fromPb shares it. */
+  static Key decoded(Key same, List<String> minor) {
+    return new Key(same.major, Collections.unmodifiableList(minor));
+  }
+
+  /** The major path's components as UTF-8, for fromPb and Wire. */
+  byte[][] majorUtf8() {
+    byte[][] out = new byte[major.size()][];
+    for (int i = 0; i < out.length; i++) {
+      out[i] = major.get(i).getBytes(StandardCharsets.UTF_8);
     }
     return out;
   }

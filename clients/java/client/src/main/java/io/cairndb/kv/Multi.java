@@ -2,7 +2,6 @@ package io.cairndb.kv;
 
 import com.google.protobuf.ByteString;
 import io.cairndb.kv.proto.MultiGetRequest;
-import io.cairndb.kv.proto.MultiGetResponse;
 import io.cairndb.kv.proto.Record;
 import io.cairndb.kv.proto.StoreScanRequest;
 import io.cairndb.kv.proto.StoreScanResponse;
@@ -39,31 +38,42 @@ final class Multi {
   }
 
   static final class Page {
-    final List<Record> records;
+    final List<KeyValueVersion> records;
     final ByteString resume;
 
-    Page(List<Record> records, ByteString resume) {
+    Page(List<KeyValueVersion> records, ByteString resume) {
       this.records = records;
       this.resume = resume;
     }
+
+    /** The page of a generated response's records (the gRPC paths; Wire.page reads the call socket's). */
+    static Page of(List<Record> records, ByteString resume, Wire.Shape shape) {
+      List<KeyValueVersion> out = new ArrayList<>(records.size());
+      for (Record r : records) {
+        Value v = shape.keysOnly ? null : Value.createValue(r.getValue().toByteArray());
+        Key k = shape.major == null ? Key.fromPb(r.getKey()) : Key.fromPb(r.getKey(), shape.major, shape.majorUtf8);
+        out.add(new KeyValueVersion(k, v, Version.of(r.getVersion()), r.getExpirationMs()));
+      }
+      return new Page(out, resume);
+    }
   }
 
-  /** Takes a multiGet's records one by one, each with its key. */
+  /** Takes a multiGet's records one by one. */
   private interface Sink {
-    void take(Key k, Record r);
+    void take(KeyValueVersion r);
   }
 
   SortedMap<Key, ValueVersion> multiGet(Key parent, KeyRange range, Depth depth, Consistency c, long timeout,
       TimeUnit unit) {
     SortedMap<Key, ValueVersion> out = new TreeMap<>();
-    each(parent, range, depth, c, timeout, unit, false, (k, r) -> out.put(k, new ValueVersion(
-        Value.createValue(r.getValue().toByteArray()), Version.of(r.getVersion()), r.getExpirationMs())));
+    each(parent, range, depth, c, timeout, unit, false, r -> out.put(r.getKey(), new ValueVersion(r.getValue(),
+        r.getVersion(), r.getExpirationTime())));
     return out;
   }
 
   SortedSet<Key> multiGetKeys(Key parent, KeyRange range, Depth depth, Consistency c, long timeout, TimeUnit unit) {
     SortedSet<Key> out = new TreeSet<>();
-    each(parent, range, depth, c, timeout, unit, true, (k, r) -> out.add(k));
+    each(parent, range, depth, c, timeout, unit, true, r -> out.add(r.getKey()));
     return out;
   }
 
@@ -76,14 +86,12 @@ final class Multi {
    */
   private void each(Key parent, KeyRange range, Depth depth, Consistency c, long timeout, TimeUnit unit,
       boolean keysOnly, Sink sink) {
-    Key major = StoreImpl.need(parent);
-    List<ByteString> majorUtf8 = major.majorUtf8();
     Pager pager = pager(parent, range, depth, c, timeout, unit, keysOnly);
     ByteString resume = ByteString.EMPTY;
     do {
       Page p = pager.fetch(resume);
-      for (Record r : p.records) {
-        sink.take(Key.fromPb(r.getKey(), major, majorUtf8), r);
+      for (KeyValueVersion r : p.records) {
+        sink.take(r);
       }
       resume = nextResume(p, resume);
     } while (!resume.isEmpty());
@@ -109,10 +117,8 @@ final class Multi {
     if (dir != Direction.FORWARD && dir != Direction.REVERSE) {
       throw new IllegalArgumentException("multiGetIterator: direction must be FORWARD or REVERSE, not " + dir);
     }
-    Records out = new Records(pager(dir, parent, range, depth, c, timeout, unit, keysOnly, pageSize),
-        List.of(0L).iterator(), keysOnly, null);
-    out.sameMajor(parent);
-    return out;
+    return new Records(pager(dir, parent, range, depth, c, timeout, unit, keysOnly, pageSize),
+        List.of(0L).iterator(), null);
   }
 
   /** The pages of a whole multiGet (forward, every record in one response unless it is too large). */
@@ -133,11 +139,9 @@ final class Multi {
       req.setRange(range.pb);
     }
     Route rt = Route.read(parent, cons);
-    return resume -> {
-      MultiGetResponse r = s.router.call(rt, (stub, h) -> stub.multiGet(req.setHeader(h).setResume(resume).build()),
-          nanos);
-      return new Page(r.getRecordsList(), r.getResume());
-    };
+    Wire.Shape shape = new Wire.Shape(parent, keysOnly);
+    return resume -> s.router.call(rt, (stub, h) -> stub.multiGet(req.setHeader(h).setResume(resume).build(), shape),
+        nanos);
   }
 
   Iterator<KeyValueVersion> storeIterator(Direction dir, int batchSize, Key parent, KeyRange range, Depth depth,
@@ -160,11 +164,12 @@ final class Multi {
     List<Long> shards = new ArrayList<>(cl == null ? List.of(0L) : cl.topology().shards.keySet());
     Collections.sort(shards);
     Route[] rt = new Route[1];
+    Wire.Shape shape = keysOnly ? new Wire.Shape(null, true) : Wire.Shape.NONE;
     return new Records(resume -> {
       StoreScanResponse r = s.router.call(rt[0], (stub, h) ->
           stub.storeScan(req.setHeader(h).setResume(resume).build()), nanos);
-      return new Page(r.getRecordsList(), r.getResume());
-    }, shards.iterator(), keysOnly, shard -> {
+      return Page.of(r.getRecordsList(), r.getResume(), shape);
+    }, shards.iterator(), shard -> {
       req.setShard(shard);
       rt[0] = Route.shard(shard, cons);
     });
@@ -199,26 +204,16 @@ final class Multi {
 
     private final Pager pager;
     private final Iterator<Long> parts;
-    private final boolean keysOnly;
     private final PartStart partStart;
-    private List<Record> page = List.of();
+    private List<KeyValueVersion> page = List.of();
     private int i;
     private ByteString resume = ByteString.EMPTY;
     private boolean partDone = true;
-    private Key major; // the records' likely major path (sameMajor); null: none
-    private List<ByteString> majorUtf8;
 
-    Records(Pager pager, Iterator<Long> parts, boolean keysOnly, PartStart partStart) {
+    Records(Pager pager, Iterator<Long> parts, PartStart partStart) {
       this.pager = pager;
       this.parts = parts;
-      this.keysOnly = keysOnly;
       this.partStart = partStart;
-    }
-
-    /** The records are under parent's major path (a multi-get's): their keys share it (Key.fromPb). */
-    void sameMajor(Key parent) {
-      major = parent;
-      majorUtf8 = parent.majorUtf8();
     }
 
     @Override
@@ -248,10 +243,7 @@ final class Multi {
       if (!hasNext()) {
         throw new NoSuchElementException();
       }
-      Record r = page.get(i++);
-      Value v = keysOnly ? null : Value.createValue(r.getValue().toByteArray());
-      Key k = major == null ? Key.fromPb(r.getKey()) : Key.fromPb(r.getKey(), major, majorUtf8);
-      return new KeyValueVersion(k, v, Version.of(r.getVersion()), r.getExpirationMs());
+      return page.get(i++);
     }
   }
 }

@@ -164,7 +164,8 @@ class CallSocketTest {
       CallSocket s = new CallSocket("127.0.0.1:" + ss.getLocalPort(), null, null, TimeUnit.SECONDS.toNanos(30));
       long start = System.nanoTime();
       io.grpc.StatusRuntimeException e = assertThrows(io.grpc.StatusRuntimeException.class,
-          () -> s.call(io.cairndb.kv.proto.StreamCall.newBuilder(), start + TimeUnit.MILLISECONDS.toNanos(300)));
+          () -> s.call(Wire.GET, io.cairndb.kv.proto.GetRequest.getDefaultInstance(),
+              io.cairndb.kv.proto.GetResponse.parser()::parseFrom, start + TimeUnit.MILLISECONDS.toNanos(300)));
       long took = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
       assertEquals(io.grpc.Status.Code.UNAVAILABLE, e.getStatus().getCode(), e.toString());
       assertTrue(e.getCause() instanceof java.net.ConnectException, "not reported as never sent: " + e);

@@ -7,7 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.google.gson.JsonArray;
-import com.google.protobuf.ByteString;
 import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
@@ -94,7 +93,7 @@ class KeyTest {
   @Test
   void fromPbSharesTheParentsMajorPath() {
     Key parent = Key.createKey(List.of("user", "é\uD83D\uDE00"));
-    List<ByteString> utf8 = parent.majorUtf8();
+    byte[][] utf8 = parent.majorUtf8();
     Key same = Key.fromPb(wire(List.of("user", "é\uD83D\uDE00"), "f1"), parent, utf8);
     assertSame(parent.getMajorPath(), same.getMajorPath(), "equal major path not shared");
     for (List<String> other : List.of(List.of("user", "é"), List.of("user", "é\uD83D\uDE00", "x"), List.of("usex", "é\uD83D\uDE00"))) {
