@@ -95,6 +95,7 @@ type CairnConfig struct {
 	Layout      string        // cairn.layout: value or minor
 	Update      string        // cairn.update: merge or rmw (value layout)
 	Timeout     time.Duration // cairn.timeout
+	GiveUp      time.Duration // cairn.giveup: 0 never
 	Conns       int           // cairn.conns
 	NodeConns   int           // cairn.nodeconns
 	SpreadReads bool          // cairn.spreadreads
@@ -253,6 +254,7 @@ func NewConfig(phase Phase, workload string, p *Properties) (*Config, error) {
 	c.Cairn.Layout = r.oneOf("cairn.layout", "value", "minor")
 	c.Cairn.Update = r.oneOf("cairn.update", "merge", "rmw")
 	c.Cairn.Timeout = r.duration("cairn.timeout")
+	c.Cairn.GiveUp = r.durationOrZero("cairn.giveup")
 	c.Cairn.Conns = r.intMin("cairn.conns", 1)
 	c.Cairn.NodeConns = r.intMin("cairn.nodeconns", 1)
 	c.Cairn.SpreadReads = r.bool("cairn.spreadreads")
@@ -409,6 +411,14 @@ func (r *reader) duration(name string) time.Duration {
 		return time.Second
 	}
 	return d
+}
+
+// durationOrZero is duration, with 0 allowed (for "never").
+func (r *reader) durationOrZero(name string) time.Duration {
+	if s := r.str(name); s == "0" {
+		return 0
+	}
+	return r.duration(name)
 }
 
 func (r *reader) percentiles(name string) []float64 {

@@ -80,6 +80,18 @@ type errLog struct {
 	w     io.Writer
 	n     atomic.Int64
 	limit int64
+	last  atomic.Pointer[error] // the last operation error (failed), for the give-up's message
+}
+
+// failed records err as the run's latest operation error.
+func (l *errLog) failed(err error) { l.last.Store(&err) }
+
+// lastErr is the latest error failed recorded, or nil.
+func (l *errLog) lastErr() error {
+	if p := l.last.Load(); p != nil {
+		return *p
+	}
+	return nil
 }
 
 func newErrLog(w io.Writer) *errLog { return &errLog{w: w, limit: 10} }

@@ -97,6 +97,7 @@ func (d *cairnDB) updated(key []byte, done bool, err error) Status {
 
 func (d *cairnDB) fail(op string, key []byte, err error) Status {
 	d.log.printf("cairn: %s %s: %v", op, key, err)
+	d.log.failed(err)
 	return StatusError
 }
 

@@ -85,6 +85,7 @@ var knownProps = []prop{
 	{"cairn.layout", "value", "record layout: value (one value per record) or minor (one minor key per field)"},
 	{"cairn.update", "merge", "value layout's update of some fields: merge (one put that merges the fields on the server) or rmw (a get, then a put-if-version)"},
 	{"cairn.timeout", "5s", "timeout of each operation (Go duration)"},
+	{"cairn.giveup", "30s", "stop the run when operations have failed and none has had an answer for this long (a store that went away: exit status 3 when no node answered); 0 never (Go duration)"},
 	{"cairn.conns", "2", "-db cairn: gRPC connections per helper host (the one host of cairn lite)"},
 	{"cairn.nodeconns", "1", "-db cairn: gRPC connections per node of a replicated store"},
 	{"cairn.spreadreads", "false", "-db cairn, replicated store: send reads that any replica may serve round robin over a shard's replicas, not to the client's home replica"},

@@ -50,9 +50,15 @@ type threadStats struct {
 	checked  int64 // dataintegrity: records verified
 	mismatch int64 // dataintegrity: records that did not verify
 
-	_    [64]byte // keep done on its own cache line
+	_    [64]byte // keep done, answered and failed on their own cache line
 	done atomic.Int64
-	_    [56]byte
+	// answered and failed are when (ns since the epoch) the thread's last
+	// operation with an answer (a success or NOT_FOUND), and its last one
+	// without, ended: the monitor gives up on a store that stopped
+	// answering (cairn.giveup).
+	answered atomic.Int64
+	failed   atomic.Int64
+	_        [40]byte
 }
 
 // measure is YCSB's DBWrapper.measure: a latency from st (and, unless the
@@ -66,6 +72,18 @@ func (t *threadStats) measure(op opKind, s Status, ist, st, en int64) {
 	record(&t.lat[op][f], (en-st)/1000)
 	if t.mode != MeasureOp {
 		record(&t.intended[op][f], (en-ist)/1000)
+	}
+}
+
+// note records when an operation that ended at en (ns since the epoch)
+// returned s from the DB: an answer (a success or NOT_FOUND) or not.
+// Reads pass the DB's status before data integrity checks change it: data
+// that does not verify still came from the store.
+func (t *threadStats) note(s Status, en int64) {
+	if s.OK() || s == StatusNotFound {
+		t.answered.Store(en)
+	} else {
+		t.failed.Store(en)
 	}
 }
 

@@ -148,6 +148,13 @@ func Run(ctx context.Context, cfg *Config, env Env) (_ *result.Run, err error) {
 		k.epoch = epoch
 	}
 	mon := newMonitor(cfg, env, ts, counts, epoch)
+	var gaveUp error // set once by the monitor, read after it finished
+	mon.giveUp = cfg.Cairn.GiveUp
+	mon.stop = func(since time.Duration) {
+		gaveUp = giveUpError(since, log.lastErr())
+		requestStop(fmt.Sprintf("No operation has had an answer for %s while operations failed; giving up (cairn.giveup=%s).",
+			since.Round(time.Second), cfg.Cairn.GiveUp))
+	}
 	go mon.run()
 	if cfg.MaxExecution > 0 {
 		fmt.Fprintf(env.Stderr, "Maximum execution time specified as: %d secs\n", int64(cfg.MaxExecution/time.Second))
@@ -215,10 +222,24 @@ func Run(ctx context.Context, cfg *Config, env Env) (_ *result.Run, err error) {
 	if len(runErrs) > 0 {
 		return run, fmt.Errorf("bench: the run stopped early: %w", errors.Join(runErrs...))
 	}
+	if gaveUp != nil {
+		return run, gaveUp
+	}
 	if st.mismatch > 0 {
 		return run, fmt.Errorf("%w: %d of %d records read did not verify (see [VERIFY] above)", ErrIntegrity, st.mismatch, st.checked)
 	}
 	return run, nil
+}
+
+// giveUpError is the run's error when the monitor gave up: it wraps the
+// last operation error, so that a client error's exit status (3 when no
+// node answered) is the command's.
+func giveUpError(since time.Duration, last error) error {
+	msg := fmt.Sprintf("bench: the run gave up: no operation had an answer for %s (cairn.giveup)", since.Round(time.Second))
+	if last == nil {
+		return errors.New(msg)
+	}
+	return fmt.Errorf("%s; the last error: %w", msg, last)
 }
 
 // startCPUProfile starts a CPU profile of this process into path (none
@@ -275,6 +296,10 @@ type monitor struct {
 
 	lastMs, lastOps     int64 // previous sample
 	statusMs, statusOps int64 // previous status line
+
+	giveUp time.Duration       // cairn.giveup; 0: never
+	stop   func(time.Duration) // called once when no answer came for giveUp
+	gaveUp bool
 }
 
 func newMonitor(cfg *Config, env Env, ts []*threadStats, counts []int64, epoch time.Time) *monitor {
@@ -312,6 +337,7 @@ func (m *monitor) run() {
 			}
 			ms, ops := time.Since(m.epoch).Milliseconds(), m.ops()
 			m.sample(ms, ops)
+			m.checkAnswers()
 			if m.cfg.Status && tick%every == 0 {
 				m.status(ms, ops)
 			}
@@ -319,6 +345,27 @@ func (m *monitor) run() {
 			m.final()
 			return
 		}
+	}
+}
+
+// checkAnswers stops the run (once) when operations have failed and none
+// has had an answer for giveUp: the store went away, and each operation
+// would only wait out its timeout.
+func (m *monitor) checkAnswers() {
+	if m.giveUp <= 0 || m.gaveUp {
+		return
+	}
+	var answered, failed int64
+	for _, t := range m.ts {
+		answered = max(answered, t.answered.Load())
+		failed = max(failed, t.failed.Load())
+	}
+	if failed <= answered {
+		return
+	}
+	if since := time.Since(m.epoch) - time.Duration(answered); since >= m.giveUp {
+		m.gaveUp = true
+		m.stop(since)
 	}
 }
 

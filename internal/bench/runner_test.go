@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/cairndb/cairn/internal/bench/result"
 )
@@ -350,5 +351,42 @@ func TestStatusOnATerminal(t *testing.T) {
 		if got := strings.Contains(errOut.String(), " sec: "); got != tc.want {
 			t.Errorf("%q on a terminal: status lines %v, want %v:\n%s", tc.extra, got, tc.want, errOut.String())
 		}
+	}
+}
+
+// downDB is a store that stopped answering: every operation fails after a
+// millisecond (its stand-in for a timeout).
+type downDB struct{ memDB }
+
+func (*downDB) Read(context.Context, string, []byte, []string, *[]Field) Status {
+	time.Sleep(time.Millisecond)
+	return StatusError
+}
+
+type downBinding struct{}
+
+func (downBinding) NewDB(int) (DB, error) { return &downDB{}, nil }
+func (downBinding) Close() error          { return nil }
+
+// TestGiveUp: a run whose operations all fail stops after cairn.giveup; one
+// whose reads all answer NOT_FOUND (the store answers) runs to its end.
+func TestGiveUp(t *testing.T) {
+	args := []string{"-P", "../../workloads/workloadc", "-p", "recordcount=100", "-p", "operationcount=0",
+		"-p", "maxexecutiontime=3", "-p", "cairn.giveup=1s", "-threads", "2"}
+	start := time.Now()
+	_, r, err := bench(t, downBinding{}, PhaseRun, args...)
+	took := time.Since(start)
+	if err == nil || !strings.Contains(err.Error(), "gave up: no operation had an answer for") {
+		t.Fatalf("a run with no answers: err %v, want a give-up", err)
+	}
+	if took >= 3*time.Second || r == nil || r.Operations == 0 {
+		t.Errorf("a run with no answers ran %v (%v operations), want a stop after about 1 s", took, r)
+	}
+	_, r, err = bench(t, newMem(), PhaseRun, args...)
+	if err != nil || r.RuntimeMs < 2500 {
+		t.Fatalf("a run whose reads answer NOT_FOUND: err %v after %d ms, want none after 3 s", err, r.RuntimeMs)
+	}
+	if op := opOf(r, "READ"); op == nil || op.Returns["NOT_FOUND"] == 0 {
+		t.Errorf("the run of an empty store read nothing NOT_FOUND: %+v", r.Ops)
 	}
 }

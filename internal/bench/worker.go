@@ -244,6 +244,7 @@ func (k *worker) read(fields []string) Status {
 	ist, st := k.startTimes()
 	s := k.db.Read(k.ctx, k.cfg.Table, k.key, fields, &k.readOut)
 	en := k.now()
+	k.st.note(s, en)
 	if k.cfg.DataIntegrity {
 		if v := k.verifyRow(k.key, k.readOut, s, len(fields)); v != StatusOK && s.OK() {
 			s = StatusError
@@ -257,7 +258,9 @@ func (k *worker) read(fields []string) Status {
 func (k *worker) update(vals []Field) Status {
 	ist, st := k.startTimes()
 	s := k.db.Update(k.ctx, k.cfg.Table, k.key, vals)
-	k.st.measure(opUpdate, s, ist, st, k.now())
+	en := k.now()
+	k.st.note(s, en)
+	k.st.measure(opUpdate, s, ist, st, en)
 	k.st.report(opUpdate, s)
 	return s
 }
@@ -265,7 +268,9 @@ func (k *worker) update(vals []Field) Status {
 func (k *worker) insert(vals []Field) Status {
 	ist, st := k.startTimes()
 	s := k.db.Insert(k.ctx, k.cfg.Table, k.key, vals)
-	k.st.measure(opInsert, s, ist, st, k.now())
+	en := k.now()
+	k.st.note(s, en)
+	k.st.measure(opInsert, s, ist, st, en)
 	k.st.report(opInsert, s)
 	return s
 }
@@ -305,6 +310,7 @@ func (k *worker) txScan() {
 	ist, st := k.startTimes()
 	s := k.db.Scan(k.ctx, k.cfg.Table, k.key, n, fields, &k.scanOut)
 	en := k.now()
+	k.st.note(s, en)
 	if k.cfg.DataIntegrity && s.OK() {
 		want := len(fields)
 		if fields == nil {

@@ -5,9 +5,11 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestExitCodes runs the binary's subcommands into each kind of failure and
@@ -135,5 +137,40 @@ func TestLiteBindFailureLeavesRootUnused(t *testing.T) {
 	l := startLiteOpts(t, root, liteOpts{store: "other"})
 	if l.store != "other" {
 		t.Errorf("retry serves store %q, want other", l.store)
+	}
+}
+
+// TestBenchGivesUpOnADeadStore: a run whose store is SIGKILLed mid-run
+// stops after cairn.giveup with no answer, and exits 3 (no node answered),
+// instead of running on at one operation per timeout.
+func TestBenchGivesUpOnADeadStore(t *testing.T) {
+	l := startLite(t, t.TempDir())
+	b := startProc(t, "bench", "bench", "run", "-P", "../../workloads/workloadc", "-threads", "2", "-s",
+		"-p", "cairn.hosts="+l.addr, "-p", "recordcount=100", "-p", "operationcount=0",
+		"-p", "cairn.timeout=300ms", "-p", "cairn.giveup=2s", "-p", "status.interval=1")
+	deadline := time.Now().Add(30 * time.Second)
+	for !regexp.MustCompile(` sec: [1-9]\d* operations; `).MatchString(b.stderr.String()) {
+		if time.Now().After(deadline) || !b.running() {
+			t.Fatalf("bench did no operation within 30 s (running: %v)", b.running())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	l.kill()
+	killed := time.Now()
+	code, ok := b.waitExit(30 * time.Second)
+	if !ok {
+		t.Fatalf("bench still running 30 s after its store was killed")
+	}
+	took := time.Since(killed)
+	errOut := b.stderr.String()
+	if code != 3 || !strings.Contains(errOut, "gave up: no operation had an answer for") ||
+		!strings.Contains(errOut, "(is the store running? check -p cairn.hosts)") {
+		t.Fatalf("bench after its store was killed: exit %d, want 3 with the give-up and its cause in stderr:\n%s", code, errOut)
+	}
+	if took < 2*time.Second {
+		t.Errorf("bench gave up %v after the kill, before cairn.giveup=2s", took)
+	}
+	if !strings.Contains(b.stdout.String(), "[OVERALL], Throughput(ops/sec)") {
+		t.Errorf("no summary of the operations done before the kill:\n%s", b.stdout.String())
 	}
 }
