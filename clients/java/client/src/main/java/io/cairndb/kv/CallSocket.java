@@ -1,6 +1,5 @@
 package io.cairndb.kv;
 
-import com.google.protobuf.MessageLite;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import java.io.BufferedInputStream;
@@ -93,7 +92,7 @@ final class CallSocket {
    * DEADLINE_EXCEEDED, or NoStream when the node has no call socket (the
    * call was not sent).
    */
-  <T> T call(int op, MessageLite req, Wire.Decoder<T> dec, long deadline) {
+  <T> T call(int op, Wire.Body req, Wire.Decoder<T> dec, long deadline) {
     Link l = idle.pollFirst();
     if (l == null) {
       l = open(deadline);
@@ -292,7 +291,7 @@ final class CallSocket {
      * with deadline: a call it cuts short throws SocketTimeoutException.
      * The answer points into frame.
      */
-    Wire.Answer exchange(int op, MessageLite req, long deadline) throws IOException {
+    Wire.Answer exchange(int op, Wire.Body req, long deadline) throws IOException {
       long id = ++ids;
       String token = null;
       if (session != null) {

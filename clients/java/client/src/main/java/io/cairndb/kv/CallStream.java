@@ -163,7 +163,8 @@ final class CallStream {
       }
 
       @Override
-      public Multi.Page multiGet(MultiGetRequest r, Wire.Shape shape) {
+      public Multi.Page multiGet(MultiGetCall c, Wire.Shape shape) {
+        MultiGetRequest r = c.toProto();
         MultiGetResponse m = via(StreamCall.newBuilder().setMultiGet(r), StreamAnswer::getMultiGet,
             () -> stub().multiGet(r));
         return Multi.Page.of(m.getRecordsList(), m.getResume(), shape);

@@ -8,7 +8,6 @@ import io.cairndb.kv.proto.GetResponse;
 import io.cairndb.kv.proto.KVGrpc;
 import io.cairndb.kv.proto.MultiDeleteRequest;
 import io.cairndb.kv.proto.MultiDeleteResponse;
-import io.cairndb.kv.proto.MultiGetRequest;
 import io.cairndb.kv.proto.MultiGetResponse;
 import io.cairndb.kv.proto.PutManyRequest;
 import io.cairndb.kv.proto.PutManyResponse;
@@ -26,7 +25,7 @@ interface Calls {
   GetResponse get(GetRequest r);
 
   /** The page of records r asks for, their keys and values built as shape says. */
-  Multi.Page multiGet(MultiGetRequest r, Wire.Shape shape);
+  Multi.Page multiGet(MultiGetCall r, Wire.Shape shape);
 
   WriteResponse put(PutRequest r);
 
@@ -49,8 +48,8 @@ interface Calls {
       }
 
       @Override
-      public Multi.Page multiGet(MultiGetRequest r, Wire.Shape shape) {
-        MultiGetResponse m = stub.multiGet(r);
+      public Multi.Page multiGet(MultiGetCall r, Wire.Shape shape) {
+        MultiGetResponse m = stub.multiGet(r.toProto());
         return Multi.Page.of(m.getRecordsList(), m.getResume(), shape);
       }
 

@@ -1,7 +1,6 @@
 package io.cairndb.kv;
 
 import com.google.protobuf.ByteString;
-import io.cairndb.kv.proto.MultiGetRequest;
 import io.cairndb.kv.proto.Record;
 import io.cairndb.kv.proto.StoreScanRequest;
 import io.cairndb.kv.proto.StoreScanResponse;
@@ -132,16 +131,11 @@ final class Multi {
       TimeUnit unit, boolean keysOnly, int pageSize) {
     Consistency cons = s.consistency(c);
     long nanos = s.timeout(timeout, unit);
-    MultiGetRequest.Builder req = MultiGetRequest.newBuilder().setParent(StoreImpl.need(parent).pb())
-        .setDepth(Depth.pb(depth)).setDirection(dir.pb).setKeysOnly(keysOnly).setBatchSize(pageSize)
-        .setConsistency(cons.pb);
-    if (range != null) {
-      req.setRange(range.pb);
-    }
+    MultiGetCall req = new MultiGetCall(StoreImpl.need(parent), range == null ? null : range.pb, depth, dir,
+        keysOnly, pageSize, cons.pb);
     Route rt = Route.read(parent, cons);
     Wire.Shape shape = new Wire.Shape(parent, keysOnly);
-    return resume -> s.router.call(rt, (stub, h) -> stub.multiGet(req.setHeader(h).setResume(resume).build(), shape),
-        nanos);
+    return resume -> s.router.call(rt, (stub, h) -> stub.multiGet(req.with(h, resume), shape), nanos);
   }
 
   Iterator<KeyValueVersion> storeIterator(Direction dir, int batchSize, Key parent, KeyRange range, Depth depth,

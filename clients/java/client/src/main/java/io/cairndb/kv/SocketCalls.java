@@ -1,6 +1,5 @@
 package io.cairndb.kv;
 
-import com.google.protobuf.MessageLite;
 import io.cairndb.kv.proto.DeleteRequest;
 import io.cairndb.kv.proto.ExecuteRequest;
 import io.cairndb.kv.proto.ExecuteResponse;
@@ -9,7 +8,6 @@ import io.cairndb.kv.proto.GetResponse;
 import io.cairndb.kv.proto.KVGrpc;
 import io.cairndb.kv.proto.MultiDeleteRequest;
 import io.cairndb.kv.proto.MultiDeleteResponse;
-import io.cairndb.kv.proto.MultiGetRequest;
 import io.cairndb.kv.proto.MultiGetResponse;
 import io.cairndb.kv.proto.PutManyRequest;
 import io.cairndb.kv.proto.PutManyResponse;
@@ -42,7 +40,7 @@ final class SocketCalls implements Calls {
   }
 
   /** r as call op on the socket, its response read by dec; unary if the node has no call socket. */
-  private <T> T via(int op, MessageLite r, Wire.Decoder<T> dec, Supplier<T> unaryCall) {
+  private <T> T via(int op, Wire.Body r, Wire.Decoder<T> dec, Supplier<T> unaryCall) {
     try {
       return socket.call(op, r, dec, deadline);
     } catch (CallStream.NoStream e) {
@@ -52,40 +50,40 @@ final class SocketCalls implements Calls {
 
   @Override
   public GetResponse get(GetRequest r) {
-    return via(Wire.GET, r, GetResponse.parser()::parseFrom, () -> stub().get(r));
+    return via(Wire.GET, Wire.body(r), GetResponse.parser()::parseFrom, () -> stub().get(r));
   }
 
   @Override
-  public Multi.Page multiGet(MultiGetRequest r, Wire.Shape shape) {
+  public Multi.Page multiGet(MultiGetCall r, Wire.Shape shape) {
     return via(Wire.MULTI_GET, r, (b, off, len) -> Wire.page(b, off, len, shape), () -> {
-      MultiGetResponse m = stub().multiGet(r);
+      MultiGetResponse m = stub().multiGet(r.toProto());
       return Multi.Page.of(m.getRecordsList(), m.getResume(), shape);
     });
   }
 
   @Override
   public WriteResponse put(PutRequest r) {
-    return via(Wire.PUT, r, WriteResponse.parser()::parseFrom, () -> stub().put(r));
+    return via(Wire.PUT, Wire.body(r), WriteResponse.parser()::parseFrom, () -> stub().put(r));
   }
 
   @Override
   public WriteResponse delete(DeleteRequest r) {
-    return via(Wire.DELETE, r, WriteResponse.parser()::parseFrom, () -> stub().delete(r));
+    return via(Wire.DELETE, Wire.body(r), WriteResponse.parser()::parseFrom, () -> stub().delete(r));
   }
 
   @Override
   public ExecuteResponse execute(ExecuteRequest r) {
-    return via(Wire.EXECUTE, r, ExecuteResponse.parser()::parseFrom, () -> stub().execute(r));
+    return via(Wire.EXECUTE, Wire.body(r), ExecuteResponse.parser()::parseFrom, () -> stub().execute(r));
   }
 
   @Override
   public PutManyResponse putMany(PutManyRequest r) {
-    return via(Wire.PUT_MANY, r, PutManyResponse.parser()::parseFrom, () -> stub().putMany(r));
+    return via(Wire.PUT_MANY, Wire.body(r), PutManyResponse.parser()::parseFrom, () -> stub().putMany(r));
   }
 
   @Override
   public MultiDeleteResponse multiDelete(MultiDeleteRequest r) {
-    return via(Wire.MULTI_DELETE, r, MultiDeleteResponse.parser()::parseFrom, () -> stub().multiDelete(r));
+    return via(Wire.MULTI_DELETE, Wire.body(r), MultiDeleteResponse.parser()::parseFrom, () -> stub().multiDelete(r));
   }
 
   @Override

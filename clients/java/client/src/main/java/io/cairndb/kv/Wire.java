@@ -66,14 +66,36 @@ final class Wire {
     return f << 3 | WireFormat.WIRETYPE_VARINT;
   }
 
+  /** A call's request, as its op field's bytes. */
+  interface Body {
+    int size();
+
+    void writeTo(CodedOutputStream o) throws IOException;
+  }
+
+  /** A generated request as a Body. */
+  static Body body(MessageLite m) {
+    return new Body() {
+      @Override
+      public int size() {
+        return m.getSerializedSize();
+      }
+
+      @Override
+      public void writeTo(CodedOutputStream o) throws IOException {
+        m.writeTo(o);
+      }
+    };
+  }
+
   /** Decodes a response from b[off, off+len): the answer's op field. */
   interface Decoder<T> {
     T decode(byte[] b, int off, int len) throws IOException;
   }
 
   /** One frame (length, then a CallsRequest of one call): call id, op field op, request req, token if not null. */
-  static byte[] frame(long id, int op, MessageLite req, String token) throws IOException {
-    int n = req.getSerializedSize();
+  static byte[] frame(long id, int op, Body req, String token) throws IOException {
+    int n = req.size();
     long call = CodedOutputStream.computeUInt64Size(1, id) + CodedOutputStream.computeTagSize(op)
         + CodedOutputStream.computeUInt32SizeNoTag(n) + (long) n
         + (token == null ? 0 : CodedOutputStream.computeStringSize(TOKEN, token));

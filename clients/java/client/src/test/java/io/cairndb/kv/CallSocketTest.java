@@ -164,7 +164,7 @@ class CallSocketTest {
       CallSocket s = new CallSocket("127.0.0.1:" + ss.getLocalPort(), null, null, TimeUnit.SECONDS.toNanos(30));
       long start = System.nanoTime();
       io.grpc.StatusRuntimeException e = assertThrows(io.grpc.StatusRuntimeException.class,
-          () -> s.call(Wire.GET, io.cairndb.kv.proto.GetRequest.getDefaultInstance(),
+          () -> s.call(Wire.GET, Wire.body(io.cairndb.kv.proto.GetRequest.getDefaultInstance()),
               io.cairndb.kv.proto.GetResponse.parser()::parseFrom, start + TimeUnit.MILLISECONDS.toNanos(300)));
       long took = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
       assertEquals(io.grpc.Status.Code.UNAVAILABLE, e.getStatus().getCode(), e.toString());
