@@ -148,14 +148,14 @@ public final class Key implements Comparable<Key> {
     return key;
   }
 
-  /** A key Wire decoded, its lists built for it alone (valid UTF-8, as the server sends). */
+  /** A key Wire decoded, from unmodifiable lists built for it alone (valid UTF-8, as the server sends). */
   static Key decoded(List<String> major, List<String> minor) {
-    return new Key(Collections.unmodifiableList(major), Collections.unmodifiableList(minor));
+    return new Key(major, minor);
   }
 
   /** A key Wire decoded whose major path is same's, shared as fromPb shares it. */
   static Key decoded(Key same, List<String> minor) {
-    return new Key(same.major, Collections.unmodifiableList(minor));
+    return new Key(same.major, minor);
   }
 
   /** The major path's components as UTF-8, for fromPb and Wire. */
@@ -351,19 +351,27 @@ public final class Key implements Comparable<Key> {
     return Integer.compare(a.size(), b.size());
   }
 
-  /** Compares as UTF-8 bytes do: by code point. */
+  /**
+   * Compares as UTF-8 bytes do: by code point. UTF-16 order is code point
+   * order except that a surrogate (half of a code point above U+FFFF) sorts
+   * after every other char; both strings are well formed, so at the first
+   * char that differs either both are surrogates of the same half or one
+   * alone is a surrogate.
+   */
   static int compareUtf8(String a, String b) {
-    int i = 0;
-    int j = 0;
-    while (i < a.length() && j < b.length()) {
-      int ca = a.codePointAt(i);
-      int cb = b.codePointAt(j);
-      if (ca != cb) {
-        return Integer.compare(ca, cb);
+    int n = Math.min(a.length(), b.length());
+    for (int i = 0; i < n; i++) {
+      char x = a.charAt(i);
+      char y = b.charAt(i);
+      if (x != y) {
+        boolean sx = Character.isSurrogate(x);
+        if (sx == Character.isSurrogate(y)) {
+          return Character.compare(x, y);
+        }
+        return sx ? 1 : -1;
       }
-      i += Character.charCount(ca);
-      j += Character.charCount(cb);
     }
-    return Integer.compare(a.length() - i, b.length() - j);
+    return Integer.compare(a.length(), b.length());
   }
+
 }

@@ -14,6 +14,7 @@ import java.nio.charset.CharacterCodingException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.List;
 
 /**
@@ -265,7 +266,8 @@ final class Wire {
     byte[][] same = shape.majorUtf8;
     int matched = 0; // leading major components equal to same's, not decoded
     List<String> major = null; // the major path, once it differs from same's
-    List<String> minor = new ArrayList<>(4);
+    String minor0 = null; // the first minor component
+    List<String> minor = null; // all of them, once there are two
     while (!in.isAtEnd()) {
       int tag = in.readTag();
       if (tag == lenTag(1)) {
@@ -287,18 +289,29 @@ final class Wire {
           major.add(in.readStringRequireUtf8());
         }
       } else if (tag == lenTag(2)) {
-        minor.add(in.readStringRequireUtf8());
+        String c = in.readStringRequireUtf8();
+        if (minor0 == null) {
+          minor0 = c;
+        } else {
+          if (minor == null) {
+            minor = new ArrayList<>(4);
+            minor.add(minor0);
+          }
+          minor.add(c);
+        }
       } else {
         in.skipField(tag);
       }
     }
+    List<String> minors = minor != null ? Collections.unmodifiableList(minor)
+        : minor0 != null ? List.of(minor0) : List.of();
     if (major == null && same != null && matched == same.length) {
-      return Key.decoded(shape.major, minor);
+      return Key.decoded(shape.major, minors);
     }
     if (major == null) {
       major = new ArrayList<>(same == null ? List.of() : shape.major.getMajorPath().subList(0, matched));
     }
-    return Key.decoded(major, minor);
+    return Key.decoded(Collections.unmodifiableList(major), minors);
   }
 
   /** b[pos, pos+n) as a string, which must be UTF-8. */

@@ -107,4 +107,30 @@ class KeyTest {
     Key a = Key.fromPb(wire(List.of("user", "é\uD83D\uDE00"), "a"), parent, utf8);
     assertTrue(a.compareTo(same) < 0 && same.compareTo(a) > 0, "minor order under a shared major path");
   }
+
+  /** compareUtf8 orders as the strings' UTF-8 bytes do, on random strings mixing ASCII, BMP and supplementary chars. */
+  @Test
+  void compareUtf8IsByteOrder() {
+    String p = System.getProperty("cairn.seed");
+    long seed = p != null ? Long.parseLong(p) : System.nanoTime();
+    System.out.println("KeyTest seed " + seed + " (replay: -Dcairn.seed=" + seed + ")");
+    java.util.Random rnd = new java.util.Random(seed);
+    int[] pool = {'a', 'b', 0x7f, 0xe9, 0x7ff, 0x800, 0xd7ff, 0xe000, 0xfffd, 0xffff, 0x10000, 0x1f600, 0x10ffff};
+    for (int round = 0; round < 20_000; round++) {
+      String a = randomString(rnd, pool);
+      String b = rnd.nextInt(4) == 0 ? a + randomString(rnd, pool) : randomString(rnd, pool);
+      int want = Integer.signum(java.util.Arrays.compareUnsigned(a.getBytes(java.nio.charset.StandardCharsets.UTF_8),
+          b.getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+      assertEquals(want, Integer.signum(Key.compareUtf8(a, b)), "seed " + seed + ": " + a + " vs " + b);
+      assertEquals(-want, Integer.signum(Key.compareUtf8(b, a)), "seed " + seed + ": " + b + " vs " + a);
+    }
+  }
+
+  private static String randomString(java.util.Random rnd, int[] pool) {
+    StringBuilder sb = new StringBuilder();
+    for (int n = rnd.nextInt(4); n > 0; n--) {
+      sb.appendCodePoint(pool[rnd.nextInt(pool.length)]);
+    }
+    return sb.toString();
+  }
 }
