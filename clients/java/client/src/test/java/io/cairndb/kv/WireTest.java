@@ -261,6 +261,52 @@ class WireTest {
     }
   }
 
+  /**
+   * Damaged frames (bytes flipped, cut short, or random) fail with an
+   * IOException, which the call socket reports as a broken link, and never
+   * with another exception.
+   */
+  @Test
+  void damagedFramesFailAsIO() throws IOException {
+    Random rnd = new Random(seed());
+    Key parent = Key.createKey(List.of("user", "u1"));
+    MultiGetResponse.Builder m = MultiGetResponse.newBuilder();
+    for (int i = 0; i < 4; i++) {
+      m.addRecords(randomRecord(rnd, parent, false));
+    }
+    byte[] good = CallsResponse.newBuilder().addAnswers(StreamAnswer.newBuilder().setId(3).setMultiGet(m)).build()
+        .toByteArray();
+    Wire.Shape shape = new Wire.Shape(parent, false);
+    for (int round = 0; round < 20_000; round++) {
+      byte[] b;
+      switch (round % 3) {
+        case 0:
+          b = good.clone();
+          for (int k = 1 + rnd.nextInt(3); k > 0; k--) {
+            b[rnd.nextInt(b.length)] = (byte) rnd.nextInt(256);
+          }
+          break;
+        case 1:
+          b = Arrays.copyOf(good, rnd.nextInt(good.length));
+          break;
+        default:
+          b = new byte[rnd.nextInt(64)];
+          rnd.nextBytes(b);
+          break;
+      }
+      try {
+        Wire.Answer a = new Wire.Answer();
+        if (Wire.find(b, b.length, 3, a) && a.code == 0) {
+          Wire.page(b, a.off, a.len, shape);
+        }
+      } catch (IOException expected) {
+        // a broken link
+      } catch (RuntimeException e) {
+        throw new AssertionError("round " + round + ": " + e + " on " + Arrays.toString(b), e);
+      }
+    }
+  }
+
   /** An empty request still names its op: the field is written with no bytes. */
   @Test
   void emptyRequestFrames() throws IOException {
