@@ -415,10 +415,12 @@ func (r *reader) duration(name string) time.Duration {
 
 // durationOrZero is duration, with 0 allowed (for "never").
 func (r *reader) durationOrZero(name string) time.Duration {
-	if s := r.str(name); s == "0" {
+	d, err := time.ParseDuration(r.str(name))
+	if err != nil || d < 0 {
+		r.failf(name, "want 0 (never) or a positive Go duration such as 30s or 2m")
 		return 0
 	}
-	return r.duration(name)
+	return d
 }
 
 func (r *reader) percentiles(name string) []float64 {

@@ -121,6 +121,7 @@ func TestConfigErrors(t *testing.T) {
 		{[]string{"-p", "recordcount=10", "-p", "dataintegrity=true", "-p", "fieldlengthdistribution=uniform"}, []string{"needs fieldlengthdistribution=constant"}},
 		{[]string{"-p", "recordcount=10", "-db", "embedded"}, []string{"cairn.root= (default): is required with -db embedded"}},
 		{[]string{"-p", "recordcount=10", "-p", "cairn.timeout=5"}, []string{"cairn.timeout=5 (-p): want a positive Go duration"}},
+		{[]string{"-p", "recordcount=10", "-p", "cairn.giveup=-1s"}, []string{"cairn.giveup=-1s (-p): want 0 (never) or a positive Go duration"}},
 		{[]string{"-p", "recordcount=10", "-p", "workload=site.ycsb.workloads.TimeSeriesWorkload"}, []string{"only the core workload"}},
 		{[]string{"-p", "recordcount=x", "-p", "fieldcount=y"}, []string{"recordcount=x", "fieldcount=y"}},
 	} {
