@@ -2978,6 +2978,7 @@ type StreamCall struct {
 	//	*StreamCall_Execute
 	//	*StreamCall_PutMany
 	//	*StreamCall_MultiDelete
+	//	*StreamCall_StoreInfo
 	Op isStreamCall_Op `protobuf_oneof:"op"`
 	// token is the session token of a secure store's login. It becomes the
 	// stream's token, which checks this call and every later call on the
@@ -3096,6 +3097,15 @@ func (x *StreamCall) GetMultiDelete() *MultiDeleteRequest {
 	return nil
 }
 
+func (x *StreamCall) GetStoreInfo() *StoreInfoRequest {
+	if x != nil {
+		if x, ok := x.Op.(*StreamCall_StoreInfo); ok {
+			return x.StoreInfo
+		}
+	}
+	return nil
+}
+
 func (x *StreamCall) GetToken() string {
 	if x != nil {
 		return x.Token
@@ -3135,6 +3145,12 @@ type StreamCall_MultiDelete struct {
 	MultiDelete *MultiDeleteRequest `protobuf:"bytes,8,opt,name=multi_delete,json=multiDelete,oneof"`
 }
 
+type StreamCall_StoreInfo struct {
+	// store_info lets a client that calls on the call socket open a store
+	// without gRPC (docs/design/20261128_call_socket.md).
+	StoreInfo *StoreInfoRequest `protobuf:"bytes,10,opt,name=store_info,json=storeInfo,oneof"`
+}
+
 func (*StreamCall_Get) isStreamCall_Op() {}
 
 func (*StreamCall_MultiGet) isStreamCall_Op() {}
@@ -3148,6 +3164,8 @@ func (*StreamCall_Execute) isStreamCall_Op() {}
 func (*StreamCall_PutMany) isStreamCall_Op() {}
 
 func (*StreamCall_MultiDelete) isStreamCall_Op() {}
+
+func (*StreamCall_StoreInfo) isStreamCall_Op() {}
 
 // CallsResponse carries one or more answers, in any order.
 type CallsResponse struct {
@@ -3212,6 +3230,7 @@ type StreamAnswer struct {
 	//	*StreamAnswer_Execute
 	//	*StreamAnswer_PutMany
 	//	*StreamAnswer_MultiDelete
+	//	*StreamAnswer_StoreInfo
 	Op            isStreamAnswer_Op `protobuf_oneof:"op"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -3345,6 +3364,15 @@ func (x *StreamAnswer) GetMultiDelete() *MultiDeleteResponse {
 	return nil
 }
 
+func (x *StreamAnswer) GetStoreInfo() *StoreInfoResponse {
+	if x != nil {
+		if x, ok := x.Op.(*StreamAnswer_StoreInfo); ok {
+			return x.StoreInfo
+		}
+	}
+	return nil
+}
+
 type isStreamAnswer_Op interface {
 	isStreamAnswer_Op()
 }
@@ -3377,6 +3405,11 @@ type StreamAnswer_MultiDelete struct {
 	MultiDelete *MultiDeleteResponse `protobuf:"bytes,11,opt,name=multi_delete,json=multiDelete,oneof"`
 }
 
+type StreamAnswer_StoreInfo struct {
+	// An answer's op field is its call's plus 3 (12 is left free for that).
+	StoreInfo *StoreInfoResponse `protobuf:"bytes,13,opt,name=store_info,json=storeInfo,oneof"`
+}
+
 func (*StreamAnswer_Get) isStreamAnswer_Op() {}
 
 func (*StreamAnswer_MultiGet) isStreamAnswer_Op() {}
@@ -3390,6 +3423,8 @@ func (*StreamAnswer_Execute) isStreamAnswer_Op() {}
 func (*StreamAnswer_PutMany) isStreamAnswer_Op() {}
 
 func (*StreamAnswer_MultiDelete) isStreamAnswer_Op() {}
+
+func (*StreamAnswer_StoreInfo) isStreamAnswer_Op() {}
 
 type LoginRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -3828,7 +3863,7 @@ const file_api_cairnpb_kv_proto_rawDesc = "" +
 	"\x10ACTION_FIX_INPUT\x10\x03\x12\x0f\n" +
 	"\vACTION_NONE\x10\x04\":\n" +
 	"\fCallsRequest\x12*\n" +
-	"\x05calls\x18\x01 \x03(\v2\x14.cairn.v1.StreamCallR\x05calls\"\xa9\x03\n" +
+	"\x05calls\x18\x01 \x03(\v2\x14.cairn.v1.StreamCallR\x05calls\"\xe6\x03\n" +
 	"\n" +
 	"StreamCall\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12(\n" +
@@ -3838,11 +3873,14 @@ const file_api_cairnpb_kv_proto_rawDesc = "" +
 	"\x06delete\x18\x05 \x01(\v2\x17.cairn.v1.DeleteRequestH\x00R\x06delete\x124\n" +
 	"\aexecute\x18\x06 \x01(\v2\x18.cairn.v1.ExecuteRequestH\x00R\aexecute\x125\n" +
 	"\bput_many\x18\a \x01(\v2\x18.cairn.v1.PutManyRequestH\x00R\aputMany\x12A\n" +
-	"\fmulti_delete\x18\b \x01(\v2\x1c.cairn.v1.MultiDeleteRequestH\x00R\vmultiDelete\x12\x14\n" +
+	"\fmulti_delete\x18\b \x01(\v2\x1c.cairn.v1.MultiDeleteRequestH\x00R\vmultiDelete\x12;\n" +
+	"\n" +
+	"store_info\x18\n" +
+	" \x01(\v2\x1a.cairn.v1.StoreInfoRequestH\x00R\tstoreInfo\x12\x14\n" +
 	"\x05token\x18\t \x01(\tR\x05tokenB\x04\n" +
 	"\x02op\"A\n" +
 	"\rCallsResponse\x120\n" +
-	"\aanswers\x18\x01 \x03(\v2\x16.cairn.v1.StreamAnswerR\aanswers\"\xfb\x03\n" +
+	"\aanswers\x18\x01 \x03(\v2\x16.cairn.v1.StreamAnswerR\aanswers\"\xb9\x04\n" +
 	"\fStreamAnswer\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x12\n" +
 	"\x04code\x18\x02 \x01(\rR\x04code\x12\x18\n" +
@@ -3855,7 +3893,9 @@ const file_api_cairnpb_kv_proto_rawDesc = "" +
 	"\aexecute\x18\t \x01(\v2\x19.cairn.v1.ExecuteResponseH\x00R\aexecute\x126\n" +
 	"\bput_many\x18\n" +
 	" \x01(\v2\x19.cairn.v1.PutManyResponseH\x00R\aputMany\x12B\n" +
-	"\fmulti_delete\x18\v \x01(\v2\x1d.cairn.v1.MultiDeleteResponseH\x00R\vmultiDeleteB\x04\n" +
+	"\fmulti_delete\x18\v \x01(\v2\x1d.cairn.v1.MultiDeleteResponseH\x00R\vmultiDelete\x12<\n" +
+	"\n" +
+	"store_info\x18\r \x01(\v2\x1b.cairn.v1.StoreInfoResponseH\x00R\tstoreInfoB\x04\n" +
 	"\x02op\">\n" +
 	"\fLoginRequest\x12\x12\n" +
 	"\x04user\x18\x01 \x01(\tR\x04user\x12\x1a\n" +
@@ -4061,44 +4101,46 @@ var file_api_cairnpb_kv_proto_depIdxs = []int32{
 	23, // 64: cairn.v1.StreamCall.execute:type_name -> cairn.v1.ExecuteRequest
 	25, // 65: cairn.v1.StreamCall.put_many:type_name -> cairn.v1.PutManyRequest
 	28, // 66: cairn.v1.StreamCall.multi_delete:type_name -> cairn.v1.MultiDeleteRequest
-	45, // 67: cairn.v1.CallsResponse.answers:type_name -> cairn.v1.StreamAnswer
-	50, // 68: cairn.v1.StreamAnswer.details:type_name -> google.protobuf.Any
-	19, // 69: cairn.v1.StreamAnswer.get:type_name -> cairn.v1.GetResponse
-	31, // 70: cairn.v1.StreamAnswer.multi_get:type_name -> cairn.v1.MultiGetResponse
-	21, // 71: cairn.v1.StreamAnswer.put:type_name -> cairn.v1.WriteResponse
-	21, // 72: cairn.v1.StreamAnswer.delete:type_name -> cairn.v1.WriteResponse
-	24, // 73: cairn.v1.StreamAnswer.execute:type_name -> cairn.v1.ExecuteResponse
-	26, // 74: cairn.v1.StreamAnswer.put_many:type_name -> cairn.v1.PutManyResponse
-	29, // 75: cairn.v1.StreamAnswer.multi_delete:type_name -> cairn.v1.MultiDeleteResponse
-	18, // 76: cairn.v1.KV.Get:input_type -> cairn.v1.GetRequest
-	20, // 77: cairn.v1.KV.Put:input_type -> cairn.v1.PutRequest
-	22, // 78: cairn.v1.KV.Delete:input_type -> cairn.v1.DeleteRequest
-	23, // 79: cairn.v1.KV.Execute:input_type -> cairn.v1.ExecuteRequest
-	25, // 80: cairn.v1.KV.PutMany:input_type -> cairn.v1.PutManyRequest
-	30, // 81: cairn.v1.KV.MultiGet:input_type -> cairn.v1.MultiGetRequest
-	28, // 82: cairn.v1.KV.MultiDelete:input_type -> cairn.v1.MultiDeleteRequest
-	32, // 83: cairn.v1.KV.StoreScan:input_type -> cairn.v1.StoreScanRequest
-	34, // 84: cairn.v1.KV.StoreInfo:input_type -> cairn.v1.StoreInfoRequest
-	42, // 85: cairn.v1.KVStream.Calls:input_type -> cairn.v1.CallsRequest
-	46, // 86: cairn.v1.Auth.Login:input_type -> cairn.v1.LoginRequest
-	48, // 87: cairn.v1.Auth.Renew:input_type -> cairn.v1.RenewRequest
-	19, // 88: cairn.v1.KV.Get:output_type -> cairn.v1.GetResponse
-	21, // 89: cairn.v1.KV.Put:output_type -> cairn.v1.WriteResponse
-	21, // 90: cairn.v1.KV.Delete:output_type -> cairn.v1.WriteResponse
-	24, // 91: cairn.v1.KV.Execute:output_type -> cairn.v1.ExecuteResponse
-	26, // 92: cairn.v1.KV.PutMany:output_type -> cairn.v1.PutManyResponse
-	31, // 93: cairn.v1.KV.MultiGet:output_type -> cairn.v1.MultiGetResponse
-	29, // 94: cairn.v1.KV.MultiDelete:output_type -> cairn.v1.MultiDeleteResponse
-	33, // 95: cairn.v1.KV.StoreScan:output_type -> cairn.v1.StoreScanResponse
-	35, // 96: cairn.v1.KV.StoreInfo:output_type -> cairn.v1.StoreInfoResponse
-	44, // 97: cairn.v1.KVStream.Calls:output_type -> cairn.v1.CallsResponse
-	47, // 98: cairn.v1.Auth.Login:output_type -> cairn.v1.LoginResponse
-	49, // 99: cairn.v1.Auth.Renew:output_type -> cairn.v1.RenewResponse
-	88, // [88:100] is the sub-list for method output_type
-	76, // [76:88] is the sub-list for method input_type
-	76, // [76:76] is the sub-list for extension type_name
-	76, // [76:76] is the sub-list for extension extendee
-	0,  // [0:76] is the sub-list for field type_name
+	34, // 67: cairn.v1.StreamCall.store_info:type_name -> cairn.v1.StoreInfoRequest
+	45, // 68: cairn.v1.CallsResponse.answers:type_name -> cairn.v1.StreamAnswer
+	50, // 69: cairn.v1.StreamAnswer.details:type_name -> google.protobuf.Any
+	19, // 70: cairn.v1.StreamAnswer.get:type_name -> cairn.v1.GetResponse
+	31, // 71: cairn.v1.StreamAnswer.multi_get:type_name -> cairn.v1.MultiGetResponse
+	21, // 72: cairn.v1.StreamAnswer.put:type_name -> cairn.v1.WriteResponse
+	21, // 73: cairn.v1.StreamAnswer.delete:type_name -> cairn.v1.WriteResponse
+	24, // 74: cairn.v1.StreamAnswer.execute:type_name -> cairn.v1.ExecuteResponse
+	26, // 75: cairn.v1.StreamAnswer.put_many:type_name -> cairn.v1.PutManyResponse
+	29, // 76: cairn.v1.StreamAnswer.multi_delete:type_name -> cairn.v1.MultiDeleteResponse
+	35, // 77: cairn.v1.StreamAnswer.store_info:type_name -> cairn.v1.StoreInfoResponse
+	18, // 78: cairn.v1.KV.Get:input_type -> cairn.v1.GetRequest
+	20, // 79: cairn.v1.KV.Put:input_type -> cairn.v1.PutRequest
+	22, // 80: cairn.v1.KV.Delete:input_type -> cairn.v1.DeleteRequest
+	23, // 81: cairn.v1.KV.Execute:input_type -> cairn.v1.ExecuteRequest
+	25, // 82: cairn.v1.KV.PutMany:input_type -> cairn.v1.PutManyRequest
+	30, // 83: cairn.v1.KV.MultiGet:input_type -> cairn.v1.MultiGetRequest
+	28, // 84: cairn.v1.KV.MultiDelete:input_type -> cairn.v1.MultiDeleteRequest
+	32, // 85: cairn.v1.KV.StoreScan:input_type -> cairn.v1.StoreScanRequest
+	34, // 86: cairn.v1.KV.StoreInfo:input_type -> cairn.v1.StoreInfoRequest
+	42, // 87: cairn.v1.KVStream.Calls:input_type -> cairn.v1.CallsRequest
+	46, // 88: cairn.v1.Auth.Login:input_type -> cairn.v1.LoginRequest
+	48, // 89: cairn.v1.Auth.Renew:input_type -> cairn.v1.RenewRequest
+	19, // 90: cairn.v1.KV.Get:output_type -> cairn.v1.GetResponse
+	21, // 91: cairn.v1.KV.Put:output_type -> cairn.v1.WriteResponse
+	21, // 92: cairn.v1.KV.Delete:output_type -> cairn.v1.WriteResponse
+	24, // 93: cairn.v1.KV.Execute:output_type -> cairn.v1.ExecuteResponse
+	26, // 94: cairn.v1.KV.PutMany:output_type -> cairn.v1.PutManyResponse
+	31, // 95: cairn.v1.KV.MultiGet:output_type -> cairn.v1.MultiGetResponse
+	29, // 96: cairn.v1.KV.MultiDelete:output_type -> cairn.v1.MultiDeleteResponse
+	33, // 97: cairn.v1.KV.StoreScan:output_type -> cairn.v1.StoreScanResponse
+	35, // 98: cairn.v1.KV.StoreInfo:output_type -> cairn.v1.StoreInfoResponse
+	44, // 99: cairn.v1.KVStream.Calls:output_type -> cairn.v1.CallsResponse
+	47, // 100: cairn.v1.Auth.Login:output_type -> cairn.v1.LoginResponse
+	49, // 101: cairn.v1.Auth.Renew:output_type -> cairn.v1.RenewResponse
+	90, // [90:102] is the sub-list for method output_type
+	78, // [78:90] is the sub-list for method input_type
+	78, // [78:78] is the sub-list for extension type_name
+	78, // [78:78] is the sub-list for extension extendee
+	0,  // [0:78] is the sub-list for field type_name
 }
 
 func init() { file_api_cairnpb_kv_proto_init() }
@@ -4118,6 +4160,7 @@ func file_api_cairnpb_kv_proto_init() {
 		(*StreamCall_Execute)(nil),
 		(*StreamCall_PutMany)(nil),
 		(*StreamCall_MultiDelete)(nil),
+		(*StreamCall_StoreInfo)(nil),
 	}
 	file_api_cairnpb_kv_proto_msgTypes[37].OneofWrappers = []any{
 		(*StreamAnswer_Get)(nil),
@@ -4127,6 +4170,7 @@ func file_api_cairnpb_kv_proto_init() {
 		(*StreamAnswer_Execute)(nil),
 		(*StreamAnswer_PutMany)(nil),
 		(*StreamAnswer_MultiDelete)(nil),
+		(*StreamAnswer_StoreInfo)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{

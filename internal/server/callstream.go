@@ -253,6 +253,8 @@ func callMethod(c *cairnpb.StreamCall) string {
 		return cairnpb.KV_PutMany_FullMethodName
 	case *cairnpb.StreamCall_MultiDelete:
 		return cairnpb.KV_MultiDelete_FullMethodName
+	case *cairnpb.StreamCall_StoreInfo:
+		return cairnpb.KV_StoreInfo_FullMethodName
 	}
 	return ""
 }
@@ -276,8 +278,10 @@ func serveCall(ctx context.Context, kv cairnpb.KVServer, c *cairnpb.StreamCall) 
 		err = run(ctx, kv.PutMany, op.PutMany, func(r *cairnpb.PutManyResponse) { a.Op = &cairnpb.StreamAnswer_PutMany{PutMany: r} })
 	case *cairnpb.StreamCall_MultiDelete:
 		err = run(ctx, kv.MultiDelete, op.MultiDelete, func(r *cairnpb.MultiDeleteResponse) { a.Op = &cairnpb.StreamAnswer_MultiDelete{MultiDelete: r} })
+	case *cairnpb.StreamCall_StoreInfo:
+		err = run(ctx, kv.StoreInfo, op.StoreInfo, func(r *cairnpb.StoreInfoResponse) { a.Op = &cairnpb.StreamAnswer_StoreInfo{StoreInfo: r} })
 	default:
-		err = toStatus(badInput("invalid_argument", "stream call %d: op: a call must carry one of get, multi_get, put, delete, execute, put_many, multi_delete", c.GetId()))
+		err = toStatus(badInput("invalid_argument", "stream call %d: op: a call must carry one of get, multi_get, put, delete, execute, put_many, multi_delete, store_info", c.GetId()))
 	}
 	if err != nil {
 		return answerError(a, err)

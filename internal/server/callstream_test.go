@@ -70,7 +70,8 @@ func TestCallStreamAnswersAsUnary(t *testing.T) {
 		reads = append(reads, &cairnpb.StreamCall{Id: uint64(i + 1), Op: &cairnpb.StreamCall_Get{Get: g}})
 	}
 	reads = append(reads, &cairnpb.StreamCall{Id: 100, Op: &cairnpb.StreamCall_MultiGet{MultiGet: mg}},
-		&cairnpb.StreamCall{Id: 200}) // no op
+		&cairnpb.StreamCall{Id: 200}, // no op
+		&cairnpb.StreamCall{Id: 300, Op: &cairnpb.StreamCall_StoreInfo{StoreInfo: &cairnpb.StoreInfoRequest{}}})
 	st, err := cairnpb.NewKVStreamClient(n.conn).Calls(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -91,6 +92,12 @@ func TestCallStreamAnswersAsUnary(t *testing.T) {
 	}
 	if err := checkStatus(answerStatus(answers[200]), codes.InvalidArgument, "invalid_argument"); err != nil {
 		t.Errorf("a read with no op: %v", err)
+	}
+	info, ierr := n.kv.StoreInfo(ctx, &cairnpb.StoreInfoRequest{})
+	if a := answers[300]; a.GetStoreInfo().GetStore() != testStore {
+		t.Errorf("store info: %v, want store %q", a, testStore)
+	} else if err := sameAnswer(a.GetStoreInfo(), answerStatus(a), info, ierr); err != nil {
+		t.Errorf("store info: %v", err)
 	}
 }
 

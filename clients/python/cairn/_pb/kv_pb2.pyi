@@ -526,7 +526,7 @@ class CallsRequest(_message.Message):
     def __init__(self, calls: _Optional[_Iterable[_Union[StreamCall, _Mapping]]] = ...) -> None: ...
 
 class StreamCall(_message.Message):
-    __slots__ = ("id", "get", "multi_get", "put", "delete", "execute", "put_many", "multi_delete", "token")
+    __slots__ = ("id", "get", "multi_get", "put", "delete", "execute", "put_many", "multi_delete", "store_info", "token")
     ID_FIELD_NUMBER: _ClassVar[int]
     GET_FIELD_NUMBER: _ClassVar[int]
     MULTI_GET_FIELD_NUMBER: _ClassVar[int]
@@ -535,6 +535,7 @@ class StreamCall(_message.Message):
     EXECUTE_FIELD_NUMBER: _ClassVar[int]
     PUT_MANY_FIELD_NUMBER: _ClassVar[int]
     MULTI_DELETE_FIELD_NUMBER: _ClassVar[int]
+    STORE_INFO_FIELD_NUMBER: _ClassVar[int]
     TOKEN_FIELD_NUMBER: _ClassVar[int]
     id: int
     get: GetRequest
@@ -544,8 +545,9 @@ class StreamCall(_message.Message):
     execute: ExecuteRequest
     put_many: PutManyRequest
     multi_delete: MultiDeleteRequest
+    store_info: StoreInfoRequest
     token: str
-    def __init__(self, id: _Optional[int] = ..., get: _Optional[_Union[GetRequest, _Mapping]] = ..., multi_get: _Optional[_Union[MultiGetRequest, _Mapping]] = ..., put: _Optional[_Union[PutRequest, _Mapping]] = ..., delete: _Optional[_Union[DeleteRequest, _Mapping]] = ..., execute: _Optional[_Union[ExecuteRequest, _Mapping]] = ..., put_many: _Optional[_Union[PutManyRequest, _Mapping]] = ..., multi_delete: _Optional[_Union[MultiDeleteRequest, _Mapping]] = ..., token: _Optional[str] = ...) -> None: ...
+    def __init__(self, id: _Optional[int] = ..., get: _Optional[_Union[GetRequest, _Mapping]] = ..., multi_get: _Optional[_Union[MultiGetRequest, _Mapping]] = ..., put: _Optional[_Union[PutRequest, _Mapping]] = ..., delete: _Optional[_Union[DeleteRequest, _Mapping]] = ..., execute: _Optional[_Union[ExecuteRequest, _Mapping]] = ..., put_many: _Optional[_Union[PutManyRequest, _Mapping]] = ..., multi_delete: _Optional[_Union[MultiDeleteRequest, _Mapping]] = ..., store_info: _Optional[_Union[StoreInfoRequest, _Mapping]] = ..., token: _Optional[str] = ...) -> None: ...
 
 class CallsResponse(_message.Message):
     __slots__ = ("answers",)
@@ -554,7 +556,7 @@ class CallsResponse(_message.Message):
     def __init__(self, answers: _Optional[_Iterable[_Union[StreamAnswer, _Mapping]]] = ...) -> None: ...
 
 class StreamAnswer(_message.Message):
-    __slots__ = ("id", "code", "message", "details", "get", "multi_get", "put", "delete", "execute", "put_many", "multi_delete")
+    __slots__ = ("id", "code", "message", "details", "get", "multi_get", "put", "delete", "execute", "put_many", "multi_delete", "store_info")
     ID_FIELD_NUMBER: _ClassVar[int]
     CODE_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_FIELD_NUMBER: _ClassVar[int]
@@ -566,6 +568,7 @@ class StreamAnswer(_message.Message):
     EXECUTE_FIELD_NUMBER: _ClassVar[int]
     PUT_MANY_FIELD_NUMBER: _ClassVar[int]
     MULTI_DELETE_FIELD_NUMBER: _ClassVar[int]
+    STORE_INFO_FIELD_NUMBER: _ClassVar[int]
     id: int
     code: int
     message: str
@@ -577,7 +580,8 @@ class StreamAnswer(_message.Message):
     execute: ExecuteResponse
     put_many: PutManyResponse
     multi_delete: MultiDeleteResponse
-    def __init__(self, id: _Optional[int] = ..., code: _Optional[int] = ..., message: _Optional[str] = ..., details: _Optional[_Iterable[_Union[_any_pb2.Any, _Mapping]]] = ..., get: _Optional[_Union[GetResponse, _Mapping]] = ..., multi_get: _Optional[_Union[MultiGetResponse, _Mapping]] = ..., put: _Optional[_Union[WriteResponse, _Mapping]] = ..., delete: _Optional[_Union[WriteResponse, _Mapping]] = ..., execute: _Optional[_Union[ExecuteResponse, _Mapping]] = ..., put_many: _Optional[_Union[PutManyResponse, _Mapping]] = ..., multi_delete: _Optional[_Union[MultiDeleteResponse, _Mapping]] = ...) -> None: ...
+    store_info: StoreInfoResponse
+    def __init__(self, id: _Optional[int] = ..., code: _Optional[int] = ..., message: _Optional[str] = ..., details: _Optional[_Iterable[_Union[_any_pb2.Any, _Mapping]]] = ..., get: _Optional[_Union[GetResponse, _Mapping]] = ..., multi_get: _Optional[_Union[MultiGetResponse, _Mapping]] = ..., put: _Optional[_Union[WriteResponse, _Mapping]] = ..., delete: _Optional[_Union[WriteResponse, _Mapping]] = ..., execute: _Optional[_Union[ExecuteResponse, _Mapping]] = ..., put_many: _Optional[_Union[PutManyResponse, _Mapping]] = ..., multi_delete: _Optional[_Union[MultiDeleteResponse, _Mapping]] = ..., store_info: _Optional[_Union[StoreInfoResponse, _Mapping]] = ...) -> None: ...
 
 class LoginRequest(_message.Message):
     __slots__ = ("user", "password")

@@ -153,7 +153,7 @@ final class Router {
     ErrorInfo last = null;
     for (Conn c : helpers) {
       try {
-        session.login(c.channel, timeoutNanos);
+        session.login(c.channel(), timeoutNanos);
         return;
       } catch (StatusRuntimeException err) {
         last = Errors.fromStatus(err, false);
@@ -168,6 +168,30 @@ final class Router {
     throw e.toException();
   }
 
+  /**
+   * StoreInfo from c within timeoutNanos: on its call socket when it has
+   * one, so that opening a store needs no gRPC channel; else, and from a
+   * node that takes no store_info on its socket (an older one answers
+   * INVALID_ARGUMENT), unary gRPC.
+   */
+  static StoreInfoResponse storeInfo(Conn c, long timeoutNanos) {
+    long deadline = System.nanoTime() + timeoutNanos;
+    if (c.socket != null && !c.socket.off()) {
+      try {
+        return c.socket.call(Wire.STORE_INFO, Wire.body(StoreInfoRequest.getDefaultInstance()),
+            StoreInfoResponse.parser()::parseFrom, deadline);
+      } catch (CallStream.NoStream e) {
+        // the node has no call socket: gRPC below
+      } catch (StatusRuntimeException e) {
+        if (e.getStatus().getCode() != Status.Code.INVALID_ARGUMENT) {
+          throw e;
+        }
+      }
+    }
+    return c.stub().withDeadlineAfter(Math.max(deadline - System.nanoTime(), 1), TimeUnit.NANOSECONDS)
+        .storeInfo(StoreInfoRequest.getDefaultInstance());
+  }
+
   StoreInfoResponse checkStore(long timeoutNanos) {
     long deadline = System.nanoTime() + timeoutNanos;
     StringBuilder failures = new StringBuilder();
@@ -176,8 +200,7 @@ final class Router {
     for (Conn c : helpers) {
       StoreInfoResponse resp;
       try {
-        resp = c.stub.withDeadlineAfter(Math.max(deadline - System.nanoTime(), 1_000_000), TimeUnit.NANOSECONDS)
-            .storeInfo(StoreInfoRequest.getDefaultInstance());
+        resp = storeInfo(c, Math.max(deadline - System.nanoTime(), 1_000_000));
       } catch (StatusRuntimeException err) {
         last = Errors.fromStatus(err, false);
         failures.append(failures.length() == 0 ? "" : "; ").append(c.addr).append(": ").append(last.text);
@@ -424,8 +447,7 @@ final class Router {
           return;
         }
         try {
-          StoreInfoResponse resp = conn(a).stub.withDeadlineAfter(Math.min(REFRESH_ATTEMPT, left),
-              TimeUnit.NANOSECONDS).storeInfo(StoreInfoRequest.getDefaultInstance());
+          StoreInfoResponse resp = storeInfo(conn(a), Math.min(REFRESH_ATTEMPT, left));
           if (resp.getStore().equals(store)) {
             cl.install(resp);
             return;

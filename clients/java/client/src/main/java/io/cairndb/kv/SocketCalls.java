@@ -21,22 +21,23 @@ import java.util.function.Supplier;
 /**
  * The calls of one attempt on a node's call socket, in Wire's frames, until
  * deadline. StoreScan is unary on the connection's stub (its deadline set
- * then), and so is a call the node took no call socket for (it was not
- * sent): the connection uses its gRPC stream from then on.
+ * then; the gRPC channel opens for it), and so is a call the node took no
+ * call socket for (it was not sent): the connection uses its gRPC stream
+ * from then on.
  */
 final class SocketCalls implements Calls {
   private final CallSocket socket;
-  private final KVGrpc.KVBlockingStub unary;
+  private final Conn conn; // its gRPC stub, opened only if a call needs it
   private final long deadline;
 
-  SocketCalls(CallSocket socket, KVGrpc.KVBlockingStub unary, long deadline) {
+  SocketCalls(CallSocket socket, Conn conn, long deadline) {
     this.socket = socket;
-    this.unary = unary;
+    this.conn = conn;
     this.deadline = deadline;
   }
 
   private KVGrpc.KVBlockingStub stub() {
-    return unary.withDeadlineAfter(Math.max(deadline - System.nanoTime(), 1), TimeUnit.NANOSECONDS);
+    return conn.stub().withDeadlineAfter(Math.max(deadline - System.nanoTime(), 1), TimeUnit.NANOSECONDS);
   }
 
   /** r as call op on the socket, its response read by dec; unary if the node has no call socket. */

@@ -30,7 +30,7 @@ import java.util.List;
  * <pre>
  *   CallsRequest     { 1: StreamCall { 1: id, OP: request, 9: token } }
  *                    OP: 2 get, 3 multi_get, 4 put, 5 delete, 6 execute,
- *                        7 put_many, 8 multi_delete
+ *                        7 put_many, 8 multi_delete, 10 store_info
  *   CallsResponse    { 1: StreamAnswer { 1: id, 2: code, 3: message,
  *                                        4: details, OP+3: response } ... }
  *   MultiGetResponse { 1: Record { 1: Key { 1: major ..., 2: minor ... },
@@ -50,6 +50,7 @@ final class Wire {
   static final int EXECUTE = 6;
   static final int PUT_MANY = 7;
   static final int MULTI_DELETE = 8;
+  static final int STORE_INFO = 10;
   /** An answer's response field is its call's op field plus this. */
   static final int ANSWER_OP = 3;
   private static final int TOKEN = 9;
@@ -184,7 +185,7 @@ final class Wire {
         a.id = in.readUInt64();
       } else if (tag == varintTag(2)) {
         a.code = in.readUInt32();
-      } else if (field >= GET + ANSWER_OP && field <= MULTI_DELETE + ANSWER_OP
+      } else if (field >= GET + ANSWER_OP && field <= STORE_INFO + ANSWER_OP
           && WireFormat.getTagWireType(tag) == LEN) {
         a.op = field;
         a.len = in.readRawVarint32();

@@ -17,6 +17,7 @@ import java.net.Socket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
+import java.util.Iterator;
 import java.util.List;
 import java.util.SortedMap;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -53,6 +54,11 @@ class CallSocketTest {
       assertNotNull(s, "a handle has a call socket by default");
       assertFalse(s.off(), "lite serves the call socket");
       assertTrue(s.opened() >= 1, "no call socket link was opened");
+      Conn c = store.router.conn(addr);
+      assertFalse(c.grpcOpened(), "opening the store, writes and reads opened the gRPC channel");
+      Iterator<KeyValueVersion> it = store.storeIterator(Direction.UNORDERED, 0, key("s"), null, null);
+      assertTrue(it.hasNext(), "the scan found nothing");
+      assertTrue(c.grpcOpened(), "a store scan goes on gRPC");
     } finally {
       store.close();
     }
@@ -69,7 +75,7 @@ class CallSocketTest {
       assertEquals("x", new String(store.get(key("f", "a")).getValue().getValue(), UTF_8));
       Conn c = store.router.conn(lite.addr);
       assertTrue(c.socket.off(), "a --no-http node's call socket is off");
-      assertFalse(c.stream.off(), "the calls went on the stream");
+      assertFalse(c.stream().off(), "the calls went on the stream");
     } finally {
       lite.stop();
       Procs.rmrf(root);
@@ -114,12 +120,12 @@ class CallSocketTest {
   @Test
   void lostWriteIsMaybeApplied() throws Exception {
     String addr = Procs.lite().addr;
-    try (Proxy p = new Proxy(addr, true);
+    try (Proxy p = new Proxy(addr, 2); // call 1: the StoreInfo of opening the store
         KVStore store = KVStoreFactory.getStore(new KVStoreConfig(Procs.STORE, p.addr()));
         KVStore direct = KVStoreFactory.getStore(new KVStoreConfig(Procs.STORE, addr))) {
       FaultException e = assertThrows(FaultException.class, () -> store.put(key("w", "a"), v("x")));
       assertTrue(e.maybeApplied(), e.toString());
-      assertEquals(1, p.calls.get(), "the write was sent again");
+      assertEquals(2, p.calls.get(), "the write was sent again");
       Procs.waitFor(() -> direct.get(key("w", "a")) != null, 5000, "the write that was sent to arrive");
     }
   }
@@ -127,7 +133,7 @@ class CallSocketTest {
   /** A call whose answer does not come in time times out, and its late answer is not read as the next call's. */
   @Test
   void timeoutClosesTheLink() throws Exception {
-    try (Proxy p = new Proxy(Procs.lite().addr, false);
+    try (Proxy p = new Proxy(Procs.lite().addr, 0);
         KVStore store = KVStoreFactory.getStore(new KVStoreConfig(Procs.STORE, p.addr())
             .setRequestTimeout(500, TimeUnit.MILLISECONDS))) {
       store.put(key("l", "a"), v("first")); // answered: the proxy holds only the call after
@@ -182,14 +188,16 @@ class CallSocketTest {
   /**
    * A TCP proxy to a node. gRPC connections are relayed whole. On a call
    * socket it relays the prefaces, then each call frame to the node and
-   * its answers back, except: with drop set, it closes both sides after
-   * the first call (its answer is lost); with holdNext set, it relays the
-   * next call but holds its answers until release.
+   * its answers back, except: it closes both sides after call number
+   * dropAt (counted over the proxy's links from 1; 0: never), whose answer
+   * is lost; with holdNext set, it relays the next call but holds its
+   * answers until release. A store's first call on its socket is the
+   * StoreInfo of opening it.
    */
   private static final class Proxy implements AutoCloseable {
     final ServerSocket ss = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
     final String node;
-    final boolean drop;
+    final int dropAt;
     final AtomicInteger calls = new AtomicInteger();
     final List<Socket> open = new CopyOnWriteArrayList<>();
     /** Hold the answers of the next call until release. */
@@ -197,9 +205,9 @@ class CallSocketTest {
     private final Object held = new Object();
     private boolean released;
 
-    Proxy(String node, boolean drop) throws IOException {
+    Proxy(String node, int dropAt) throws IOException {
       this.node = node;
-      this.drop = drop;
+      this.dropAt = dropAt;
       Thread t = new Thread(this::accept, "proxy");
       t.setDaemon(true);
       t.start();
@@ -251,12 +259,12 @@ class CallSocketTest {
         while (true) {
           byte[] frame = new byte[in.readInt()];
           in.readFully(frame);
-          calls.incrementAndGet();
+          int call = calls.incrementAndGet();
           OutputStream to = n.getOutputStream();
           to.write(new byte[] {(byte) (frame.length >>> 24), (byte) (frame.length >>> 16),
               (byte) (frame.length >>> 8), (byte) frame.length});
           to.write(frame);
-          if (drop) {
+          if (call == dropAt) {
             Thread.sleep(200); // the node takes the call; its answer goes nowhere
             return;
           }

@@ -53,7 +53,7 @@ class CallStreamTest {
       assertEquals("one", new String(got.getValue().getValue(), UTF_8));
       assertEquals(ver, got.getVersion());
       assertTrue(store.delete(key("s")));
-      CallStream s = store.router.conn(addr).stream;
+      CallStream s = store.router.conn(addr).stream();
       assertNotNull(s, "a handle without a login has a call stream");
       assertFalse(s.off(), "lite serves the call stream");
     } finally {
@@ -69,7 +69,7 @@ class CallStreamTest {
     try {
       store.put(key("u"), v("two"));
       assertEquals("two", new String(store.get(key("u")).getValue().getValue(), UTF_8));
-      assertNull(store.router.conn(addr).stream);
+      assertNull(store.router.conn(addr).stream());
     } finally {
       store.close();
     }
@@ -105,7 +105,7 @@ class CallStreamTest {
         assertEquals("unary", new String(store.get(key("f")).getValue().getValue(), UTF_8), "get " + i);
       }
       assertEquals(3, unaryGets.get());
-      assertTrue(store.router.conn(addr).stream.off());
+      assertTrue(store.router.conn(addr).stream().off());
     } finally {
       store.close();
       srv.shutdownNow();

@@ -27,7 +27,7 @@ class SecureTest {
         assertEquals("hello", new String(got.getValue().getValue(), UTF_8));
         assertEquals(v, got.getVersion());
         // The calls went on the connection's call stream, each checked with the session's token.
-        CallStream cs = ((StoreImpl) s).router.conn(lite.addr).stream;
+        CallStream cs = ((StoreImpl) s).router.conn(lite.addr).stream();
         assertNotNull(cs, "a handle with a login has a call stream");
         assertFalse(cs.off(), "a secure lite serves the call stream");
       }

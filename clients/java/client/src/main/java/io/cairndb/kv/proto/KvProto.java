@@ -360,7 +360,7 @@ public final class KvProto extends com.google.protobuf.GeneratedFile {
       "on\022\026\n\022ACTION_UNSPECIFIED\020\000\022\020\n\014ACTION_RET" +
       "RY\020\001\022\022\n\016ACTION_REFRESH\020\002\022\024\n\020ACTION_FIX_I" +
       "NPUT\020\003\022\017\n\013ACTION_NONE\020\004\"3\n\014CallsRequest\022" +
-      "#\n\005calls\030\001 \003(\0132\024.cairn.v1.StreamCall\"\343\002\n" +
+      "#\n\005calls\030\001 \003(\0132\024.cairn.v1.StreamCall\"\225\003\n" +
       "\nStreamCall\022\n\n\002id\030\001 \001(\004\022#\n\003get\030\002 \001(\0132\024.c" +
       "airn.v1.GetRequestH\000\022.\n\tmulti_get\030\003 \001(\0132" +
       "\031.cairn.v1.MultiGetRequestH\000\022#\n\003put\030\004 \001(" +
@@ -369,72 +369,75 @@ public final class KvProto extends com.google.protobuf.GeneratedFile {
       "\006 \001(\0132\030.cairn.v1.ExecuteRequestH\000\022,\n\010put" +
       "_many\030\007 \001(\0132\030.cairn.v1.PutManyRequestH\000\022" +
       "4\n\014multi_delete\030\010 \001(\0132\034.cairn.v1.MultiDe" +
-      "leteRequestH\000\022\r\n\005token\030\t \001(\tB\004\n\002op\"8\n\rCa" +
-      "llsResponse\022\'\n\007answers\030\001 \003(\0132\026.cairn.v1." +
-      "StreamAnswer\"\244\003\n\014StreamAnswer\022\n\n\002id\030\001 \001(" +
-      "\004\022\014\n\004code\030\002 \001(\r\022\017\n\007message\030\003 \001(\t\022%\n\007deta" +
-      "ils\030\004 \003(\0132\024.google.protobuf.Any\022$\n\003get\030\005" +
-      " \001(\0132\025.cairn.v1.GetResponseH\000\022/\n\tmulti_g" +
-      "et\030\006 \001(\0132\032.cairn.v1.MultiGetResponseH\000\022&" +
-      "\n\003put\030\007 \001(\0132\027.cairn.v1.WriteResponseH\000\022)" +
-      "\n\006delete\030\010 \001(\0132\027.cairn.v1.WriteResponseH" +
-      "\000\022,\n\007execute\030\t \001(\0132\031.cairn.v1.ExecuteRes" +
-      "ponseH\000\022-\n\010put_many\030\n \001(\0132\031.cairn.v1.Put" +
-      "ManyResponseH\000\0225\n\014multi_delete\030\013 \001(\0132\035.c" +
-      "airn.v1.MultiDeleteResponseH\000B\004\n\002op\".\n\014L" +
-      "oginRequest\022\014\n\004user\030\001 \001(\t\022\020\n\010password\030\002 " +
-      "\001(\t\"C\n\rLoginResponse\022\r\n\005token\030\001 \001(\t\022\025\n\re" +
-      "xpires_at_ms\030\002 \001(\003\022\014\n\004role\030\003 \001(\t\"\035\n\014Rene" +
-      "wRequest\022\r\n\005token\030\001 \001(\t\"C\n\rRenewResponse" +
-      "\022\r\n\005token\030\001 \001(\t\022\025\n\rexpires_at_ms\030\002 \001(\003\022\014" +
-      "\n\004role\030\003 \001(\t*w\n\nSyncPolicy\022\033\n\027SYNC_POLIC" +
-      "Y_UNSPECIFIED\020\000\022\024\n\020SYNC_POLICY_SYNC\020\001\022\035\n" +
-      "\031SYNC_POLICY_WRITE_NO_SYNC\020\002\022\027\n\023SYNC_POL" +
-      "ICY_NO_SYNC\020\003*\227\001\n\020ReplicaAckPolicy\022\"\n\036RE" +
-      "PLICA_ACK_POLICY_UNSPECIFIED\020\000\022\032\n\026REPLIC" +
-      "A_ACK_POLICY_ALL\020\001\022&\n\"REPLICA_ACK_POLICY" +
-      "_SIMPLE_MAJORITY\020\002\022\033\n\027REPLICA_ACK_POLICY" +
-      "_NONE\020\003*\263\001\n\017ConsistencyKind\022 \n\034CONSISTEN" +
-      "CY_KIND_UNSPECIFIED\020\000\022\035\n\031CONSISTENCY_KIN" +
-      "D_ABSOLUTE\020\001\022\"\n\036CONSISTENCY_KIND_NONE_RE" +
-      "QUIRED\020\002\022\035\n\031CONSISTENCY_KIND_TIME_LAG\020\003\022" +
-      "\034\n\030CONSISTENCY_KIND_VERSION\020\004*\271\001\n\022Return" +
-      "ValueVersion\022$\n RETURN_VALUE_VERSION_UNS" +
-      "PECIFIED\020\000\022\035\n\031RETURN_VALUE_VERSION_NONE\020" +
-      "\001\022\036\n\032RETURN_VALUE_VERSION_VALUE\020\002\022 \n\034RET" +
-      "URN_VALUE_VERSION_VERSION\020\003\022\034\n\030RETURN_VA" +
-      "LUE_VERSION_ALL\020\004*\224\001\n\005Depth\022\025\n\021DEPTH_UNS" +
-      "PECIFIED\020\000\022\027\n\023DEPTH_CHILDREN_ONLY\020\001\022\035\n\031D" +
-      "EPTH_PARENT_AND_CHILDREN\020\002\022\032\n\026DEPTH_DESC" +
-      "ENDANTS_ONLY\020\003\022 \n\034DEPTH_PARENT_AND_DESCE" +
-      "NDANTS\020\004*m\n\tDirection\022\031\n\025DIRECTION_UNSPE" +
-      "CIFIED\020\000\022\025\n\021DIRECTION_FORWARD\020\001\022\025\n\021DIREC" +
-      "TION_REVERSE\020\002\022\027\n\023DIRECTION_UNORDERED\020\003*" +
-      "s\n\tCondition\022\031\n\025CONDITION_UNSPECIFIED\020\000\022" +
-      "\027\n\023CONDITION_IF_ABSENT\020\001\022\030\n\024CONDITION_IF" +
-      "_PRESENT\020\002\022\030\n\024CONDITION_IF_VERSION\020\0032\305\004\n" +
-      "\002KV\0222\n\003Get\022\024.cairn.v1.GetRequest\032\025.cairn" +
-      ".v1.GetResponse\0224\n\003Put\022\024.cairn.v1.PutReq" +
-      "uest\032\027.cairn.v1.WriteResponse\022:\n\006Delete\022" +
-      "\027.cairn.v1.DeleteRequest\032\027.cairn.v1.Writ" +
-      "eResponse\022>\n\007Execute\022\030.cairn.v1.ExecuteR" +
-      "equest\032\031.cairn.v1.ExecuteResponse\022>\n\007Put" +
-      "Many\022\030.cairn.v1.PutManyRequest\032\031.cairn.v" +
-      "1.PutManyResponse\022A\n\010MultiGet\022\031.cairn.v1" +
-      ".MultiGetRequest\032\032.cairn.v1.MultiGetResp" +
-      "onse\022J\n\013MultiDelete\022\034.cairn.v1.MultiDele" +
-      "teRequest\032\035.cairn.v1.MultiDeleteResponse" +
-      "\022D\n\tStoreScan\022\032.cairn.v1.StoreScanReques" +
-      "t\032\033.cairn.v1.StoreScanResponse\022D\n\tStoreI" +
-      "nfo\022\032.cairn.v1.StoreInfoRequest\032\033.cairn." +
-      "v1.StoreInfoResponse2H\n\010KVStream\022<\n\005Call" +
-      "s\022\026.cairn.v1.CallsRequest\032\027.cairn.v1.Cal" +
-      "lsResponse(\0010\0012z\n\004Auth\0228\n\005Login\022\026.cairn." +
-      "v1.LoginRequest\032\027.cairn.v1.LoginResponse" +
-      "\0228\n\005Renew\022\026.cairn.v1.RenewRequest\032\027.cair" +
-      "n.v1.RenewResponseBM\n\023io.cairndb.kv.prot" +
-      "oB\007KvProtoP\001Z$github.com/cairndb/cairn/a" +
-      "pi/cairnpb\222\003\004\010\002 \003b\010editionsp\350\007"
+      "leteRequestH\000\0220\n\nstore_info\030\n \001(\0132\032.cair" +
+      "n.v1.StoreInfoRequestH\000\022\r\n\005token\030\t \001(\tB\004" +
+      "\n\002op\"8\n\rCallsResponse\022\'\n\007answers\030\001 \003(\0132\026" +
+      ".cairn.v1.StreamAnswer\"\327\003\n\014StreamAnswer\022" +
+      "\n\n\002id\030\001 \001(\004\022\014\n\004code\030\002 \001(\r\022\017\n\007message\030\003 \001" +
+      "(\t\022%\n\007details\030\004 \003(\0132\024.google.protobuf.An" +
+      "y\022$\n\003get\030\005 \001(\0132\025.cairn.v1.GetResponseH\000\022" +
+      "/\n\tmulti_get\030\006 \001(\0132\032.cairn.v1.MultiGetRe" +
+      "sponseH\000\022&\n\003put\030\007 \001(\0132\027.cairn.v1.WriteRe" +
+      "sponseH\000\022)\n\006delete\030\010 \001(\0132\027.cairn.v1.Writ" +
+      "eResponseH\000\022,\n\007execute\030\t \001(\0132\031.cairn.v1." +
+      "ExecuteResponseH\000\022-\n\010put_many\030\n \001(\0132\031.ca" +
+      "irn.v1.PutManyResponseH\000\0225\n\014multi_delete" +
+      "\030\013 \001(\0132\035.cairn.v1.MultiDeleteResponseH\000\022" +
+      "1\n\nstore_info\030\r \001(\0132\033.cairn.v1.StoreInfo" +
+      "ResponseH\000B\004\n\002op\".\n\014LoginRequest\022\014\n\004user" +
+      "\030\001 \001(\t\022\020\n\010password\030\002 \001(\t\"C\n\rLoginRespons" +
+      "e\022\r\n\005token\030\001 \001(\t\022\025\n\rexpires_at_ms\030\002 \001(\003\022" +
+      "\014\n\004role\030\003 \001(\t\"\035\n\014RenewRequest\022\r\n\005token\030\001" +
+      " \001(\t\"C\n\rRenewResponse\022\r\n\005token\030\001 \001(\t\022\025\n\r" +
+      "expires_at_ms\030\002 \001(\003\022\014\n\004role\030\003 \001(\t*w\n\nSyn" +
+      "cPolicy\022\033\n\027SYNC_POLICY_UNSPECIFIED\020\000\022\024\n\020" +
+      "SYNC_POLICY_SYNC\020\001\022\035\n\031SYNC_POLICY_WRITE_" +
+      "NO_SYNC\020\002\022\027\n\023SYNC_POLICY_NO_SYNC\020\003*\227\001\n\020R" +
+      "eplicaAckPolicy\022\"\n\036REPLICA_ACK_POLICY_UN" +
+      "SPECIFIED\020\000\022\032\n\026REPLICA_ACK_POLICY_ALL\020\001\022" +
+      "&\n\"REPLICA_ACK_POLICY_SIMPLE_MAJORITY\020\002\022" +
+      "\033\n\027REPLICA_ACK_POLICY_NONE\020\003*\263\001\n\017Consist" +
+      "encyKind\022 \n\034CONSISTENCY_KIND_UNSPECIFIED" +
+      "\020\000\022\035\n\031CONSISTENCY_KIND_ABSOLUTE\020\001\022\"\n\036CON" +
+      "SISTENCY_KIND_NONE_REQUIRED\020\002\022\035\n\031CONSIST" +
+      "ENCY_KIND_TIME_LAG\020\003\022\034\n\030CONSISTENCY_KIND" +
+      "_VERSION\020\004*\271\001\n\022ReturnValueVersion\022$\n RET" +
+      "URN_VALUE_VERSION_UNSPECIFIED\020\000\022\035\n\031RETUR" +
+      "N_VALUE_VERSION_NONE\020\001\022\036\n\032RETURN_VALUE_V" +
+      "ERSION_VALUE\020\002\022 \n\034RETURN_VALUE_VERSION_V" +
+      "ERSION\020\003\022\034\n\030RETURN_VALUE_VERSION_ALL\020\004*\224" +
+      "\001\n\005Depth\022\025\n\021DEPTH_UNSPECIFIED\020\000\022\027\n\023DEPTH" +
+      "_CHILDREN_ONLY\020\001\022\035\n\031DEPTH_PARENT_AND_CHI" +
+      "LDREN\020\002\022\032\n\026DEPTH_DESCENDANTS_ONLY\020\003\022 \n\034D" +
+      "EPTH_PARENT_AND_DESCENDANTS\020\004*m\n\tDirecti" +
+      "on\022\031\n\025DIRECTION_UNSPECIFIED\020\000\022\025\n\021DIRECTI" +
+      "ON_FORWARD\020\001\022\025\n\021DIRECTION_REVERSE\020\002\022\027\n\023D" +
+      "IRECTION_UNORDERED\020\003*s\n\tCondition\022\031\n\025CON" +
+      "DITION_UNSPECIFIED\020\000\022\027\n\023CONDITION_IF_ABS" +
+      "ENT\020\001\022\030\n\024CONDITION_IF_PRESENT\020\002\022\030\n\024CONDI" +
+      "TION_IF_VERSION\020\0032\305\004\n\002KV\0222\n\003Get\022\024.cairn." +
+      "v1.GetRequest\032\025.cairn.v1.GetResponse\0224\n\003" +
+      "Put\022\024.cairn.v1.PutRequest\032\027.cairn.v1.Wri" +
+      "teResponse\022:\n\006Delete\022\027.cairn.v1.DeleteRe" +
+      "quest\032\027.cairn.v1.WriteResponse\022>\n\007Execut" +
+      "e\022\030.cairn.v1.ExecuteRequest\032\031.cairn.v1.E" +
+      "xecuteResponse\022>\n\007PutMany\022\030.cairn.v1.Put" +
+      "ManyRequest\032\031.cairn.v1.PutManyResponse\022A" +
+      "\n\010MultiGet\022\031.cairn.v1.MultiGetRequest\032\032." +
+      "cairn.v1.MultiGetResponse\022J\n\013MultiDelete" +
+      "\022\034.cairn.v1.MultiDeleteRequest\032\035.cairn.v" +
+      "1.MultiDeleteResponse\022D\n\tStoreScan\022\032.cai" +
+      "rn.v1.StoreScanRequest\032\033.cairn.v1.StoreS" +
+      "canResponse\022D\n\tStoreInfo\022\032.cairn.v1.Stor" +
+      "eInfoRequest\032\033.cairn.v1.StoreInfoRespons" +
+      "e2H\n\010KVStream\022<\n\005Calls\022\026.cairn.v1.CallsR" +
+      "equest\032\027.cairn.v1.CallsResponse(\0010\0012z\n\004A" +
+      "uth\0228\n\005Login\022\026.cairn.v1.LoginRequest\032\027.c" +
+      "airn.v1.LoginResponse\0228\n\005Renew\022\026.cairn.v" +
+      "1.RenewRequest\032\027.cairn.v1.RenewResponseB" +
+      "M\n\023io.cairndb.kv.protoB\007KvProtoP\001Z$githu" +
+      "b.com/cairndb/cairn/api/cairnpb\222\003\004\010\002 \003b\010" +
+      "editionsp\350\007"
     };
     descriptor = com.google.protobuf.Descriptors.FileDescriptor
       .internalBuildGeneratedFileFrom(descriptorData,
@@ -656,7 +659,7 @@ public final class KvProto extends com.google.protobuf.GeneratedFile {
     internal_static_cairn_v1_StreamCall_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_cairn_v1_StreamCall_descriptor,
-        new java.lang.String[] { "Id", "Get", "MultiGet", "Put", "Delete", "Execute", "PutMany", "MultiDelete", "Token", "Op", });
+        new java.lang.String[] { "Id", "Get", "MultiGet", "Put", "Delete", "Execute", "PutMany", "MultiDelete", "StoreInfo", "Token", "Op", });
     internal_static_cairn_v1_CallsResponse_descriptor =
       getDescriptor().getMessageType(36);
     internal_static_cairn_v1_CallsResponse_fieldAccessorTable = new
@@ -668,7 +671,7 @@ public final class KvProto extends com.google.protobuf.GeneratedFile {
     internal_static_cairn_v1_StreamAnswer_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessage.FieldAccessorTable(
         internal_static_cairn_v1_StreamAnswer_descriptor,
-        new java.lang.String[] { "Id", "Code", "Message", "Details", "Get", "MultiGet", "Put", "Delete", "Execute", "PutMany", "MultiDelete", "Op", });
+        new java.lang.String[] { "Id", "Code", "Message", "Details", "Get", "MultiGet", "Put", "Delete", "Execute", "PutMany", "MultiDelete", "StoreInfo", "Op", });
     internal_static_cairn_v1_LoginRequest_descriptor =
       getDescriptor().getMessageType(38);
     internal_static_cairn_v1_LoginRequest_fieldAccessorTable = new

@@ -69,6 +69,7 @@ private static final long serialVersionUID = 0L;
     EXECUTE(9),
     PUT_MANY(10),
     MULTI_DELETE(11),
+    STORE_INFO(13),
     OP_NOT_SET(0);
     private final int value;
     private OpCase(int value) {
@@ -93,6 +94,7 @@ private static final long serialVersionUID = 0L;
         case 9: return EXECUTE;
         case 10: return PUT_MANY;
         case 11: return MULTI_DELETE;
+        case 13: return STORE_INFO;
         case 0: return OP_NOT_SET;
         default: return null;
       }
@@ -429,6 +431,49 @@ private static final long serialVersionUID = 0L;
     return io.cairndb.kv.proto.MultiDeleteResponse.getDefaultInstance();
   }
 
+  public static final int STORE_INFO_FIELD_NUMBER = 13;
+  /**
+   * <pre>
+   * An answer's op field is its call's plus 3 (12 is left free for that).
+   * </pre>
+   *
+   * <code>.cairn.v1.StoreInfoResponse store_info = 13;</code>
+   * @return Whether the storeInfo field is set.
+   */
+  @java.lang.Override
+  public boolean hasStoreInfo() {
+    return opCase_ == 13;
+  }
+  /**
+   * <pre>
+   * An answer's op field is its call's plus 3 (12 is left free for that).
+   * </pre>
+   *
+   * <code>.cairn.v1.StoreInfoResponse store_info = 13;</code>
+   * @return The storeInfo.
+   */
+  @java.lang.Override
+  public io.cairndb.kv.proto.StoreInfoResponse getStoreInfo() {
+    if (opCase_ == 13) {
+       return (io.cairndb.kv.proto.StoreInfoResponse) op_;
+    }
+    return io.cairndb.kv.proto.StoreInfoResponse.getDefaultInstance();
+  }
+  /**
+   * <pre>
+   * An answer's op field is its call's plus 3 (12 is left free for that).
+   * </pre>
+   *
+   * <code>.cairn.v1.StoreInfoResponse store_info = 13;</code>
+   */
+  @java.lang.Override
+  public io.cairndb.kv.proto.StoreInfoResponseOrBuilder getStoreInfoOrBuilder() {
+    if (opCase_ == 13) {
+       return (io.cairndb.kv.proto.StoreInfoResponse) op_;
+    }
+    return io.cairndb.kv.proto.StoreInfoResponse.getDefaultInstance();
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -475,6 +520,9 @@ private static final long serialVersionUID = 0L;
     }
     if (opCase_ == 11) {
       output.writeMessage(11, (io.cairndb.kv.proto.MultiDeleteResponse) op_);
+    }
+    if (opCase_ == 13) {
+      output.writeMessage(13, (io.cairndb.kv.proto.StoreInfoResponse) op_);
     }
     getUnknownFields().writeTo(output);
   }
@@ -527,6 +575,10 @@ private static final long serialVersionUID = 0L;
     if (opCase_ == 11) {
       size += com.google.protobuf.CodedOutputStream
         .computeMessageSize(11, (io.cairndb.kv.proto.MultiDeleteResponse) op_);
+    }
+    if (opCase_ == 13) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(13, (io.cairndb.kv.proto.StoreInfoResponse) op_);
     }
     return size;
   }
@@ -590,6 +642,10 @@ private static final long serialVersionUID = 0L;
         if (!getMultiDelete()
             .equals(other.getMultiDelete())) return false;
         break;
+      case 13:
+        if (!getStoreInfo()
+            .equals(other.getStoreInfo())) return false;
+        break;
       case 0:
       default:
     }
@@ -643,6 +699,10 @@ private static final long serialVersionUID = 0L;
       case 11:
         hash = (37 * hash) + MULTI_DELETE_FIELD_NUMBER;
         hash = (53 * hash) + getMultiDelete().hashCode();
+        break;
+      case 13:
+        hash = (37 * hash) + STORE_INFO_FIELD_NUMBER;
+        hash = (53 * hash) + getStoreInfo().hashCode();
         break;
       case 0:
       default:
@@ -815,6 +875,9 @@ private static final long serialVersionUID = 0L;
       if (multiDeleteBuilder_ != null) {
         multiDeleteBuilder_.clear();
       }
+      if (storeInfoBuilder_ != null) {
+        storeInfoBuilder_.clear();
+      }
       opCase_ = 0;
       op_ = null;
       return this;
@@ -906,6 +969,10 @@ private static final long serialVersionUID = 0L;
           multiDeleteBuilder_ != null) {
         result.op_ = multiDeleteBuilder_.build();
       }
+      if (opCase_ == 13 &&
+          storeInfoBuilder_ != null) {
+        result.op_ = storeInfoBuilder_.build();
+      }
     }
 
     @java.lang.Override
@@ -984,6 +1051,10 @@ private static final long serialVersionUID = 0L;
         }
         case MULTI_DELETE: {
           mergeMultiDelete(other.getMultiDelete());
+          break;
+        }
+        case STORE_INFO: {
+          mergeStoreInfo(other.getStoreInfo());
           break;
         }
         case OP_NOT_SET: {
@@ -1093,6 +1164,13 @@ private static final long serialVersionUID = 0L;
               opCase_ = 11;
               break;
             } // case 90
+            case 106: {
+              input.readMessage(
+                  internalGetStoreInfoFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              opCase_ = 13;
+              break;
+            } // case 106
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -2494,6 +2572,184 @@ private static final long serialVersionUID = 0L;
       opCase_ = 11;
       onChanged();
       return multiDeleteBuilder_;
+    }
+
+    private com.google.protobuf.SingleFieldBuilder<
+        io.cairndb.kv.proto.StoreInfoResponse, io.cairndb.kv.proto.StoreInfoResponse.Builder, io.cairndb.kv.proto.StoreInfoResponseOrBuilder> storeInfoBuilder_;
+    /**
+     * <pre>
+     * An answer's op field is its call's plus 3 (12 is left free for that).
+     * </pre>
+     *
+     * <code>.cairn.v1.StoreInfoResponse store_info = 13;</code>
+     * @return Whether the storeInfo field is set.
+     */
+    @java.lang.Override
+    public boolean hasStoreInfo() {
+      return opCase_ == 13;
+    }
+    /**
+     * <pre>
+     * An answer's op field is its call's plus 3 (12 is left free for that).
+     * </pre>
+     *
+     * <code>.cairn.v1.StoreInfoResponse store_info = 13;</code>
+     * @return The storeInfo.
+     */
+    @java.lang.Override
+    public io.cairndb.kv.proto.StoreInfoResponse getStoreInfo() {
+      if (storeInfoBuilder_ == null) {
+        if (opCase_ == 13) {
+          return (io.cairndb.kv.proto.StoreInfoResponse) op_;
+        }
+        return io.cairndb.kv.proto.StoreInfoResponse.getDefaultInstance();
+      } else {
+        if (opCase_ == 13) {
+          return storeInfoBuilder_.getMessage();
+        }
+        return io.cairndb.kv.proto.StoreInfoResponse.getDefaultInstance();
+      }
+    }
+    /**
+     * <pre>
+     * An answer's op field is its call's plus 3 (12 is left free for that).
+     * </pre>
+     *
+     * <code>.cairn.v1.StoreInfoResponse store_info = 13;</code>
+     */
+    public Builder setStoreInfo(io.cairndb.kv.proto.StoreInfoResponse value) {
+      if (storeInfoBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        op_ = value;
+        onChanged();
+      } else {
+        storeInfoBuilder_.setMessage(value);
+      }
+      opCase_ = 13;
+      return this;
+    }
+    /**
+     * <pre>
+     * An answer's op field is its call's plus 3 (12 is left free for that).
+     * </pre>
+     *
+     * <code>.cairn.v1.StoreInfoResponse store_info = 13;</code>
+     */
+    public Builder setStoreInfo(
+        io.cairndb.kv.proto.StoreInfoResponse.Builder builderForValue) {
+      if (storeInfoBuilder_ == null) {
+        op_ = builderForValue.build();
+        onChanged();
+      } else {
+        storeInfoBuilder_.setMessage(builderForValue.build());
+      }
+      opCase_ = 13;
+      return this;
+    }
+    /**
+     * <pre>
+     * An answer's op field is its call's plus 3 (12 is left free for that).
+     * </pre>
+     *
+     * <code>.cairn.v1.StoreInfoResponse store_info = 13;</code>
+     */
+    public Builder mergeStoreInfo(io.cairndb.kv.proto.StoreInfoResponse value) {
+      if (storeInfoBuilder_ == null) {
+        if (opCase_ == 13 &&
+            op_ != io.cairndb.kv.proto.StoreInfoResponse.getDefaultInstance()) {
+          op_ = io.cairndb.kv.proto.StoreInfoResponse.newBuilder((io.cairndb.kv.proto.StoreInfoResponse) op_)
+              .mergeFrom(value).buildPartial();
+        } else {
+          op_ = value;
+        }
+        onChanged();
+      } else {
+        if (opCase_ == 13) {
+          storeInfoBuilder_.mergeFrom(value);
+        } else {
+          storeInfoBuilder_.setMessage(value);
+        }
+      }
+      opCase_ = 13;
+      return this;
+    }
+    /**
+     * <pre>
+     * An answer's op field is its call's plus 3 (12 is left free for that).
+     * </pre>
+     *
+     * <code>.cairn.v1.StoreInfoResponse store_info = 13;</code>
+     */
+    public Builder clearStoreInfo() {
+      if (storeInfoBuilder_ == null) {
+        if (opCase_ == 13) {
+          opCase_ = 0;
+          op_ = null;
+          onChanged();
+        }
+      } else {
+        if (opCase_ == 13) {
+          opCase_ = 0;
+          op_ = null;
+        }
+        storeInfoBuilder_.clear();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * An answer's op field is its call's plus 3 (12 is left free for that).
+     * </pre>
+     *
+     * <code>.cairn.v1.StoreInfoResponse store_info = 13;</code>
+     */
+    public io.cairndb.kv.proto.StoreInfoResponse.Builder getStoreInfoBuilder() {
+      return internalGetStoreInfoFieldBuilder().getBuilder();
+    }
+    /**
+     * <pre>
+     * An answer's op field is its call's plus 3 (12 is left free for that).
+     * </pre>
+     *
+     * <code>.cairn.v1.StoreInfoResponse store_info = 13;</code>
+     */
+    @java.lang.Override
+    public io.cairndb.kv.proto.StoreInfoResponseOrBuilder getStoreInfoOrBuilder() {
+      if ((opCase_ == 13) && (storeInfoBuilder_ != null)) {
+        return storeInfoBuilder_.getMessageOrBuilder();
+      } else {
+        if (opCase_ == 13) {
+          return (io.cairndb.kv.proto.StoreInfoResponse) op_;
+        }
+        return io.cairndb.kv.proto.StoreInfoResponse.getDefaultInstance();
+      }
+    }
+    /**
+     * <pre>
+     * An answer's op field is its call's plus 3 (12 is left free for that).
+     * </pre>
+     *
+     * <code>.cairn.v1.StoreInfoResponse store_info = 13;</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        io.cairndb.kv.proto.StoreInfoResponse, io.cairndb.kv.proto.StoreInfoResponse.Builder, io.cairndb.kv.proto.StoreInfoResponseOrBuilder> 
+        internalGetStoreInfoFieldBuilder() {
+      if (storeInfoBuilder_ == null) {
+        if (!(opCase_ == 13)) {
+          op_ = io.cairndb.kv.proto.StoreInfoResponse.getDefaultInstance();
+        }
+        storeInfoBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            io.cairndb.kv.proto.StoreInfoResponse, io.cairndb.kv.proto.StoreInfoResponse.Builder, io.cairndb.kv.proto.StoreInfoResponseOrBuilder>(
+                (io.cairndb.kv.proto.StoreInfoResponse) op_,
+                getParentForChildren(),
+                isClean());
+        op_ = null;
+      }
+      opCase_ = 13;
+      onChanged();
+      return storeInfoBuilder_;
     }
 
     // @@protoc_insertion_point(builder_scope:cairn.v1.StreamAnswer)

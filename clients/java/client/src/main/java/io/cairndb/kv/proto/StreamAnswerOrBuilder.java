@@ -163,5 +163,32 @@ public interface StreamAnswerOrBuilder extends
    */
   io.cairndb.kv.proto.MultiDeleteResponseOrBuilder getMultiDeleteOrBuilder();
 
+  /**
+   * <pre>
+   * An answer's op field is its call's plus 3 (12 is left free for that).
+   * </pre>
+   *
+   * <code>.cairn.v1.StoreInfoResponse store_info = 13;</code>
+   * @return Whether the storeInfo field is set.
+   */
+  boolean hasStoreInfo();
+  /**
+   * <pre>
+   * An answer's op field is its call's plus 3 (12 is left free for that).
+   * </pre>
+   *
+   * <code>.cairn.v1.StoreInfoResponse store_info = 13;</code>
+   * @return The storeInfo.
+   */
+  io.cairndb.kv.proto.StoreInfoResponse getStoreInfo();
+  /**
+   * <pre>
+   * An answer's op field is its call's plus 3 (12 is left free for that).
+   * </pre>
+   *
+   * <code>.cairn.v1.StoreInfoResponse store_info = 13;</code>
+   */
+  io.cairndb.kv.proto.StoreInfoResponseOrBuilder getStoreInfoOrBuilder();
+
   io.cairndb.kv.proto.StreamAnswer.OpCase getOpCase();
 }

@@ -62,6 +62,7 @@ private static final long serialVersionUID = 0L;
     EXECUTE(6),
     PUT_MANY(7),
     MULTI_DELETE(8),
+    STORE_INFO(10),
     OP_NOT_SET(0);
     private final int value;
     private OpCase(int value) {
@@ -86,6 +87,7 @@ private static final long serialVersionUID = 0L;
         case 6: return EXECUTE;
         case 7: return PUT_MANY;
         case 8: return MULTI_DELETE;
+        case 10: return STORE_INFO;
         case 0: return OP_NOT_SET;
         default: return null;
       }
@@ -329,6 +331,52 @@ private static final long serialVersionUID = 0L;
     return io.cairndb.kv.proto.MultiDeleteRequest.getDefaultInstance();
   }
 
+  public static final int STORE_INFO_FIELD_NUMBER = 10;
+  /**
+   * <pre>
+   * store_info lets a client that calls on the call socket open a store
+   * without gRPC (docs/design/20261128_call_socket.md).
+   * </pre>
+   *
+   * <code>.cairn.v1.StoreInfoRequest store_info = 10;</code>
+   * @return Whether the storeInfo field is set.
+   */
+  @java.lang.Override
+  public boolean hasStoreInfo() {
+    return opCase_ == 10;
+  }
+  /**
+   * <pre>
+   * store_info lets a client that calls on the call socket open a store
+   * without gRPC (docs/design/20261128_call_socket.md).
+   * </pre>
+   *
+   * <code>.cairn.v1.StoreInfoRequest store_info = 10;</code>
+   * @return The storeInfo.
+   */
+  @java.lang.Override
+  public io.cairndb.kv.proto.StoreInfoRequest getStoreInfo() {
+    if (opCase_ == 10) {
+       return (io.cairndb.kv.proto.StoreInfoRequest) op_;
+    }
+    return io.cairndb.kv.proto.StoreInfoRequest.getDefaultInstance();
+  }
+  /**
+   * <pre>
+   * store_info lets a client that calls on the call socket open a store
+   * without gRPC (docs/design/20261128_call_socket.md).
+   * </pre>
+   *
+   * <code>.cairn.v1.StoreInfoRequest store_info = 10;</code>
+   */
+  @java.lang.Override
+  public io.cairndb.kv.proto.StoreInfoRequestOrBuilder getStoreInfoOrBuilder() {
+    if (opCase_ == 10) {
+       return (io.cairndb.kv.proto.StoreInfoRequest) op_;
+    }
+    return io.cairndb.kv.proto.StoreInfoRequest.getDefaultInstance();
+  }
+
   public static final int TOKEN_FIELD_NUMBER = 9;
   @SuppressWarnings("serial")
   private volatile java.lang.Object token_ = "";
@@ -427,6 +475,9 @@ private static final long serialVersionUID = 0L;
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(token_)) {
       com.google.protobuf.GeneratedMessage.writeString(output, 9, token_);
     }
+    if (opCase_ == 10) {
+      output.writeMessage(10, (io.cairndb.kv.proto.StoreInfoRequest) op_);
+    }
     getUnknownFields().writeTo(output);
   }
   private int computeSerializedSize_0() {
@@ -465,6 +516,10 @@ private static final long serialVersionUID = 0L;
     }
     if (!com.google.protobuf.GeneratedMessage.isStringEmpty(token_)) {
       size += com.google.protobuf.GeneratedMessage.computeStringSize(9, token_);
+    }
+    if (opCase_ == 10) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeMessageSize(10, (io.cairndb.kv.proto.StoreInfoRequest) op_);
     }
     return size;
   }
@@ -524,6 +579,10 @@ private static final long serialVersionUID = 0L;
         if (!getMultiDelete()
             .equals(other.getMultiDelete())) return false;
         break;
+      case 10:
+        if (!getStoreInfo()
+            .equals(other.getStoreInfo())) return false;
+        break;
       case 0:
       default:
     }
@@ -571,6 +630,10 @@ private static final long serialVersionUID = 0L;
       case 8:
         hash = (37 * hash) + MULTI_DELETE_FIELD_NUMBER;
         hash = (53 * hash) + getMultiDelete().hashCode();
+        break;
+      case 10:
+        hash = (37 * hash) + STORE_INFO_FIELD_NUMBER;
+        hash = (53 * hash) + getStoreInfo().hashCode();
         break;
       case 0:
       default:
@@ -728,6 +791,9 @@ private static final long serialVersionUID = 0L;
       if (multiDeleteBuilder_ != null) {
         multiDeleteBuilder_.clear();
       }
+      if (storeInfoBuilder_ != null) {
+        storeInfoBuilder_.clear();
+      }
       token_ = "";
       opCase_ = 0;
       op_ = null;
@@ -768,7 +834,7 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000001) != 0)) {
         result.id_ = id_;
       }
-      if (((from_bitField0_ & 0x00000100) != 0)) {
+      if (((from_bitField0_ & 0x00000200) != 0)) {
         result.token_ = token_;
       }
     }
@@ -804,6 +870,10 @@ private static final long serialVersionUID = 0L;
           multiDeleteBuilder_ != null) {
         result.op_ = multiDeleteBuilder_.build();
       }
+      if (opCase_ == 10 &&
+          storeInfoBuilder_ != null) {
+        result.op_ = storeInfoBuilder_.build();
+      }
     }
 
     @java.lang.Override
@@ -823,7 +893,7 @@ private static final long serialVersionUID = 0L;
       }
       if (!other.getToken().isEmpty()) {
         token_ = other.token_;
-        bitField0_ |= 0x00000100;
+        bitField0_ |= 0x00000200;
         onChanged();
       }
       switch (other.getOpCase()) {
@@ -853,6 +923,10 @@ private static final long serialVersionUID = 0L;
         }
         case MULTI_DELETE: {
           mergeMultiDelete(other.getMultiDelete());
+          break;
+        }
+        case STORE_INFO: {
+          mergeStoreInfo(other.getStoreInfo());
           break;
         }
         case OP_NOT_SET: {
@@ -941,9 +1015,16 @@ private static final long serialVersionUID = 0L;
             } // case 66
             case 74: {
               token_ = input.readBytes();
-              bitField0_ |= 0x00000100;
+              bitField0_ |= 0x00000200;
               break;
             } // case 74
+            case 82: {
+              input.readMessage(
+                  internalGetStoreInfoFieldBuilder().getBuilder(),
+                  extensionRegistry);
+              opCase_ = 10;
+              break;
+            } // case 82
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -2002,6 +2083,193 @@ private static final long serialVersionUID = 0L;
       return multiDeleteBuilder_;
     }
 
+    private com.google.protobuf.SingleFieldBuilder<
+        io.cairndb.kv.proto.StoreInfoRequest, io.cairndb.kv.proto.StoreInfoRequest.Builder, io.cairndb.kv.proto.StoreInfoRequestOrBuilder> storeInfoBuilder_;
+    /**
+     * <pre>
+     * store_info lets a client that calls on the call socket open a store
+     * without gRPC (docs/design/20261128_call_socket.md).
+     * </pre>
+     *
+     * <code>.cairn.v1.StoreInfoRequest store_info = 10;</code>
+     * @return Whether the storeInfo field is set.
+     */
+    @java.lang.Override
+    public boolean hasStoreInfo() {
+      return opCase_ == 10;
+    }
+    /**
+     * <pre>
+     * store_info lets a client that calls on the call socket open a store
+     * without gRPC (docs/design/20261128_call_socket.md).
+     * </pre>
+     *
+     * <code>.cairn.v1.StoreInfoRequest store_info = 10;</code>
+     * @return The storeInfo.
+     */
+    @java.lang.Override
+    public io.cairndb.kv.proto.StoreInfoRequest getStoreInfo() {
+      if (storeInfoBuilder_ == null) {
+        if (opCase_ == 10) {
+          return (io.cairndb.kv.proto.StoreInfoRequest) op_;
+        }
+        return io.cairndb.kv.proto.StoreInfoRequest.getDefaultInstance();
+      } else {
+        if (opCase_ == 10) {
+          return storeInfoBuilder_.getMessage();
+        }
+        return io.cairndb.kv.proto.StoreInfoRequest.getDefaultInstance();
+      }
+    }
+    /**
+     * <pre>
+     * store_info lets a client that calls on the call socket open a store
+     * without gRPC (docs/design/20261128_call_socket.md).
+     * </pre>
+     *
+     * <code>.cairn.v1.StoreInfoRequest store_info = 10;</code>
+     */
+    public Builder setStoreInfo(io.cairndb.kv.proto.StoreInfoRequest value) {
+      if (storeInfoBuilder_ == null) {
+        if (value == null) {
+          throw new NullPointerException();
+        }
+        op_ = value;
+        onChanged();
+      } else {
+        storeInfoBuilder_.setMessage(value);
+      }
+      opCase_ = 10;
+      return this;
+    }
+    /**
+     * <pre>
+     * store_info lets a client that calls on the call socket open a store
+     * without gRPC (docs/design/20261128_call_socket.md).
+     * </pre>
+     *
+     * <code>.cairn.v1.StoreInfoRequest store_info = 10;</code>
+     */
+    public Builder setStoreInfo(
+        io.cairndb.kv.proto.StoreInfoRequest.Builder builderForValue) {
+      if (storeInfoBuilder_ == null) {
+        op_ = builderForValue.build();
+        onChanged();
+      } else {
+        storeInfoBuilder_.setMessage(builderForValue.build());
+      }
+      opCase_ = 10;
+      return this;
+    }
+    /**
+     * <pre>
+     * store_info lets a client that calls on the call socket open a store
+     * without gRPC (docs/design/20261128_call_socket.md).
+     * </pre>
+     *
+     * <code>.cairn.v1.StoreInfoRequest store_info = 10;</code>
+     */
+    public Builder mergeStoreInfo(io.cairndb.kv.proto.StoreInfoRequest value) {
+      if (storeInfoBuilder_ == null) {
+        if (opCase_ == 10 &&
+            op_ != io.cairndb.kv.proto.StoreInfoRequest.getDefaultInstance()) {
+          op_ = io.cairndb.kv.proto.StoreInfoRequest.newBuilder((io.cairndb.kv.proto.StoreInfoRequest) op_)
+              .mergeFrom(value).buildPartial();
+        } else {
+          op_ = value;
+        }
+        onChanged();
+      } else {
+        if (opCase_ == 10) {
+          storeInfoBuilder_.mergeFrom(value);
+        } else {
+          storeInfoBuilder_.setMessage(value);
+        }
+      }
+      opCase_ = 10;
+      return this;
+    }
+    /**
+     * <pre>
+     * store_info lets a client that calls on the call socket open a store
+     * without gRPC (docs/design/20261128_call_socket.md).
+     * </pre>
+     *
+     * <code>.cairn.v1.StoreInfoRequest store_info = 10;</code>
+     */
+    public Builder clearStoreInfo() {
+      if (storeInfoBuilder_ == null) {
+        if (opCase_ == 10) {
+          opCase_ = 0;
+          op_ = null;
+          onChanged();
+        }
+      } else {
+        if (opCase_ == 10) {
+          opCase_ = 0;
+          op_ = null;
+        }
+        storeInfoBuilder_.clear();
+      }
+      return this;
+    }
+    /**
+     * <pre>
+     * store_info lets a client that calls on the call socket open a store
+     * without gRPC (docs/design/20261128_call_socket.md).
+     * </pre>
+     *
+     * <code>.cairn.v1.StoreInfoRequest store_info = 10;</code>
+     */
+    public io.cairndb.kv.proto.StoreInfoRequest.Builder getStoreInfoBuilder() {
+      return internalGetStoreInfoFieldBuilder().getBuilder();
+    }
+    /**
+     * <pre>
+     * store_info lets a client that calls on the call socket open a store
+     * without gRPC (docs/design/20261128_call_socket.md).
+     * </pre>
+     *
+     * <code>.cairn.v1.StoreInfoRequest store_info = 10;</code>
+     */
+    @java.lang.Override
+    public io.cairndb.kv.proto.StoreInfoRequestOrBuilder getStoreInfoOrBuilder() {
+      if ((opCase_ == 10) && (storeInfoBuilder_ != null)) {
+        return storeInfoBuilder_.getMessageOrBuilder();
+      } else {
+        if (opCase_ == 10) {
+          return (io.cairndb.kv.proto.StoreInfoRequest) op_;
+        }
+        return io.cairndb.kv.proto.StoreInfoRequest.getDefaultInstance();
+      }
+    }
+    /**
+     * <pre>
+     * store_info lets a client that calls on the call socket open a store
+     * without gRPC (docs/design/20261128_call_socket.md).
+     * </pre>
+     *
+     * <code>.cairn.v1.StoreInfoRequest store_info = 10;</code>
+     */
+    private com.google.protobuf.SingleFieldBuilder<
+        io.cairndb.kv.proto.StoreInfoRequest, io.cairndb.kv.proto.StoreInfoRequest.Builder, io.cairndb.kv.proto.StoreInfoRequestOrBuilder> 
+        internalGetStoreInfoFieldBuilder() {
+      if (storeInfoBuilder_ == null) {
+        if (!(opCase_ == 10)) {
+          op_ = io.cairndb.kv.proto.StoreInfoRequest.getDefaultInstance();
+        }
+        storeInfoBuilder_ = new com.google.protobuf.SingleFieldBuilder<
+            io.cairndb.kv.proto.StoreInfoRequest, io.cairndb.kv.proto.StoreInfoRequest.Builder, io.cairndb.kv.proto.StoreInfoRequestOrBuilder>(
+                (io.cairndb.kv.proto.StoreInfoRequest) op_,
+                getParentForChildren(),
+                isClean());
+        op_ = null;
+      }
+      opCase_ = 10;
+      onChanged();
+      return storeInfoBuilder_;
+    }
+
     private java.lang.Object token_ = "";
     /**
      * <pre>
@@ -2071,7 +2339,7 @@ private static final long serialVersionUID = 0L;
         java.lang.String value) {
       if (value == null) { throw new NullPointerException(); }
       token_ = value;
-      bitField0_ |= 0x00000100;
+      bitField0_ |= 0x00000200;
       onChanged();
       return this;
     }
@@ -2089,7 +2357,7 @@ private static final long serialVersionUID = 0L;
      */
     public Builder clearToken() {
       token_ = getDefaultInstance().getToken();
-      bitField0_ = (bitField0_ & ~0x00000100);
+      bitField0_ = (bitField0_ & ~0x00000200);
       onChanged();
       return this;
     }
@@ -2110,7 +2378,7 @@ private static final long serialVersionUID = 0L;
         com.google.protobuf.ByteString value) {
       if (value == null) { throw new NullPointerException(); }
       token_ = value;
-      bitField0_ |= 0x00000100;
+      bitField0_ |= 0x00000200;
       onChanged();
       return this;
     }

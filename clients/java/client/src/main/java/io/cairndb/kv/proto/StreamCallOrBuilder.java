@@ -123,6 +123,36 @@ public interface StreamCallOrBuilder extends
 
   /**
    * <pre>
+   * store_info lets a client that calls on the call socket open a store
+   * without gRPC (docs/design/20261128_call_socket.md).
+   * </pre>
+   *
+   * <code>.cairn.v1.StoreInfoRequest store_info = 10;</code>
+   * @return Whether the storeInfo field is set.
+   */
+  boolean hasStoreInfo();
+  /**
+   * <pre>
+   * store_info lets a client that calls on the call socket open a store
+   * without gRPC (docs/design/20261128_call_socket.md).
+   * </pre>
+   *
+   * <code>.cairn.v1.StoreInfoRequest store_info = 10;</code>
+   * @return The storeInfo.
+   */
+  io.cairndb.kv.proto.StoreInfoRequest getStoreInfo();
+  /**
+   * <pre>
+   * store_info lets a client that calls on the call socket open a store
+   * without gRPC (docs/design/20261128_call_socket.md).
+   * </pre>
+   *
+   * <code>.cairn.v1.StoreInfoRequest store_info = 10;</code>
+   */
+  io.cairndb.kv.proto.StoreInfoRequestOrBuilder getStoreInfoOrBuilder();
+
+  /**
+   * <pre>
    * token is the session token of a secure store's login. It becomes the
    * stream's token, which checks this call and every later call on the
    * stream that carries none, until another call carries one: a client
