@@ -158,7 +158,7 @@ final class Multi {
     List<Long> shards = new ArrayList<>(cl == null ? List.of(0L) : cl.topology().shards.keySet());
     Collections.sort(shards);
     Route[] rt = new Route[1];
-    Wire.Shape shape = keysOnly ? new Wire.Shape(null, true) : Wire.Shape.NONE;
+    Wire.Shape shape = new Wire.Shape(null, keysOnly);
     return new Records(resume -> {
       StoreScanResponse r = s.router.call(rt[0], (stub, h) ->
           stub.storeScan(req.setHeader(h).setResume(resume).build()), nanos);

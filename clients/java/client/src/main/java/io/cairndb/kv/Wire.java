@@ -199,8 +199,6 @@ final class Wire {
 
   /** How a page's records become KeyValueVersions. */
   static final class Shape {
-    static final Shape NONE = new Shape(null, false);
-
     final Key major; // the major path the records most likely share; null: none
     final byte[][] majorUtf8; // its components' UTF-8
     final boolean keysOnly; // no values: KeyValueVersion.getValue is null
@@ -280,12 +278,12 @@ final class Wire {
             matched++;
             continue;
           }
-          major = new ArrayList<>(shape.major.getMajorPath().subList(0, matched));
+          major = sharedPrefix(shape, matched);
           in.skipRawBytes(n);
           major.add(utf8(b, pos, n));
         } else {
           if (major == null) {
-            major = new ArrayList<>(same == null ? List.of() : shape.major.getMajorPath().subList(0, matched));
+            major = sharedPrefix(shape, matched);
           }
           major.add(in.readStringRequireUtf8());
         }
@@ -310,9 +308,14 @@ final class Wire {
       return Key.decoded(shape.major, minors);
     }
     if (major == null) {
-      major = new ArrayList<>(same == null ? List.of() : shape.major.getMajorPath().subList(0, matched));
+      major = sharedPrefix(shape, matched);
     }
     return Key.decoded(Collections.unmodifiableList(major), minors);
+  }
+
+  /** A new list of the first matched components of shape's major path (none without one). */
+  private static List<String> sharedPrefix(Shape shape, int matched) {
+    return shape.major == null ? new ArrayList<>() : new ArrayList<>(shape.major.getMajorPath().subList(0, matched));
   }
 
   /** b[pos, pos+n) as a string, which must be UTF-8. */
