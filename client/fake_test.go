@@ -31,6 +31,7 @@ type fakeKV struct {
 	execute   func(context.Context, *cairnpb.ExecuteRequest) (*cairnpb.ExecuteResponse, error)
 	multiGet  func(context.Context, *cairnpb.MultiGetRequest) (*cairnpb.MultiGetResponse, error)
 	storeScan func(context.Context, *cairnpb.StoreScanRequest) (*cairnpb.StoreScanResponse, error)
+	putMany   func(context.Context, *cairnpb.PutManyRequest) (*cairnpb.PutManyResponse, error)
 	// info, if set, answers StoreInfo (a replicated store's node).
 	info  func() *cairnpb.StoreInfoResponse
 	infos atomic.Int64 // StoreInfo calls
@@ -79,6 +80,11 @@ func (f *fakeKV) MultiGet(ctx context.Context, r *cairnpb.MultiGetRequest) (*cai
 func (f *fakeKV) StoreScan(ctx context.Context, r *cairnpb.StoreScanRequest) (*cairnpb.StoreScanResponse, error) {
 	f.record(r.GetHeader())
 	return f.storeScan(ctx, r)
+}
+
+func (f *fakeKV) PutMany(ctx context.Context, r *cairnpb.PutManyRequest) (*cairnpb.PutManyResponse, error) {
+	f.record(r.GetHeader())
+	return f.putMany(ctx, r)
 }
 
 // serveFake serves f on a free 127.0.0.1 port until the test ends.

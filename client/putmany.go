@@ -30,10 +30,14 @@ type PutManyResult struct {
 // server bounds its records (StoreInfo's max_put_many_records).
 const putManyBatchBytes = 4 << 20
 
-// putManyRounds bounds how often a record refused with a routing error
-// (not_leader, wrong_shard: the shard moved or changed leader) is sent
-// again after a topology refresh.
-const putManyRounds = 4
+// putManyRounds bounds how often a record is sent again. A record is sent
+// again when its error says the write was certainly not applied and may
+// succeed later or elsewhere: a routing error (REFRESH: not_leader,
+// wrong_shard) or a passing one (RETRY: dropped by a leader change, a
+// partition moving), the rule a single write follows. The rounds also stop
+// at the resend deadline: the first round's end plus the operation's
+// timeout.
+const putManyRounds = 16
 
 // DefaultPutManyInFlight is how many requests PutMany keeps in flight when
 // given inFlight <= 0.
@@ -43,10 +47,13 @@ const DefaultPutManyInFlight = 8
 // bulk loads: it groups them by the shard that owns them into PutMany
 // requests (of any major paths; each record is written on its own, not
 // atomically with the others), keeps at most inFlight requests in flight,
-// and returns one result per entry, in the order of entries. A record the
-// server refuses with a routing error is sent again to its new owner after
-// a topology refresh; an error with the outcome unknown (MaybeApplied) is
-// never retried. opts apply to every request (durability, TTL, timeout).
+// and returns one result per entry, in the order of entries. A record
+// refused for a reason that passes and certainly not applied (its shard
+// moved or changed leader, a leader change dropped it, its partition was
+// moving) is sent again, after a backoff and a topology refresh, within
+// the operation's timeout; an error with the outcome unknown
+// (MaybeApplied) is never retried. opts apply to every request
+// (durability, TTL, timeout).
 func (c *Client) PutMany(ctx context.Context, entries []Entry, inFlight int, opts ...Option) []PutManyResult {
 	if inFlight <= 0 {
 		inFlight = DefaultPutManyInFlight
@@ -56,30 +63,46 @@ func (c *Client) PutMany(ctx context.Context, entries []Entry, inFlight int, opt
 	for i := range todo {
 		todo[i] = i
 	}
-	for round := 0; len(todo) > 0; round++ {
-		seen := uint64(0)
+	seen := c.topologySeq()
+	c.putManyRound(ctx, entries, todo, inFlight, results, opts)
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.resolve(opts).timeout)
+	defer cancel()
+	backoff := initialBackoff
+	for round := 1; round < putManyRounds; round++ {
+		todo = resendable(results, todo)
+		if len(todo) == 0 || !sleep(ctx, &backoff) {
+			break
+		}
 		if c.cl != nil {
-			seen = c.cl.topology().Seq
-		}
-		c.putManyRound(ctx, entries, todo, inFlight, results, opts)
-		todo = todo[:0:0]
-		for i, r := range results {
-			if round+1 < putManyRounds && reroutable(r.Err) {
-				todo = append(todo, i)
-			}
-		}
-		if len(todo) > 0 && c.cl != nil {
 			c.refreshTopology(ctx, seen)
 		}
+		seen = c.topologySeq()
+		c.putManyRound(ctx, entries, todo, inFlight, results, opts)
 	}
 	return results
 }
 
-// reroutable reports whether a record's error means "send it elsewhere":
-// a routing error, certainly not applied.
-func reroutable(err error) bool {
-	var ce *Error
-	return errors.As(err, &ce) && !ce.MaybeApplied && ce.Action == ActionRefresh
+// topologySeq is the sequence of the topology the client routes by (0 for
+// cairn lite).
+func (c *Client) topologySeq() uint64 {
+	if c.cl == nil {
+		return 0
+	}
+	return c.cl.topology().Seq
+}
+
+// resendable returns the records of todo whose error means "send it
+// again": certainly not applied, and refused for a reason that passes
+// (retryable, as for a single write).
+func resendable(results []PutManyResult, todo []int) []int {
+	var again []int
+	for _, i := range todo {
+		var ce *Error
+		if errors.As(results[i].Err, &ce) && retryable(ce, true) {
+			again = append(again, i)
+		}
+	}
+	return again
 }
 
 func (c *Client) putManyRound(ctx context.Context, entries []Entry, todo []int, inFlight int, results []PutManyResult, opts []Option) {

@@ -35,12 +35,14 @@ _REFRESH_ATTEMPT = 1.0
 _MIN_REFRESH_INTERVAL = 0.050
 DEFAULT_BATCH_SIZE = 100
 _PUT_MANY_BATCH_BYTES = 4 << 20
-_PUT_MANY_ROUNDS = 4  # a record refused with a routing error is re-sent at most this often
+_PUT_MANY_ROUNDS = 16  # a record refused for a reason that passes is sent at most this often
 
 
-def _reroutable(e: object) -> bool:
-    """A routing error, certainly not applied: send the record elsewhere."""
-    return isinstance(e, CairnError) and e.action == "REFRESH" and not e.maybe_applied
+def _resendable(e: object) -> bool:
+    """Certainly not applied, refused for a reason that passes (a routing
+    error, a leader change, a partition moving): send the record again, as
+    a single write would be retried."""
+    return isinstance(e, CairnError) and _retryable(e, True)
 
 
 _STATUS_CODES = {c.value[0]: c for c in grpc.StatusCode}
@@ -851,31 +853,42 @@ class Client:
         max_in_flight requests in flight. Returns one result per record, in
         order: its new Version, or the CairnError why it was not written
         (``maybe_applied`` for an unknown outcome, never retried). A record
-        refused with a routing error (its shard moved or changed leader) is
-        sent again after a topology refresh."""
+        refused for a reason that passes, certainly not applied (its shard
+        moved or changed leader, a leader change dropped it, its partition
+        was moving), is sent again after a backoff and a topology refresh,
+        within the timeout."""
         entries = list(records)
         for k, v in entries:
             if not isinstance(k, Key):
                 raise TypeError(f"put_many takes (Key, bytes) pairs, got a {type(k).__name__} key")
         results: List[Union[Version, CairnError, None]] = [None] * len(entries)
         todo = list(range(len(entries)))
-        for rnd in range(_PUT_MANY_ROUNDS):
-            seen = self._cluster.topo.seq if self._cluster else 0
-            batches = self._put_many_batches(entries, todo)
-            work = lambda b: self._put_batch(entries, b, results, ttl, durability, timeout)  # noqa: E731
-            if max_in_flight <= 1 or len(batches) <= 1:
-                for b in batches:
-                    work(b)
-            else:
-                with ThreadPoolExecutor(max_workers=min(max_in_flight, len(batches))) as ex:
-                    for f in [ex.submit(work, b) for b in batches]:
-                        f.result()
-            todo = [i for i in todo if _reroutable(results[i])]
-            if not todo or rnd + 1 == _PUT_MANY_ROUNDS:
+        seen = self._cluster.topo.seq if self._cluster else 0
+        self._put_many_round(entries, todo, max_in_flight, results, ttl, durability, timeout)
+        deadline = time.monotonic() + _seconds(timeout, self.timeout)
+        backoff = [_INITIAL_BACKOFF]
+        for _ in range(1, _PUT_MANY_ROUNDS):
+            todo = [i for i in todo if _resendable(results[i])]
+            if not todo or not _sleep(deadline, backoff):
                 break
             if self._cluster is not None:
-                self._refresh(seen, time.monotonic() + _seconds(timeout, self.timeout))
+                self._refresh(seen, deadline)
+            seen = self._cluster.topo.seq if self._cluster else 0
+            self._put_many_round(entries, todo, max_in_flight, results, ttl, durability, timeout)
         return results  # type: ignore[return-value]
+
+    def _put_many_round(self, entries: List[Tuple[Key, bytes]], todo: List[int], max_in_flight: int,
+                        results: List[Any], ttl: Optional[datetime.timedelta], durability: Optional[Durability],
+                        timeout: Timeout) -> None:
+        batches = self._put_many_batches(entries, todo)
+        work = lambda b: self._put_batch(entries, b, results, ttl, durability, timeout)  # noqa: E731
+        if max_in_flight <= 1 or len(batches) <= 1:
+            for b in batches:
+                work(b)
+            return
+        with ThreadPoolExecutor(max_workers=min(max_in_flight, len(batches))) as ex:
+            for f in [ex.submit(work, b) for b in batches]:
+                f.result()
 
     def _put_batch(self, entries: List[Tuple[Key, bytes]], batch: Tuple[int, List[int]],
                    results: List[Any], ttl: Optional[datetime.timedelta], durability: Optional[Durability],

@@ -195,6 +195,22 @@ def test_put_many(client, ns):
     assert client.put_many([]) == []
 
 
+@pytest.mark.parametrize("kind,action,maybe,again", [
+    ("dropped", "RETRY", False, True),            # a leader change dropped it: not applied
+    ("partition_moving", "RETRY", False, True),
+    ("wrong_shard", "REFRESH", False, True),
+    ("not_leader", "REFRESH", False, True),
+    ("outcome_unknown", "NONE", True, False),     # maybe applied: never sent twice
+    ("ack_timeout", "RETRY", True, False),
+    ("limit_exceeded", "FIX_INPUT", False, False),
+    ("disk_full", "RETRY", False, False),
+])
+def test_put_many_resends_what_passes(kind, action, maybe, again):
+    from cairn.client import _resendable
+    e = CairnError(kind, code=grpc.StatusCode.UNAVAILABLE, kind=kind, action=action, maybe_applied=maybe)
+    assert _resendable(e) is again
+
+
 def test_timeout_per_call(client, ns):
     k = Key([ns])
     client.put(k, b"x", timeout=datetime.timedelta(seconds=1))

@@ -19,14 +19,16 @@ import java.util.concurrent.Future;
  * putMany: records read from the iterator in chunks, grouped by the shard that owns them into
  * PutMany requests (any major paths; at most the store's max_put_many_records records and 4 MiB
  * each; each record written on its own, not atomically with the others), run by at most
- * maxRequestsInFlight threads of a pool that lives for the call. A record refused with a routing
- * error (REFRESH, certainly not applied: its shard moved or changed leader) is sent again after a
- * topology refresh, up to ROUNDS times; any other failure is that record's error.
+ * maxRequestsInFlight threads of a pool that lives for the call. A record refused for a reason
+ * that passes, certainly not applied (REFRESH or RETRY: its shard moved or changed leader, a
+ * leader change dropped it, its partition was moving; the rule of a single write), is sent again
+ * after a backoff and a topology refresh, up to ROUNDS times and within the timeout after the first
+ * round; any other failure is that record's error.
  */
 final class BulkPut {
   private static final long BATCH_BYTES = 4 << 20;
   private static final int CHUNK_RECORDS = 10_000;
-  private static final int ROUNDS = 4;
+  private static final int ROUNDS = 16;
 
   private final StoreImpl s;
   private final BulkWriteOptions o;
@@ -76,21 +78,33 @@ final class BulkPut {
   }
 
   private void runRounds(ExecutorService pool, List<Integer> todo) {
-    for (int round = 0; !todo.isEmpty(); round++) {
-      long seen = s.router.cluster == null ? 0 : s.router.cluster.topology().seq;
-      runChunk(pool, batches(todo));
+    long seen = seq();
+    runChunk(pool, batches(todo));
+    long deadline = System.nanoTime() + timeoutNanos;
+    long[] backoff = {Router.INITIAL_BACKOFF};
+    for (int round = 1; round < ROUNDS; round++) {
       List<Integer> again = new ArrayList<>();
       for (int i : todo) {
         ErrorInfo e = infos.get(i);
-        if (round + 1 < ROUNDS && e != null && e.action == FaultException.Action.REFRESH && !e.maybeApplied) {
+        if (e != null && Retry.retryable(e, true)) {
           again.add(i);
         }
       }
-      if (!again.isEmpty() && s.router.cluster != null) {
-        s.router.refresh(seen, System.nanoTime() + timeoutNanos);
-      }
       todo = again;
+      if (todo.isEmpty() || !Retry.sleep(deadline, backoff)) {
+        return;
+      }
+      if (s.router.cluster != null) {
+        s.router.refresh(seen, deadline);
+      }
+      seen = seq();
+      runChunk(pool, batches(todo));
     }
+  }
+
+  /** The sequence of the topology the handle routes by (0 for cairn lite). */
+  private long seq() {
+    return s.router.cluster == null ? 0 : s.router.cluster.topology().seq;
   }
 
   private void runChunk(ExecutorService pool, List<long[]> batches) {
@@ -167,8 +181,10 @@ final class BulkPut {
             + " results for " + (b.length - 1) + " records", Status.Code.INTERNAL, "", FaultException.Action.NONE));
       }
     } catch (FaultException | InvalidArgumentException e) {
+      ErrorInfo info = e instanceof FaultException ? ((FaultException) e).info : null;
       for (int j = 1; j < b.length; j++) {
         errors.set((int) b[j], e);
+        infos.set((int) b[j], info);
       }
       return;
     }

@@ -156,12 +156,15 @@ public interface KVStore extends AutoCloseable {
 
   /**
    * Writes records in bulk, as Oracle's {@code put(List<EntryStream>)}:
-   * grouped by major path into execute batches (at most 100 records and
-   * 4 MiB each; a batch is atomic, batches are not atomic with each other),
-   * ordered by shard, with at most {@code options.getMaxRequestsInFlight()}
-   * requests in flight. Returns one result per record. A batch the server
-   * refuses as bad input is retried record by record, so each bad record
-   * gets its own error. Nothing that may have been applied is retried.
+   * grouped by the shard that owns them into PutMany requests (records of
+   * any major paths; at most the store's max_put_many_records and 4 MiB
+   * each), with at most {@code options.getMaxRequestsInFlight()} requests in
+   * flight. Each record is written on its own, not atomically with the
+   * others, so a bad record fails alone. Returns one result per record. A
+   * record refused for a reason that passes and certainly not applied (its
+   * shard moved or changed leader, a leader change dropped it, its partition
+   * was moving) is sent again after a backoff and a topology refresh, within
+   * the timeout. Nothing that may have been applied is sent again.
    */
   BulkPutResult putMany(Iterator<KeyValue> records, BulkWriteOptions options);
 

@@ -43,7 +43,7 @@ final class Router {
     T call(Calls stub, RequestHeader header);
   }
 
-  private static final long INITIAL_BACKOFF = TimeUnit.MILLISECONDS.toNanos(10);
+  static final long INITIAL_BACKOFF = TimeUnit.MILLISECONDS.toNanos(10);
   private static final long MAX_BACKOFF = TimeUnit.MILLISECONDS.toNanos(500);
   private static final int ATTEMPT_SHARE = 3;
   private static final long REFRESH_ATTEMPT = TimeUnit.SECONDS.toNanos(1);
