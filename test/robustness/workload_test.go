@@ -51,8 +51,8 @@ func keysOnShards(topo *topology.Topology, prefix string, perShard int) []client
 }
 
 // workload runs goroutines that put unique values (SIMPLE_MAJORITY ack,
-// SYNC or WRITE_NO_SYNC at random) and read with ABSOLUTE consistency, half
-// and half, on a small key set through the smart client, recording every
+// SYNC or WRITE_NO_SYNC at random; a quarter of them as PutMany of two
+// keys) and read with ABSOLUTE consistency, half and half, on a small key set through the smart client, recording every
 // operation in a History.
 type workload struct {
 	c       *client.Client
@@ -108,6 +108,10 @@ func (w *workload) run(id int, rng *rand.Rand) {
 			if w.replicaSync {
 				d.ReplicaSync = sync
 			}
+			if rng.IntN(4) == 0 {
+				w.putMany(id, v, d, rng)
+				continue
+			}
 			_, err := w.c.Put(ctx, k, []byte(v), client.WithTimeout(opTimeout), client.WithDurability(d))
 			o := clustertest.ClientWriteOutcome(err)
 			w.h.Add(clustertest.Op{Client: id, Kind: clustertest.Put, Key: keyName(k), Value: v,
@@ -126,6 +130,33 @@ func (w *workload) run(id int, rng *rand.Rand) {
 			op.Outcome, op.Found, op.Value = clustertest.OK, found, string(rec.Value)
 		}
 		w.h.Add(op)
+	}
+}
+
+// putMany writes two distinct keys (maybe of two shards) in one PutMany,
+// each record a put of its own in the history, with its own outcome: a
+// bulk put is not atomic, and a record refused in passing (a leader
+// change, a partition moving) is sent again by the client.
+func (w *workload) putMany(id int, v string, d client.Durability, rng *rand.Rand) {
+	i := rng.IntN(len(w.keys))
+	j := (i + 1 + rng.IntN(len(w.keys)-1)) % len(w.keys)
+	ks := []client.Key{w.keys[i], w.keys[j]}
+	entries := make([]client.Entry, len(ks))
+	for n, k := range ks {
+		entries[n] = client.Entry{Key: k, Value: []byte(fmt.Sprintf("%s.%d", v, n))}
+	}
+	call := w.h.Now()
+	res := w.c.PutMany(context.Background(), entries, 2, client.WithTimeout(opTimeout), client.WithDurability(d))
+	ret := w.h.Now()
+	for n, r := range res {
+		k := ks[n]
+		o := clustertest.ClientWriteOutcome(r.Err)
+		w.h.Add(clustertest.Op{Client: id, Kind: clustertest.Put, Key: keyName(k), Value: string(entries[n].Value),
+			Call: call, Return: ret, Outcome: o, Err: clustertest.ErrKind(r.Err),
+			Note: fmt.Sprintf("shard %d %s put_many", w.topo.ShardForKey(k.Major), d.MasterSync)})
+		if o == clustertest.OK {
+			w.acked.Add(1)
+		}
 	}
 }
 
