@@ -874,7 +874,10 @@ class Client:
             if self._cluster is not None:
                 self._refresh(seen, deadline)
             seen = self._cluster.topo.seq if self._cluster else 0
-            self._put_many_round(entries, todo, max_in_flight, results, ttl, durability, timeout)
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            self._put_many_round(entries, todo, max_in_flight, results, ttl, durability, left)
         return results  # type: ignore[return-value]
 
     def _put_many_round(self, entries: List[Tuple[Key, bytes]], todo: List[int], max_in_flight: int,

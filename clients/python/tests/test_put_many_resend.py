@@ -4,6 +4,7 @@ again; one whose outcome is unknown, or that the server refused for good,
 keeps its error."""
 
 import threading
+import time
 from concurrent import futures
 
 import grpc
@@ -74,3 +75,52 @@ def test_put_many_resends_what_passes_to_a_server():
         else:
             assert isinstance(r, Version) and bytes(r) == n.encode(), (n, r)
     assert kv.sent == [names, ["dropped", "moving", "moved"], ["moving"]]
+
+
+class Stalling(Scripted):
+    """Refuses "slow" as dropped at once, then again after a delay, then
+    holds the third request until released."""
+
+    def __init__(self, delay):
+        super().__init__({})
+        self.delay = delay
+        self.release = threading.Event()
+
+    def PutMany(self, request, context):
+        with self.lock:
+            self.sent.append(["/".join(op.key.major) for op in request.ops])
+            n = len(self.sent)
+        if n == 2:
+            self.release.wait(self.delay)
+        elif n >= 3:
+            self.release.wait(60)
+        resp = pb.PutManyResponse()
+        resp.results.add(error_code=grpc.StatusCode.UNAVAILABLE.value[0], error_message="dropped",
+                         detail=D(kind="dropped", action=D.ACTION_RETRY))
+        return resp
+
+
+def test_put_many_resends_end_within_the_timeout():
+    # The resend deadline is the first round's end plus the timeout (2 s).
+    # The second round answers after 1.6 s; the third would wait its own
+    # whole timeout (ending near 3.6 s) if a resend were not bounded by what
+    # is left of the deadline (ending near 2 s).
+    kv = Stalling(delay=1.6)
+    srv = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
+    pbgrpc.add_KVServicer_to_server(kv, srv)
+    port = srv.add_insecure_port("127.0.0.1:0")
+    srv.start()
+    try:
+        c = Client([f"127.0.0.1:{port}"], store=STORE, timeout=2)
+        try:
+            start = time.monotonic()
+            res = c.put_many([(Key(["slow"]), b"v")], max_in_flight=1)
+            took = time.monotonic() - start
+        finally:
+            c.close()
+    finally:
+        kv.release.set()
+        srv.stop(None)
+    assert len(kv.sent) == 3, kv.sent
+    assert isinstance(res[0], CairnError), res
+    assert took < 2.8, f"put_many took {took:.2f} s with a 2 s timeout"

@@ -79,7 +79,7 @@ final class BulkPut {
 
   private void runRounds(ExecutorService pool, List<Integer> todo) {
     long seen = seq();
-    runChunk(pool, batches(todo));
+    runChunk(pool, batches(todo), timeoutNanos);
     long deadline = System.nanoTime() + timeoutNanos;
     long[] backoff = {Router.INITIAL_BACKOFF};
     for (int round = 1; round < ROUNDS; round++) {
@@ -98,7 +98,11 @@ final class BulkPut {
         s.router.refresh(seen, deadline);
       }
       seen = seq();
-      runChunk(pool, batches(todo));
+      long left = deadline - System.nanoTime();
+      if (left <= 0) {
+        return;
+      }
+      runChunk(pool, batches(todo), left);
     }
   }
 
@@ -107,10 +111,11 @@ final class BulkPut {
     return s.router.cluster == null ? 0 : s.router.cluster.topology().seq;
   }
 
-  private void runChunk(ExecutorService pool, List<long[]> batches) {
+  /** Sends batches, at most the pool's size at once, each request within timeout nanoseconds. */
+  private void runChunk(ExecutorService pool, List<long[]> batches, long timeout) {
     List<Future<?>> fs = new ArrayList<>(batches.size());
     for (long[] b : batches) {
-      fs.add(pool.submit(() -> putBatch(b)));
+      fs.add(pool.submit(() -> putBatch(b, timeout)));
     }
     try {
       for (Future<?> f : fs) {
@@ -166,7 +171,7 @@ final class BulkPut {
     }
   }
 
-  private void putBatch(long[] b) {
+  private void putBatch(long[] b, long timeout) {
     PutManyRequest.Builder req = PutManyRequest.newBuilder().setDurability(s.durability(o.getDurability()));
     for (int j = 1; j < b.length; j++) {
       KeyValue kv = entries.get((int) b[j]);
@@ -175,7 +180,7 @@ final class BulkPut {
     }
     PutManyResponse resp;
     try {
-      resp = s.router.call(Route.shardWrite(b[0]), (stub, h) -> stub.putMany(req.setHeader(h).build()), timeoutNanos);
+      resp = s.router.call(Route.shardWrite(b[0]), (stub, h) -> stub.putMany(req.setHeader(h).build()), timeout);
       if (resp.getResultsCount() != b.length - 1) {
         throw new FaultException(ErrorInfo.of("putMany: the server returned " + resp.getResultsCount()
             + " results for " + (b.length - 1) + " records", Status.Code.INTERNAL, "", FaultException.Action.NONE));

@@ -17,7 +17,10 @@ public class BulkWriteOptions extends WriteOptions {
     super(durability, timeout, timeoutUnit);
   }
 
-  /** At most this many execute requests at once (each up to 100 records of one major path). */
+  /**
+   * At most this many PutMany requests at once (each of one shard's records, up to the store's
+   * max_put_many_records records and 4 MiB).
+   */
   public BulkWriteOptions setMaxRequestsInFlight(int n) {
     if (n < 1) {
       throw new IllegalArgumentException("BulkWriteOptions: at least one request in flight");

@@ -24,6 +24,7 @@ import java.util.Deque;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
@@ -111,6 +112,71 @@ class BulkPutResendTest {
       }
       assertEquals(List.of(names, List.of("dropped", "moving", "moved"), List.of("moving")), kv.sent);
     } finally {
+      srv.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+    }
+  }
+
+  /**
+   * Refuses every record as dropped: the first request at once, the second after delayMs, and
+   * holds the third and later until released.
+   */
+  static final class Stalling extends KVGrpc.KVImplBase {
+    final CountDownLatch release = new CountDownLatch(1);
+    final long delayMs;
+    int requests;
+
+    Stalling(long delayMs) {
+      this.delayMs = delayMs;
+    }
+
+    @Override
+    public void storeInfo(StoreInfoRequest req, StreamObserver<StoreInfoResponse> out) {
+      new Scripted().storeInfo(req, out);
+    }
+
+    @Override
+    public void putMany(PutManyRequest req, StreamObserver<PutManyResponse> out) {
+      int n;
+      synchronized (this) {
+        n = ++requests;
+      }
+      try {
+        release.await(n == 1 ? 0 : n == 2 ? delayMs : 60_000, TimeUnit.MILLISECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      PutManyResponse.Builder resp = PutManyResponse.newBuilder();
+      for (int i = 0; i < req.getOpsCount(); i++) {
+        resp.addResults(PutManyResult.newBuilder().setErrorCode(Status.Code.UNAVAILABLE.value())
+            .setErrorMessage("dropped").setDetail(detail("dropped", ErrorDetail.Action.ACTION_RETRY, false)));
+      }
+      out.onNext(resp.build());
+      out.onCompleted();
+    }
+  }
+
+  /**
+   * The resend deadline is the first round's end plus the timeout (2 s). The second round answers
+   * after 1.6 s; the third would wait its own whole timeout (ending near 3.6 s) if a resend were
+   * not bounded by what is left of the deadline (ending near 2 s).
+   */
+  @Test
+  void resendsEndWithinTheTimeout() throws Exception {
+    Stalling kv = new Stalling(1600);
+    Server srv = ServerBuilder.forPort(0).addService(kv).build().start();
+    try (KVStore store = KVStoreFactory.getStore(new KVStoreConfig(Procs.STORE, "127.0.0.1:" + srv.getPort())
+        .setCallSocket(false).setUnaryCalls(true).setRequestTimeout(2, TimeUnit.SECONDS))) {
+      List<KeyValue> recs = List.of(new KeyValue(Key.createKey(List.of("slow")), Value.createValue(new byte[] {1})));
+      long start = System.nanoTime();
+      BulkPutResult r = store.putMany(recs.iterator(), new BulkWriteOptions().setMaxRequestsInFlight(1));
+      long tookMs = (System.nanoTime() - start) / 1_000_000;
+      assertTrue(r.getError(0) instanceof FaultException, "the record's error: " + r.getError(0));
+      synchronized (kv) {
+        assertEquals(3, kv.requests, "requests");
+      }
+      assertTrue(tookMs < 2800, "putMany took " + tookMs + " ms with a 2 s timeout");
+    } finally {
+      kv.release.countDown();
       srv.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
     }
   }
