@@ -41,6 +41,7 @@ const (
 	KindMultipleMajorPaths = "multiple_major_paths" // Execute ops do not share one major path
 	KindMalformedKey       = "malformed_key"        // ParseKey could not read a key
 	KindMalformedVersion   = "malformed_version"    // ParseVersion could not read a version
+	KindNotSecure          = "not_secure"           // a login to a store that has no users (not started --secure)
 	// KindInvalidKey is a key or key range the server refuses (an empty
 	// major path, say); the client refuses one whose strings are not valid
 	// UTF-8 itself, before sending, with this kind too.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"fmt"
 	"iter"
 	"math"
 	"slices"
@@ -122,6 +123,17 @@ func (c *Client) scanShards() []topology.ShardID {
 	return shards
 }
 
+// scanShardsWith returns the shards to scan, refreshing the topology once
+// if it lacks shard (a cursor made by a client with a newer topology).
+func (c *Client) scanShardsWith(ctx context.Context, shard topology.ShardID) []topology.ShardID {
+	shards := c.scanShards()
+	if c.cl == nil || slices.Contains(shards, shard) {
+		return shards
+	}
+	c.refreshTopology(ctx, c.cl.topology().Seq)
+	return c.scanShards()
+}
+
 // pages yields the records of successive pages until a page has no resume
 // token, fetch fails, or yield returns false. It reports whether the
 // iteration may go on: false after an error or when yield said stop.
@@ -186,6 +198,11 @@ func (c *Client) StoreScanPage(ctx context.Context, cursor []byte, batchSize int
 				Msg: "the scan cursor is not one a page returned"}
 		}
 		shard, resume = topology.ShardID(binary.BigEndian.Uint64(cursor)), cursor[8:]
+		if shards = c.scanShardsWith(ctx, shard); !slices.Contains(shards, shard) {
+			return nil, nil, &Error{Code: codes.InvalidArgument, Kind: "malformed_cursor", Action: ActionFixInput,
+				Msg: fmt.Sprintf("the scan cursor names shard %d, which the store does not have: it is not a cursor a page returned, "+
+					"or the store has lost that shard since (start the scan again without a cursor)", shard)}
+		}
 	}
 	o := c.cfg.resolve(opts)
 	req := storeScanRequest(o, batchSize, parent, r, d, keysOnly)

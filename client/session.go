@@ -139,6 +139,10 @@ func (c *Client) authLogin(ctx context.Context, user, password string) (*cairnpb
 		if last.Code == codes.Unauthenticated || last.Code == codes.PermissionDenied {
 			return nil, nil, last // the password is wrong everywhere
 		}
+		if last.Code == codes.Unimplemented { // a node without the Auth service
+			return nil, nil, &Error{Code: codes.FailedPrecondition, Kind: KindNotSecure, Action: ActionFixInput,
+				Msg: fmt.Sprintf("login as %q: %s is not a secure store, so it has no users: send requests without credentials (a store is secure when its nodes start with --secure)", user, h)}
+		}
 		failures = append(failures, h+": "+last.Msg)
 	}
 	return nil, nil, &Error{Code: last.Code, Kind: last.Kind, Action: last.Action,

@@ -150,6 +150,7 @@ code is 1. --ttl makes the record expire.`,
 			if len(args) == 2 {
 				a.Value, a.HasValue = args[1], true
 			}
+			a.HasIfVersion = cmd.Flags().Changed("if-version")
 			return session(cmd, g, func(kv *cli.KV) error { return kv.Put(cmd.Context(), a) })
 		},
 	}
@@ -193,7 +194,11 @@ another version is left alone, "not done" is printed and the exit code is 1.`,
   cairn kv delete /counter --if-version 0000000000000001000000000000002a`,
 		Args: nArgs(1, 1, "KEY"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return session(cmd, g, func(kv *cli.KV) error { return kv.Delete(cmd.Context(), args[0], ifVersion) })
+			var match *string // nil: no condition; an empty --if-version is refused
+			if cmd.Flags().Changed("if-version") {
+				match = &ifVersion
+			}
+			return session(cmd, g, func(kv *cli.KV) error { return kv.Delete(cmd.Context(), args[0], match) })
 		},
 	}
 	cmd.Flags().StringVar(&ifVersion, "if-version", "", "delete only if the record has this version (hex)")

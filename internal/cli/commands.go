@@ -30,7 +30,10 @@ type PutArgs struct {
 	TTL       time.Duration
 	IfAbsent  bool
 	IfPresent bool
-	IfVersion string // hex; "" when not given
+	IfVersion string // hex, when HasIfVersion
+	// HasIfVersion records that --if-version was given, so that an empty
+	// value (a script's unset variable) is refused, not taken as no condition.
+	HasIfVersion bool
 }
 
 // value returns the bytes to write, from the argument or the file.
@@ -56,7 +59,7 @@ func (a PutArgs) value(in io.Reader) ([]byte, error) {
 // not done returns ErrNotDone.
 func (kv *KV) Put(ctx context.Context, a PutArgs) error {
 	conds := 0
-	for _, set := range []bool{a.IfAbsent, a.IfPresent, a.IfVersion != ""} {
+	for _, set := range []bool{a.IfAbsent, a.IfPresent, a.HasIfVersion || a.IfVersion != ""} {
 		if set {
 			conds++
 		}
@@ -72,7 +75,7 @@ func (kv *KV) Put(ctx context.Context, a PutArgs) error {
 		return err
 	}
 	var match client.Version
-	if a.IfVersion != "" {
+	if a.HasIfVersion || a.IfVersion != "" {
 		if match, err = ParseVersion("--if-version", a.IfVersion); err != nil {
 			return err
 		}
@@ -147,17 +150,17 @@ func (kv *KV) Get(ctx context.Context, key string) error {
 	return err
 }
 
-// Delete deletes a record, if ifVersion is set only at that version. It
-// returns ErrNotFound if there was no record and ErrNotDone if there was one
-// at another version.
-func (kv *KV) Delete(ctx context.Context, key, ifVersion string) error {
+// Delete deletes a record, if ifVersion is not nil only at that version
+// (hex; an empty one is refused). It returns ErrNotFound if there was no
+// record and ErrNotDone if there was one at another version.
+func (kv *KV) Delete(ctx context.Context, key string, ifVersion *string) error {
 	k, err := client.ParseKey(key)
 	if err != nil {
 		return err
 	}
 	var res client.Result
-	if ifVersion != "" {
-		match, err := ParseVersion("--if-version", ifVersion)
+	if ifVersion != nil {
+		match, err := ParseVersion("--if-version", *ifVersion)
 		if err != nil {
 			return err
 		}

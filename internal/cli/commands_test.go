@@ -128,11 +128,13 @@ func TestConditionalPutCommands(t *testing.T) {
 		t.Errorf("--if-version with a stale version = %v, want cli.ErrNotDone", err)
 	}
 	for name, a := range map[string]cli.PutArgs{
-		"two conditions": {Value: "x", IfAbsent: true, IfPresent: true},
-		"bad version":    {Value: "x", IfVersion: "nothex"},
-		"negative ttl":   {Value: "x", TTL: -time.Second},
-		"value and file": {Value: "x", File: "f"},
-		"missing file":   {File: filepath.Join(t.TempDir(), "nope")},
+		"two conditions":           {Value: "x", IfAbsent: true, IfPresent: true},
+		"bad version":              {Value: "x", IfVersion: "nothex"},
+		"empty version":            {Value: "x", IfVersion: "", HasIfVersion: true},
+		"absent and empty version": {Value: "x", IfAbsent: true, HasIfVersion: true},
+		"negative ttl":             {Value: "x", TTL: -time.Second},
+		"value and file":           {Value: "x", File: "f"},
+		"missing file":             {File: filepath.Join(t.TempDir(), "nope")},
 	} {
 		if name == "missing file" {
 			a.Key = "/c"
@@ -162,16 +164,21 @@ func TestDeleteCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	v := strings.TrimSpace(out.String())
-	if err := kv.Delete(ctx, "/d", "00000000000000000000000000000001"); !errors.Is(err, cli.ErrNotDone) {
+	// An empty --if-version (a script's unset variable) is bad input, not
+	// an unconditional delete.
+	if err := kv.Delete(ctx, "/d", ptr("")); cli.ExitCode(err) != cli.ExitBadInput {
+		t.Errorf("delete --if-version '' = %v, want bad input", err)
+	}
+	if err := kv.Delete(ctx, "/d", ptr("00000000000000000000000000000001")); !errors.Is(err, cli.ErrNotDone) {
 		t.Errorf("delete --if-version with another version = %v, want cli.ErrNotDone", err)
 	}
-	if err := kv.Delete(ctx, "/d", v); err != nil {
+	if err := kv.Delete(ctx, "/d", &v); err != nil {
 		t.Errorf("delete --if-version with the version = %v", err)
 	}
-	if err := kv.Delete(ctx, "/d", ""); !errors.Is(err, cli.ErrNotFound) {
+	if err := kv.Delete(ctx, "/d", nil); !errors.Is(err, cli.ErrNotFound) {
 		t.Errorf("delete of a missing key = %v, want cli.ErrNotFound", err)
 	}
-	if err := kv.Delete(ctx, "/d", v); !errors.Is(err, cli.ErrNotFound) {
+	if err := kv.Delete(ctx, "/d", &v); !errors.Is(err, cli.ErrNotFound) {
 		t.Errorf("delete --if-version of a missing key = %v, want cli.ErrNotFound", err)
 	}
 }
@@ -276,9 +283,9 @@ func TestJSONWhenNotFoundOrNotDone(t *testing.T) {
 			cli.ErrNotDone, `{"key":"/j","done":false}`},
 		{"get", func() error { return kv.Get(ctx, "/j") }, nil, `"value":"v",`},
 		{"get missing", func() error { return kv.Get(ctx, "/nope") }, cli.ErrNotFound, `{"key":"/nope","found":false}`},
-		{"delete wrong version", func() error { return kv.Delete(ctx, "/j", "00000000000000000000000000000001") }, cli.ErrNotDone, `{"key":"/j","deleted":false}`},
-		{"delete", func() error { return kv.Delete(ctx, "/j", "") }, nil, `{"key":"/j","deleted":true}`},
-		{"delete missing", func() error { return kv.Delete(ctx, "/j", "") }, cli.ErrNotFound, `{"key":"/j","deleted":false}`},
+		{"delete wrong version", func() error { return kv.Delete(ctx, "/j", ptr("00000000000000000000000000000001")) }, cli.ErrNotDone, `{"key":"/j","deleted":false}`},
+		{"delete", func() error { return kv.Delete(ctx, "/j", nil) }, nil, `{"key":"/j","deleted":true}`},
+		{"delete missing", func() error { return kv.Delete(ctx, "/j", nil) }, cli.ErrNotFound, `{"key":"/j","deleted":false}`},
 	} {
 		out.Reset()
 		err := tc.run()
@@ -291,3 +298,5 @@ func TestJSONWhenNotFoundOrNotDone(t *testing.T) {
 		}
 	}
 }
+
+func ptr(s string) *string { return &s }

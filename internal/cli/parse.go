@@ -38,6 +38,9 @@ func ParseDurability(durability, ack string) (client.Durability, error) {
 	var d client.Durability
 	if durability != "" {
 		master, replica, two := strings.Cut(durability, ",")
+		if strings.Contains(replica, ",") {
+			return d, Usagef("--durability: %q has more than two policies (want MASTER or MASTER,REPLICA, like sync,no_sync)", durability)
+		}
 		var err error
 		if d.MasterSync, err = ParseSync(master); err != nil {
 			return d, err

@@ -85,7 +85,10 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 		User     string `json:"user"`
 		Password string `json:"password"`
 	}
-	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 64<<10)).Decode(&req); err != nil || req.User == "" {
+	done := h.bodyDeadline(w)
+	err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 64<<10)).Decode(&req)
+	done(err)
+	if err != nil || req.User == "" {
 		writeError(w, &client.Error{Code: codes.InvalidArgument, Kind: "invalid_argument", Action: client.ActionFixInput,
 			Msg: `POST /v1/login takes {"user": "...", "password": "..."}`})
 		return

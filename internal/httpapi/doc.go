@@ -19,6 +19,13 @@
 //	POST   /v1/login                           a secure store's session token: {"user": ..., "password": ...}
 //	GET    /openapi.json                       the OpenAPI 3.1 document (openapi.json here)
 //
+// The key is read from the request line as sent, so %2F and %2D stay
+// inside their component. The string form leaves some characters as they
+// are that a URL gives a meaning: in a URL, write '?' as %3F, '#' as %23
+// and a space as %20, and a component that is "." or ".." as %2E or %2E%2E
+// (HTTP clients and browsers remove dot segments from a path before they
+// send it). The node decodes any %XX in a component.
+//
 // On a secure node a request carries "Authorization: Bearer TOKEN" (from
 // POST /v1/login) or Basic credentials (auth.go); the node checks the
 // token and the user's role, and refuses a request without one (401).

@@ -52,6 +52,8 @@ func statusOf(e *client.Error) int {
 		return http.StatusRequestEntityTooLarge
 	case client.KindDiskFull:
 		return http.StatusInsufficientStorage
+	case client.KindNotSecure:
+		return http.StatusBadRequest
 	}
 	if s, ok := httpStatus[e.Code]; ok {
 		return s

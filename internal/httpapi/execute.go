@@ -3,8 +3,13 @@ package httpapi
 import (
 	"encoding/base64"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
 	"net/http"
 	"time"
+
+	"google.golang.org/grpc/codes"
 
 	"github.com/cairndb/cairn/client"
 )
@@ -45,11 +50,9 @@ func (h *Handler) execute(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	var req executeJSON
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxExecuteBody))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
-		writeError(w, badRequestf("the body is not an execute request ({\"operations\": [...]}): %v", err))
+	req, err := h.decodeExecute(w, r)
+	if err != nil {
+		writeError(w, err)
 		return
 	}
 	if len(req.Operations) == 0 {
@@ -59,7 +62,7 @@ func (h *Handler) execute(w http.ResponseWriter, r *http.Request) {
 	ops := make([]client.Op, len(req.Operations))
 	for i, o := range req.Operations {
 		if ops[i], err = o.toOp(); err != nil {
-			writeError(w, badRequestf("operations[%d]: %v", i, err))
+			writeError(w, atOperation(i, err))
 			return
 		}
 	}
@@ -73,6 +76,44 @@ func (h *Handler) execute(w http.ResponseWriter, r *http.Request) {
 		out[i] = resultJSON(ops[i].Key(), res)
 	}
 	writeJSON(w, http.StatusOK, map[string][]writeJSONBody{"results": out})
+}
+
+// decodeExecute reads an execute request's body: one JSON object of at
+// most maxExecuteBody bytes, and nothing after it.
+func (h *Handler) decodeExecute(w http.ResponseWriter, r *http.Request) (executeJSON, error) {
+	var req executeJSON
+	done := h.bodyDeadline(w)
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxExecuteBody))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(&req)
+	if err == nil {
+		if _, next := dec.Token(); next != io.EOF {
+			err = errors.New("more follows the request's JSON object; send one request per POST")
+		}
+	}
+	done(err)
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooBig):
+		return req, &client.Error{Code: codes.InvalidArgument, Kind: client.KindLimitExceeded, Action: client.ActionFixInput,
+			Limit: "max_execute_body", Max: tooBig.Limit,
+			Msg: fmt.Sprintf("the execute request's body is over %d MiB: send its operations in smaller batches", tooBig.Limit>>20)}
+	case err != nil:
+		return req, badRequestf("the body is not an execute request ({\"operations\": [...]}): %v", h.readErr(err))
+	}
+	return req, nil
+}
+
+// atOperation names operation i in err, keeping a client error's kind
+// (malformed_key, limit_exceeded) and action.
+func atOperation(i int, err error) error {
+	var ce *client.Error
+	if errors.As(err, &ce) {
+		e := *ce
+		e.Msg = fmt.Sprintf("operations[%d]: %s", i, ce.Msg)
+		return &e
+	}
+	return badRequestf("operations[%d]: %v", i, err)
 }
 
 // toOp builds the client operation o describes.

@@ -3,11 +3,11 @@ package httpapi
 import (
 	"context"
 	_ "embed"
-	"io"
 	"maps"
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/cairndb/cairn/client"
 	"github.com/cairndb/cairn/internal/cli"
@@ -24,17 +24,25 @@ type Handler struct {
 	// component must be refused as malformed, not quietly turned into
 	// another key.
 	keyRoutes map[string]map[string]http.HandlerFunc
-	basic     basicCache // tokens of Basic credentials (auth.go)
+	// fixedRoutes is the method of each path without a key, for the 405
+	// of another method (the ServeMux's catch-all would answer 404).
+	fixedRoutes map[string]string
+	basic       basicCache // tokens of Basic credentials (auth.go)
+	// bodyTimeout bounds the wait for a request's body (body.go).
+	bodyTimeout time.Duration
 }
 
 // New returns the handler for c. maxValue bounds the body a put reads (the
 // store's value limit, so a bigger one is refused by the server with its
 // limit error, not cut short).
 func New(c *client.Client, maxValue int64) *Handler {
-	h := &Handler{c: c, mux: http.NewServeMux(), maxValue: maxValue}
+	h := &Handler{c: c, mux: http.NewServeMux(), maxValue: maxValue, bodyTimeout: DefaultBodyTimeout}
 	h.keyRoutes = map[string]map[string]http.HandlerFunc{
 		"/v1/kv/":    {"GET": h.get, "PUT": h.put, "DELETE": h.delete},
 		"/v1/multi/": {"GET": h.multiGet, "DELETE": h.multiDelete},
+	}
+	h.fixedRoutes = map[string]string{
+		"/v1/execute": "POST", "/v1/login": "POST", "/v1/store": "GET", "/v1/scan": "GET", "/openapi.json": "GET",
 	}
 	h.mux.HandleFunc("POST /v1/execute", h.execute)
 	h.mux.HandleFunc("POST /v1/login", h.login)
@@ -70,16 +78,26 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			f(w, r)
 			return
 		}
-		allowed := slices.Sorted(maps.Keys(methods))
-		w.Header().Set("Allow", strings.Join(allowed, ", "))
-		writeJSON(w, http.StatusMethodNotAllowed, map[string]errorJSON{"error": {Code: "MethodNotAllowed", Kind: "method_not_allowed",
-			Action: client.ActionFixInput.String(), Message: r.Method + " is not allowed on " + prefix + "{key}: use " + strings.Join(allowed, ", ")}})
+		methodNotAllowed(w, r, prefix+"{key}", slices.Sorted(maps.Keys(methods)))
 		return
 	}
 	h.mux.ServeHTTP(w, r)
 }
 
+// methodNotAllowed answers a request whose method path does not take.
+func methodNotAllowed(w http.ResponseWriter, r *http.Request, path string, allowed []string) {
+	w.Header().Set("Allow", strings.Join(allowed, ", "))
+	writeJSON(w, http.StatusMethodNotAllowed, map[string]errorJSON{"error": {Code: "MethodNotAllowed", Kind: "method_not_allowed",
+		Action: client.ActionFixInput.String(), Message: r.Method + " is not allowed on " + path + ": use " + strings.Join(allowed, ", ")}})
+}
+
+// notFound answers what no route took: a fixed endpoint asked with another
+// method (405), or a path that is not the API's (404).
 func (h *Handler) notFound(w http.ResponseWriter, r *http.Request) {
+	if m, ok := h.fixedRoutes[r.URL.Path]; ok {
+		methodNotAllowed(w, r, r.URL.Path, []string{m})
+		return
+	}
 	writeJSON(w, http.StatusNotFound, map[string]errorJSON{"error": {Code: "NotFound", Kind: "no_such_endpoint", Action: client.ActionFixInput.String(),
 		Message: r.Method + " " + r.URL.Path + " is not part of the API: GET, PUT or DELETE /v1/kv/{key}, GET or DELETE /v1/multi/{parent}, POST /v1/execute, GET /v1/scan, GET /v1/store, POST /v1/login, GET /openapi.json"}})
 }
@@ -138,9 +156,9 @@ func (h *Handler) put(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	v, err := io.ReadAll(io.LimitReader(r.Body, h.maxValue+1))
+	v, err := h.readValue(w, r, h.maxValue)
 	if err != nil {
-		writeError(w, badRequestf("reading the value: %v", err))
+		writeError(w, err)
 		return
 	}
 	res, err := h.write(r.Context(), k, v, cond, match, opts)
@@ -164,6 +182,9 @@ func (h *Handler) write(ctx context.Context, k client.Key, v []byte, cond string
 // deleted, false if there was none; 412 when ?if=version= did not match.
 func (h *Handler) delete(w http.ResponseWriter, r *http.Request) {
 	p, k, opts, err := keyRequest(r, "/v1/kv", true)
+	if err == nil {
+		err = p.noTTL()
+	}
 	if err != nil {
 		writeError(w, err)
 		return

@@ -103,6 +103,9 @@ func streamRecords(w http.ResponseWriter, recs iter.Seq2[client.Record, error], 
 // says how many: {"deleted": 3}.
 func (h *Handler) multiDelete(w http.ResponseWriter, r *http.Request) {
 	p, parent, opts, err := keyRequest(r, "/v1/multi", true)
+	if err == nil {
+		err = p.noTTL()
+	}
 	if err != nil {
 		writeError(w, err)
 		return

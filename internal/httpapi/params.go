@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -24,10 +25,15 @@ type params struct{ q url.Values }
 func asBadRequest(err error) error {
 	var ue *cli.UsageError
 	if errors.As(err, &ue) {
-		return &badRequest{strings.TrimPrefix(ue.Error(), "--")}
+		return &badRequest{cliFlag.ReplaceAllStringFunc(ue.Error(), func(f string) string {
+			return strings.ReplaceAll(f[2:], "-", "_") // --start-exclusive: the parameter start_exclusive
+		})}
 	}
 	return err
 }
+
+// cliFlag is a command-line flag named in a cli message.
+var cliFlag = regexp.MustCompile(`--[a-z][a-z-]*`)
 
 // options returns the client options the query asks for: timeout,
 // consistency (reads), durability, ack and ttl (writes).
@@ -39,6 +45,9 @@ func (p params) options(write bool) ([]client.Option, error) {
 			return nil, badRequestf("timeout: %q is not a positive duration like 5s", s)
 		}
 		opts = append(opts, client.WithTimeout(d))
+	}
+	if err := p.misplaced(write); err != nil {
+		return nil, err
 	}
 	if !write {
 		if s := p.q.Get("consistency"); s != "" {
@@ -65,6 +74,30 @@ func (p params) options(write bool) ([]client.Option, error) {
 		opts = append(opts, client.WithTTL(d))
 	}
 	return opts, nil
+}
+
+// misplaced refuses a parameter of writes on a read and one of reads on a
+// write, rather than ignoring it.
+func (p params) misplaced(write bool) error {
+	names := []string{"durability", "ack", "ttl"}
+	what := "a read takes no %s (it is a write's parameter)"
+	if write {
+		names, what = []string{"consistency"}, "a write takes no %s (it is a read's parameter; writes go to the leader)"
+	}
+	for _, n := range names {
+		if p.q.Has(n) {
+			return badRequestf("%s: "+what, n, n)
+		}
+	}
+	return nil
+}
+
+// noTTL refuses ttl on a delete.
+func (p params) noTTL() error {
+	if p.q.Has("ttl") {
+		return badRequestf("ttl: a delete takes no ttl (it is a put's parameter)")
+	}
+	return nil
 }
 
 // condition reads ?if=: absent, present or version=HEX ("" when absent).
@@ -126,14 +159,43 @@ func (p params) flag(name string) (bool, error) {
 }
 
 // keyOf reads the key in r's path after prefix ("/v1/kv"): its string form,
-// escapes and all.
+// escapes and all, exactly as the request line sent it. (net/url's
+// EscapedPath would rebuild the path from its decoded form when the raw
+// path holds a byte it would have escaped, such as '|', and so turn %2F
+// inside a component into a separator.)
 func keyOf(r *http.Request, prefix string) (client.Key, error) {
-	s := strings.TrimPrefix(r.URL.EscapedPath(), prefix)
-	if s == "" || s == "/" {
+	raw := requestPath(r)
+	rest, ok := strings.CutPrefix(raw, prefix+"/")
+	if !ok {
+		return client.Key{}, &client.Error{Code: codes.InvalidArgument, Kind: client.KindMalformedKey, Action: client.ActionFixInput,
+			Msg: fmt.Sprintf("the path %q does not start with %s/ as written (escape only the key's components)", raw, prefix)}
+	}
+	if rest == "" {
 		return client.Key{}, &client.Error{Code: codes.InvalidArgument, Kind: client.KindMalformedKey, Action: client.ActionFixInput,
 			Msg: fmt.Sprintf("the path names no key: give one after %s/, like %s/users/alice/-/email", prefix, prefix)}
 	}
-	return client.ParseKey(s)
+	return client.ParseKey("/" + rest)
+}
+
+// requestPath is the path of r's request line as sent, before any '?': for
+// the absolute form (http://host/path) the part after the host.
+func requestPath(r *http.Request) string {
+	s := r.RequestURI
+	if s == "" { // a request built in-process, not read from a connection
+		return r.URL.EscapedPath()
+	}
+	if i := strings.IndexByte(s, '?'); i >= 0 {
+		s = s[:i]
+	}
+	if !strings.HasPrefix(s, "/") {
+		if i := strings.Index(s, "://"); i >= 0 {
+			if j := strings.IndexByte(s[i+3:], '/'); j >= 0 {
+				return s[i+3+j:]
+			}
+		}
+		return r.URL.EscapedPath()
+	}
+	return s
 }
 
 // keyRequest reads what every request about one key (or parent) starts

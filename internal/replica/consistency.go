@@ -14,8 +14,10 @@ import (
 var ErrConsistency = errors.New("replica: consistency requirement not met in time")
 
 // ErrForeignVersion is returned (wrapped) for a VERSION read whose version
-// was not made by this store.
-var ErrForeignVersion = errors.New("replica: version belongs to another store")
+// was not made by this shard, nor by a shard the key's partition moved
+// from: another shard's (of the same store) or another store's.
+var ErrForeignVersion = errors.New("replica: the version was made by another shard or another store; " +
+	"a VERSION read takes a version that a write to the same shard returned (one of the same major path always is)")
 
 // ConsistencyKind mirrors the wire's consistency kinds.
 type ConsistencyKind int

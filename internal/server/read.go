@@ -196,10 +196,29 @@ func (s *Server) readBegin(ctx context.Context, sh Shard, h *cairnpb.RequestHead
 	if err != nil {
 		return ctx, cancel, err
 	}
+	cons.Timeout = waitRoom(ctx, cons)
 	if err := sh.ReadReady(ctx, cons); err != nil || major == nil {
 		return ctx, cancel, err
 	}
 	return ctx, cancel, sh.Serves(major)
+}
+
+// waitRoom bounds how long a read may wait for its consistency (VERSION,
+// TIME_LAG) so that the wait ends a little before the call's deadline:
+// the caller then learns that the replica was behind (consistency_timeout,
+// worth retrying elsewhere or later) rather than that its call ran out of
+// time. The margin is a tenth of the time left, at most 50 ms.
+func waitRoom(ctx context.Context, c replica.Consistency) time.Duration {
+	dl, ok := ctx.Deadline()
+	if !ok || (c.Kind != replica.AtVersion && c.Kind != replica.TimeLag) {
+		return c.Timeout
+	}
+	left := time.Until(dl)
+	room := left - min(left/10, 50*time.Millisecond)
+	if room > 0 && (c.Timeout == 0 || c.Timeout > room) {
+		return room
+	}
+	return c.Timeout
 }
 
 // recordsPB builds records as they go back to the client. Their keys'

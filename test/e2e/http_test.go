@@ -1,15 +1,18 @@
 package e2e
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cairndb/cairn/api/cairnpb"
 )
@@ -209,6 +212,7 @@ func TestHTTPLite(t *testing.T) {
 
 	code, body = httpDo(t, "GET", base+"/v1/store", nil)
 	wantHTTP(t, "store", code, body, 200, map[string]any{"store": l.store, "partitions": l.partitions})
+	httpEdges(t, l.addr)
 
 	// gRPC on the same port still answers.
 	kvc := cairnpb.NewKVClient(dialConn(t, l.addr))
@@ -239,4 +243,72 @@ func TestHTTPAnyNodeForwards(t *testing.T) {
 	}
 	code, body := httpDo(t, "GET", fmt.Sprintf("http://127.0.0.1:%d/v1/store", nodes[2].port), nil)
 	wantHTTP(t, "store through sn3", code, body, 200, map[string]any{"partitions": 100, "store": "kvstore"})
+}
+
+// rawHTTP sends one request as written (the request line is not re-encoded,
+// as Go's client would) and decodes the JSON answer.
+func rawHTTP(t *testing.T, addr, method, target string, body string) (int, map[string]any) {
+	t.Helper()
+	conn, err := net.DialTimeout("tcp", addr, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(30 * time.Second))
+	fmt.Fprintf(conn, "%s %s HTTP/1.1\r\nHost: %s\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s", method, target, addr, len(body), body)
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, target, err)
+	}
+	defer resp.Body.Close()
+	var out map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		t.Fatalf("%s %s: status %d, body is not JSON: %v", method, target, resp.StatusCode, err)
+	}
+	return resp.StatusCode, out
+}
+
+// httpEdges: what careless or hostile HTTP callers send (an independent
+// probe's findings): escapes next to characters a URL library would
+// re-encode, a second JSON value, parameters of the other kind of
+// operation, a version wait that runs out, another method, a login to a
+// store without users.
+func httpEdges(t *testing.T, addr string) {
+	code, body := rawHTTP(t, addr, "PUT", "/v1/kv/rt/a%2Fb/-/x|y", "real")
+	wantHTTP(t, "put with %2F beside '|'", code, body, 200, map[string]any{"key": "/rt/a%2Fb/-/x|y"})
+	code, body = rawHTTP(t, addr, "PUT", "/v1/kv/rt/a/b/-/x|y", "other")
+	wantHTTP(t, "put of the key with a '/'", code, body, 200, map[string]any{"key": "/rt/a/b/-/x|y"})
+	code, body = rawHTTP(t, addr, "GET", "/v1/kv/rt/a%2Fb/-/x|y", "")
+	wantHTTP(t, "get with %2F beside '|'", code, body, 200, map[string]any{"key": "/rt/a%2Fb/-/x|y", "value": "real"})
+	ver, _ := body["version"].(string)
+
+	two := `{"operations":[{"op":"put","key":"/x/-/a","value":"1"}]}{"operations":[{"op":"put","key":"/y/-/a","value":"2"}]}`
+	code, body = rawHTTP(t, addr, "POST", "/v1/execute", two)
+	wantHTTP(t, "two execute requests in one body", code, body, 400, map[string]any{"error.message": "~more follows"})
+	code, body = rawHTTP(t, addr, "GET", "/v1/kv/x/-/a", "")
+	wantHTTP(t, "the refused execute wrote nothing", code, body, 404, map[string]any{"error.kind": "not_found"})
+	code, body = rawHTTP(t, addr, "POST", "/v1/execute", `{"operations":[{"op":"put","key":"x/-/a","value":"1"}]}`)
+	wantHTTP(t, "a malformed key in execute", code, body, 400, map[string]any{"error.kind": "malformed_key", "error.message": "~operations[0]"})
+
+	code, body = rawHTTP(t, addr, "DELETE", "/v1/kv/rt/a%2Fb/-/x|y?ttl=1h", "")
+	wantHTTP(t, "a delete with a ttl", code, body, 400, map[string]any{"error.message": "~a delete takes no ttl"})
+	code, body = rawHTTP(t, addr, "PUT", "/v1/kv/rt/c?consistency=absolute", "v")
+	wantHTTP(t, "a put with a consistency", code, body, 400, map[string]any{"error.message": "~a write takes no consistency"})
+	code, body = rawHTTP(t, addr, "PUT", "/v1/kv/rt/c?durability=sync,sync,sync", "v")
+	wantHTTP(t, "three sync policies", code, body, 400, map[string]any{"error.message": "~more than two policies"})
+	code, body = rawHTTP(t, addr, "GET", "/v1/multi/rt?start=b&end=a", "")
+	wantHTTP(t, "a range backwards", code, body, 400, map[string]any{"error.message": "~is after end"})
+
+	// A version the store has not reached: the wait ends before the
+	// call's deadline with consistency_timeout, not the call's timeout.
+	future := ver[:16] + "00000000ffffffff"
+	code, body = rawHTTP(t, addr, "GET", "/v1/kv/rt/a%2Fb/-/x%7Cy?consistency=version="+future+"&timeout=300ms", "")
+	wantHTTP(t, "a version wait that runs out", code, body, 503, map[string]any{"error.kind": "consistency_timeout", "error.action": "RETRY"})
+
+	code, body = rawHTTP(t, addr, "GET", "/v1/execute", "")
+	wantHTTP(t, "GET on execute", code, body, 405, map[string]any{"error.kind": "method_not_allowed", "error.message": "~use POST"})
+	code, body = rawHTTP(t, addr, "GET", "/v1/scan?cursor=_____________________________w", "")
+	wantHTTP(t, "a cursor naming no shard", code, body, 400, map[string]any{"error.kind": "malformed_cursor"})
+	code, body = rawHTTP(t, addr, "POST", "/v1/login", `{"user": "a", "password": "b"}`)
+	wantHTTP(t, "a login to a store without users", code, body, 400, map[string]any{"error.kind": "not_secure"})
 }
