@@ -70,6 +70,9 @@ func splitWords(s string) []string { return strings.Fields(s) }
 
 var nameRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_.-]{0,63}$`)
 
+// CheckStoreName refuses a store name configure would refuse (InvalidArgument).
+func CheckStoreName(name string) error { return checkName("store", name) }
+
 func checkName(what, name string) error {
 	if !nameRE.MatchString(name) {
 		return usageError("%s name %q: use 1-64 letters, digits, '_', '.' or '-', starting with a letter", what, name)

@@ -246,6 +246,9 @@ func (n *SN) bootstrapAdmin(ctx context.Context, req *cairnpb.AdminRequest) (*ca
 	if name == "" {
 		return nil, status.Error(codes.InvalidArgument, "configure: -name is required")
 	}
+	if err := admin.CheckStoreName(name); err != nil {
+		return nil, err // before the membership is written: a refused name leaves the node as it was
+	}
 	n.ctlMu.Lock()
 	if n.member.Store != "" || n.admin.Load() != nil {
 		n.ctlMu.Unlock()

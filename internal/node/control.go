@@ -110,6 +110,13 @@ func (c controlRPC) Join(_ context.Context, r *controlpb.JoinRequest) (*controlp
 		if n.member.Store != "" && (n.member.Store != r.GetStore() || uint64(n.member.SN) != r.GetSnId()) {
 			return status.Errorf(codes.FailedPrecondition, "this node is already sn%d of store %q", n.member.SN, n.member.Store)
 		}
+		if id := n.id(); id != 0 && uint64(id) != r.GetSnId() {
+			// It left the store (Leave) but its process still runs as the
+			// old id: its transport and logs carry that id. A restart
+			// starts it afresh, with no id.
+			return status.Errorf(codes.FailedPrecondition, "this node left the store as sn%d and still runs under that id: "+
+				"restart it (stop its cairn sn process, start it again with the same --root) before deploying it as sn%d", id, r.GetSnId())
+		}
 		prev := n.member.clone()
 		n.member.Store, n.member.SN = r.GetStore(), topology.NodeID(r.GetSnId())
 		n.mergePeers(r.GetPeers())
@@ -271,7 +278,7 @@ func (c controlRPC) Leave(_ context.Context, r *controlpb.LeaveRequest) (*contro
 			n.member = prev
 			return err
 		}
-		n.log.Info("left the store", "store", prev.Store)
+		n.log.Info("left the store; restart this node before deploying it again", "store", prev.Store)
 		return nil
 	})
 }

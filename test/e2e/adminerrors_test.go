@@ -23,6 +23,9 @@ func TestAdminErrorsSayWhatToDo(t *testing.T) {
 		}
 	}
 	expect(1, "run: configure -name STORE", "show", "topology")
+	// A refused name leaves the node as it was: it is configured under the
+	// next name, and deploy-sn of it below succeeds.
+	expect(2, `store name "my store"`, "configure", "-name", "my store")
 	expect(0, "Store configured: kvstore", "configure", "-name", "kvstore")
 	expect(1, "already named \"kvstore\"", "configure", "-name", "other")
 	expect(2, `unknown command "deploy everything"; type help`, "deploy", "everything")
