@@ -36,6 +36,10 @@ type PutArgs struct {
 	HasIfVersion bool
 }
 
+// ifVersion reports whether the put is conditional on a version: the flag
+// was given, or a caller set IfVersion without HasIfVersion.
+func (a PutArgs) ifVersion() bool { return a.HasIfVersion || a.IfVersion != "" }
+
 // value returns the bytes to write, from the argument or the file.
 func (a PutArgs) value(in io.Reader) ([]byte, error) {
 	switch {
@@ -59,7 +63,7 @@ func (a PutArgs) value(in io.Reader) ([]byte, error) {
 // not done returns ErrNotDone.
 func (kv *KV) Put(ctx context.Context, a PutArgs) error {
 	conds := 0
-	for _, set := range []bool{a.IfAbsent, a.IfPresent, a.HasIfVersion || a.IfVersion != ""} {
+	for _, set := range []bool{a.IfAbsent, a.IfPresent, a.ifVersion()} {
 		if set {
 			conds++
 		}
@@ -75,7 +79,7 @@ func (kv *KV) Put(ctx context.Context, a PutArgs) error {
 		return err
 	}
 	var match client.Version
-	if a.HasIfVersion || a.IfVersion != "" {
+	if a.ifVersion() {
 		if match, err = ParseVersion("--if-version", a.IfVersion); err != nil {
 			return err
 		}

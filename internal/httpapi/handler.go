@@ -41,14 +41,20 @@ func New(c *client.Client, maxValue int64) *Handler {
 		"/v1/kv/":    {"GET": h.get, "PUT": h.put, "DELETE": h.delete},
 		"/v1/multi/": {"GET": h.multiGet, "DELETE": h.multiDelete},
 	}
-	h.fixedRoutes = map[string]string{
-		"/v1/execute": "POST", "/v1/login": "POST", "/v1/store": "GET", "/v1/scan": "GET", "/openapi.json": "GET",
+	h.fixedRoutes = map[string]string{}
+	for _, rt := range []struct {
+		method, path string
+		f            http.HandlerFunc
+	}{
+		{"POST", "/v1/execute", h.execute},
+		{"POST", "/v1/login", h.login},
+		{"GET", "/v1/store", h.store},
+		{"GET", "/v1/scan", h.scan},
+		{"GET", "/openapi.json", serveOpenAPI},
+	} {
+		h.mux.HandleFunc(rt.method+" "+rt.path, rt.f)
+		h.fixedRoutes[rt.path] = rt.method
 	}
-	h.mux.HandleFunc("POST /v1/execute", h.execute)
-	h.mux.HandleFunc("POST /v1/login", h.login)
-	h.mux.HandleFunc("GET /v1/store", h.store)
-	h.mux.HandleFunc("GET /v1/scan", h.scan)
-	h.mux.HandleFunc("GET /openapi.json", serveOpenAPI)
 	h.mux.HandleFunc("/", h.notFound)
 	return h
 }

@@ -209,8 +209,11 @@ func (s *Server) readBegin(ctx context.Context, sh Shard, h *cairnpb.RequestHead
 // worth retrying elsewhere or later) rather than that its call ran out of
 // time. The margin is a tenth of the time left, at most 50 ms.
 func waitRoom(ctx context.Context, c replica.Consistency) time.Duration {
+	if c.Kind != replica.AtVersion && c.Kind != replica.TimeLag {
+		return c.Timeout
+	}
 	dl, ok := ctx.Deadline()
-	if !ok || (c.Kind != replica.AtVersion && c.Kind != replica.TimeLag) {
+	if !ok {
 		return c.Timeout
 	}
 	left := time.Until(dl)

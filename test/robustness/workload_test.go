@@ -52,8 +52,8 @@ func keysOnShards(topo *topology.Topology, prefix string, perShard int) []client
 
 // workload runs goroutines that put unique values (SIMPLE_MAJORITY ack,
 // SYNC or WRITE_NO_SYNC at random; a quarter of them as PutMany of two
-// keys) and read with ABSOLUTE consistency, half and half, on a small key set through the smart client, recording every
-// operation in a History.
+// keys) and read with ABSOLUTE consistency, half and half, on a small key
+// set through the smart client, recording every operation in a History.
 type workload struct {
 	c       *client.Client
 	h       *clustertest.History
