@@ -142,7 +142,13 @@ run restore on each, then start them all. Every node that was reachable when
 the snapshot was taken holds the files of each shard it hosts in
 ROOT/snapshots/NAME. A node that was not (snapshot list names it) needs
 --from: another node's root, or a copy of its snapshots directory. Restore
-checks each file's length and checksum and refuses a corrupt one.`,
+checks each file's length and checksum and refuses a corrupt one.
+
+A snapshot taken before the topology changed (the store grew, shrank,
+rebalanced or split its partitions since) is re-sharded: each shard the node
+hosts now is built from the snapshot's shards that held its partitions. A
+node that hosts partitions no replica of it held then (a node added since)
+needs --from naming the roots of nodes that held them; restore says which.`,
 		Example: `  cairn sn restore --root /var/cairn/sn1 --snapshot nightly
   cairn sn restore --root /var/cairn/sn3 --snapshot nightly --from /var/cairn/sn1`,
 		Args: cobra.NoArgs,

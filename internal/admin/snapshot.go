@@ -306,12 +306,21 @@ func (s *Service) snapshotList(ctx context.Context, _ map[string]string) (*cairn
 	}
 	var lines []string
 	for _, sn := range m.Snapshots {
-		lines = append(lines, fmt.Sprintf("%s  %s  topology #%d  %d shards  %s", sn.Name, sn.Time.Format(time.RFC3339), sn.TopologySeq, len(sn.Shards), copiesSummary(m, sn)))
+		lines = append(lines, fmt.Sprintf("%s  %s  topology #%d  %d shards  %s%s", sn.Name, sn.Time.Format(time.RFC3339), sn.TopologySeq, len(sn.Shards), copiesSummary(m, sn), reshardNote(m, sn)))
 	}
 	if len(lines) == 0 {
 		lines = []string{"No snapshots. Take one with snapshot create -name NAME"}
 	}
 	return reply(strings.Join(lines, "\n"), m.Snapshots)
+}
+
+// reshardNote says, for a snapshot taken under an older topology than the
+// deployed one, that restore re-shards it.
+func reshardNote(m *Meta, snap Snapshot) string {
+	if m.Deployed == nil || m.Deployed.Seq == snap.TopologySeq {
+		return ""
+	}
+	return fmt.Sprintf("; the store runs topology #%d now: restore re-shards it, and a node hosting partitions its replicas did not hold then needs --from", m.Deployed.Seq)
 }
 
 // copiesSummary says, for snapshot list, whether every replica's node

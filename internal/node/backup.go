@@ -275,18 +275,20 @@ func Restore(cfg RestoreConfig) error {
 		return fmt.Errorf("restore: opening %s: %w (is the node still running? stop it first)", cfg.DataDir, err)
 	}
 	defer e.Close()
-	shards := t.ShardsOn(m.SN)
-	found := make([]foundBackup, len(shards))
-	for i, s := range shards {
-		if found[i], err = findShardBackup(cfg, t, s.ID); err != nil {
-			return err
-		}
+	plans, err := planRestores(cfg, t, t.ShardsOn(m.SN))
+	if err != nil {
+		return err
 	}
 	if _, err := e.Init(t.Store, t.Partitions); err != nil {
 		return err
 	}
-	for i, s := range shards {
-		if err := restoreShard(cfg, e, t, s, found[i]); err != nil {
+	for _, r := range plans {
+		if r.table != nil {
+			err = restoreResharded(cfg, e, r)
+		} else {
+			err = restoreShard(cfg, e, r.shard, r.sources[0].found)
+		}
+		if err != nil {
 			return err
 		}
 	}
@@ -302,14 +304,15 @@ func (c RestoreConfig) fs() files.FS {
 
 // foundBackup is a verified copy of one shard's snapshot.
 type foundBackup struct {
-	dir  string
-	meta shardBackup
+	dir   string
+	meta  shardBackup
+	table *storage.PartitionTable // the data's, when re-sharding
 }
 
 // restoreShard streams the shard's verified data file into the engine. The
 // file is checked again as it is read: a file that changed since it was
 // verified fails the restore before anything is installed.
-func restoreShard(cfg RestoreConfig, e *storage.Engine, t *topology.Topology, s topology.Shard, f foundBackup) error {
+func restoreShard(cfg RestoreConfig, e *storage.Engine, s topology.Shard, f foundBackup) error {
 	path := shardFileBase(f.dir, uint64(s.ID)) + ".data"
 	file, err := cfg.fs().Open(path)
 	if err != nil {
@@ -317,12 +320,8 @@ func restoreShard(cfg RestoreConfig, e *storage.Engine, t *topology.Topology, s 
 	}
 	defer file.Close()
 	data := &checkReader{r: file, h: crc32.New(castagnoli), meta: f.meta, path: path}
-	voters := make([]uint64, len(s.Replicas))
-	for i, r := range s.Replicas {
-		voters[i] = uint64(r)
-	}
 	spans := storage.ShardDataSpans(uint64(s.ID))
-	if err := replica.RestoreShard(e, uint64(s.ID), voters, spans, data, f.meta.Index); err != nil {
+	if err := replica.RestoreShard(e, uint64(s.ID), voters(s), spans, data, f.meta.Index); err != nil {
 		if errors.Is(err, ErrCorruptSnapshot) {
 			err = fmt.Errorf("%w (it changed since it was verified)", err)
 		}

@@ -89,5 +89,9 @@
 // sn_wiring.go) without serveMu: closing a replica ends its sends, and a
 // receive into a closed replica fails before it installs anything. A shard
 // snapshot file is written from a storage.Export, copied and restored in
-// chunks (backup.go, backup_copy.go), never read whole.
+// chunks (backup.go, backup_copy.go), never read whole. A snapshot taken
+// under an older topology is re-sharded as it is restored
+// (restore_reshard.go): every file a shard needs is found and checked
+// before any shard is touched, and each new shard's data is streamed,
+// merged from its sources' files, through a pipe into the import.
 package node
