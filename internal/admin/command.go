@@ -188,8 +188,9 @@ var Commands = []Command{
 			{Name: "partition", Kind: Int, Required: true, Help: "the partition's number (0 to partitions-1)"},
 			{Name: "shard", Required: true, Help: "the shard to own it (rg2 or 2)"},
 		},
-		Help: "A manual move; topology validate then reports partitions spread unevenly, and topology redistribute\n" +
-			"evens them out again. Next: topology preview -name NAME."},
+		Help: "A manual move, say of a hot partition to a quiet shard. A move that leaves partition counts more than one\n" +
+			"apart deploys, and topology validate and verify configuration then warn of it; topology redistribute\n" +
+			"evens the counts out again. Next: topology preview -name NAME."},
 	{Name: "topology split-partitions", Summary: "split every partition's hash range into equal parts",
 		Args: []Arg{elasticName,
 			{Name: "factor", Kind: Int, Required: true, OneOf: "partitions", Help: "parts per partition (at least 2)"},

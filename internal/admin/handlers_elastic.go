@@ -90,6 +90,9 @@ func (s *Service) change(ctx context.Context, a map[string]string, did, couldNot
 		if c = m.candidate(a["name"]); c == nil {
 			return notFound("there is no topology candidate %s; topology list shows them, topology clone -current -name %s makes one", a["name"], a["name"])
 		}
+		if m.Deployed != nil && c.Name == m.DeployedName {
+			return failed("topology %s is the deployed topology and stays as it was deployed: change a copy (topology clone -current -name NEW, then %s the copy)", c.Name, couldNot)
+		}
 		t, err := fn(m, c)
 		if err != nil {
 			if status := asTopologyError(err); status != nil {

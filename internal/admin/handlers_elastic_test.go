@@ -131,7 +131,9 @@ func TestElasticCommands(t *testing.T) {
 		{"topology move-partition -name Grow -partition 100 -shard 3", codes.InvalidArgument, []string{"topology Grow has 100 partitions, 0 to 99; there is no partition 100"}},
 		{"topology move-partition -name Grow -partition 1 -shard rg9", codes.InvalidArgument, []string{"topology Grow has no shard rg9; its shards are rg1, rg2, rg3, rg4"}},
 		{"topology move-partition -name Grow -partition 1 -shard x", codes.InvalidArgument, []string{`-shard: "x" is not a rg id`}},
-		{"topology validate -name Grow", codes.OK, []string{"violation rg3: rg3 owns 26 partitions and rg1 owns 24"}},
+		{"topology validate -name Grow", codes.OK, []string{"0 violations, 1 warning.", "warning   rg3: rg3 owns 26 partitions and rg1 owns 24"}},
+		{"topology move-partition -name MyStoreLayout -partition 1 -shard rg2", codes.FailedPrecondition, []string{
+			"topology MyStoreLayout is the deployed topology and stays as it was deployed: change a copy (topology clone -current -name NEW, then move a partition of the copy)"}},
 		{"topology redistribute -name Grow -pool MyPool", codes.OK, []string{"Redistributed Grow: 1 partition moves"}},
 		{"pool create -name Small", codes.OK, nil},
 		{"pool join -name Small -sn sn1", codes.OK, nil},

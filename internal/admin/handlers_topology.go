@@ -178,7 +178,7 @@ func (s *Service) topologyValidate(ctx context.Context, a map[string]string) (*c
 
 func reportText(rep topology.Report) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d violations, %d warnings.", len(rep.Violations), len(rep.Warnings))
+	fmt.Fprintf(&b, "%d %s, %d %s.", len(rep.Violations), plural(len(rep.Violations), "violation", "violations"), len(rep.Warnings), plural(len(rep.Warnings), "warning", "warnings"))
 	for _, f := range rep.Violations {
 		fmt.Fprintf(&b, "\n  violation %s: %s", f.Subject, f.Message)
 	}

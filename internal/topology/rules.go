@@ -25,7 +25,8 @@ const (
 	// list (violation).
 	RuleUnknownShard = "unknown-shard"
 	// RulePartitionSpread: two shards' partition counts differ by more than
-	// one (violation).
+	// one (warning: the store works, and a deliberate move-partition may
+	// want it so).
 	RulePartitionSpread = "partition-spread"
 	// RuleLeaderSpread: two nodes hosting replicas prefer to lead numbers of
 	// shards that differ by more than one (warning: leadership moves at
@@ -137,12 +138,12 @@ func (t *Topology) Check() Report {
 			warn(RuleUnusedCapacity, sn, "%s hosts %d of its capacity %d replicas; a new topology could use it.", sn, h, c)
 		}
 	}
-	t.checkPartitions(violate)
+	t.checkPartitions(violate, warn)
 	checkLeaders(hosted, leads, warn)
 	return r
 }
 
-func (t *Topology) checkPartitions(violate func(rule, subject, format string, a ...any)) {
+func (t *Topology) checkPartitions(violate, warn func(rule, subject, format string, a ...any)) {
 	owned := make(map[ShardID]int)
 	for _, s := range t.PartitionShard {
 		owned[s]++
@@ -168,7 +169,7 @@ func (t *Topology) checkPartitions(violate func(rule, subject, format string, a 
 		if p%n != 0 {
 			fair = fmt.Sprintf("%d or %d", p/n, p/n+1)
 		}
-		violate(RulePartitionSpread, ShardName(most.ID), "%s owns %d partitions and %s owns %d, but %d partitions over %d shards means %s each: move partitions from the fullest shards to the emptiest so load spreads evenly.",
+		warn(RulePartitionSpread, ShardName(most.ID), "%s owns %d partitions and %s owns %d, but %d partitions over %d shards means %s each: unless that is meant, topology redistribute evens them out so load spreads evenly.",
 			ShardName(most.ID), count[most.ID], ShardName(fewest.ID), count[fewest.ID], p, n, fair)
 	}
 }
