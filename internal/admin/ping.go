@@ -57,6 +57,9 @@ type pingShard struct {
 	Status string `json:"status"` // healthy, writable-degraded, read-only or offline
 	Up     int    `json:"up"`     // replicas up
 	Total  int    `json:"total"`  // replicas
+	// Stuck names the replicas that answer but cannot follow the leader
+	// (not counted up).
+	Stuck []string `json:"stuck,omitempty"`
 }
 
 // pingReplica is one replica (or admin) a node reports, in ping's JSON.
@@ -111,15 +114,21 @@ type pingReport struct {
 // shardHealth judges shard sh from what its replicas' nodes answered.
 func shardHealth(m *Meta, sh topology.Shard, infos map[uint64]*controlpb.NodeInfo) pingShard {
 	up, led := 0, false
+	stuck := stuckFollowers(sh, infos)
 	for _, r := range sh.Replicas {
 		st := shardState(infos[uint64(r)], uint64(sh.ID))
-		if st == nil || !st.GetRunning() || st.GetRebuilding() || slices.Contains(m.Stopped, serviceName(uint64(sh.ID), uint64(r))) {
+		if st == nil || !st.GetRunning() || st.GetRebuilding() || stuck[uint64(r)] != "" || slices.Contains(m.Stopped, serviceName(uint64(sh.ID), uint64(r))) {
 			continue
 		}
 		up++
 		led = led || st.GetIsLeader()
 	}
 	p := pingShard{Shard: topology.ShardName(sh.ID), Up: up, Total: len(sh.Replicas)}
+	for _, r := range sh.Replicas {
+		if stuck[uint64(r)] != "" {
+			p.Stuck = append(p.Stuck, serviceName(uint64(sh.ID), uint64(r)))
+		}
+	}
 	switch {
 	case led && up == len(sh.Replicas):
 		p.Status = healthy
@@ -282,6 +291,9 @@ func appliedNote(r pingReplica) string {
 
 // leaderNote says why a shard that is not healthy cannot take writes.
 func leaderNote(sh pingShard) string {
+	if len(sh.Stuck) > 0 {
+		return fmt.Sprintf(", %s cannot follow the leader: see verify configuration", strings.Join(sh.Stuck, ", "))
+	}
 	switch {
 	case sh.Status != readOnly && sh.Status != offline:
 		return ""

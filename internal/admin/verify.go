@@ -143,6 +143,7 @@ func (s *Service) verifyShards(m *Meta, infos map[uint64]*controlpb.NodeInfo, v 
 	for _, sh := range m.Deployed.Shards {
 		states := map[uint64]*controlpb.ShardState{}
 		var leaderApplied uint64
+		stuck := stuckFollowers(sh, infos)
 		hasLeader := false
 		for _, r := range sh.Replicas {
 			info := infos[uint64(r)]
@@ -174,11 +175,19 @@ func (s *Service) verifyShards(m *Meta, infos map[uint64]*controlpb.NodeInfo, v 
 				v.violate("not-running", svc, "%s does not run this replica: restart the node, or run plan deploy-topology again", snName(uint64(r)))
 			case st.GetRebuilding():
 				// verifyStorage names it with its node's storage state
+			case stuck[uint64(r)] != "":
+				v.violate("stuck", svc, "%s; %s", stuck[uint64(r)], stuckAdvice(uint64(r), name))
 			case hasLeader && leaderApplied > st.GetApplied()+maxLag:
 				v.violate("lagging", svc, "trails its leader by %d entries (applied %d of %d)", leaderApplied-st.GetApplied(), st.GetApplied(), leaderApplied)
 			}
 		}
 	}
+}
+
+// stuckAdvice is the way out for a replica that cannot follow its leader.
+func stuckAdvice(sn uint64, shard string) string {
+	return fmt.Sprintf("it counts towards no write and never catches up: stop %s, move its root aside, and start it on an empty root with cairn sn start --root NEW --rejoin-as %s --helper-hosts HOST:PORT (or restore every replica of %s from one snapshot)",
+		snName(sn), snName(sn), shard)
 }
 
 // leaderAdvice says why a shard has no leader that can take writes, and

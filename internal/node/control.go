@@ -44,6 +44,7 @@ func (n *SN) describe() *controlpb.NodeInfo {
 				lead, term := r.Leader()
 				st.Running, st.Leader, st.Term, st.Applied, st.IsLeader = true, lead, term, r.AppliedIndex(), r.IsLeader()
 				st.Rebuilding, st.Rejoining = rebuilding(r), r.Rejoining()
+				st.Stuck = r.Stuck()
 			} else if n.healing.Load() {
 				st.Running, st.Rebuilding = true, true // closed for a moment: the heal reopens it
 			}

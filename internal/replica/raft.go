@@ -186,6 +186,11 @@ type Raft struct {
 	impossibleLogged time.Time
 	// staleLogged is when staleCommit last logged (loop goroutine only).
 	staleLogged time.Time
+	// watch is a leader's record of its followers' progress, and stuck
+	// the followers it found stuck (raft_followers.go); watch is loop
+	// goroutine only.
+	watch map[uint64]*followerWatch
+	stuck atomic.Pointer[map[uint64]string]
 	spaceLogged time.Time // admitAppend last logged (loop goroutine only)
 	// transferTo is a pending leadership transfer's target, for
 	// transferTicks ticks; avoid holds targets not to try again before a

@@ -135,6 +135,7 @@ func (r *Raft) impossibleAck(m *raftpb.Message) bool {
 	if r.leader.Load() != r.cfg.Node {
 		return false
 	}
+	r.noteImpossible(m.GetFrom())
 	if time.Since(r.impossibleLogged) >= 10*time.Second { // at most one line per 10 s
 		r.impossibleLogged = time.Now()
 		r.log.Error("ignoring a replica that acknowledges entries this leader never had: was it restored alone? restore every replica of the shard from the same snapshot",
@@ -186,6 +187,9 @@ func (r *Raft) tick() {
 	}
 	r.rn.Tick()
 	r.expireSnapshot()
+	if r.ticks%max(1, int(time.Second/r.cfg.TickInterval)) == 0 { // once a second
+		r.watchFollowers(time.Now())
+	}
 	st := r.rn.BasicStatus()
 	if st.RaftState != raft.StateLeader {
 		return

@@ -525,8 +525,11 @@ type ShardState struct {
 	IsLeader bool                   `protobuf:"varint,6,opt,name=is_leader,json=isLeader,proto3" json:"is_leader,omitempty"`
 	// rebuilding: the replica waits to be readmitted or for its first
 	// snapshot after its node set its data aside; it serves nothing yet.
-	Rebuilding    bool `protobuf:"varint,7,opt,name=rebuilding,proto3" json:"rebuilding,omitempty"`
-	Rejoining     bool `protobuf:"varint,8,opt,name=rejoining,proto3" json:"rejoining,omitempty"` // waits to be readmitted after its data was lost or rebuilt
+	Rebuilding bool `protobuf:"varint,7,opt,name=rebuilding,proto3" json:"rebuilding,omitempty"`
+	Rejoining  bool `protobuf:"varint,8,opt,name=rejoining,proto3" json:"rejoining,omitempty"` // waits to be readmitted after its data was lost or rebuilt
+	// stuck: on a leader, the followers (node id) that answer it but cannot
+	// follow its log, each with why (replica.Raft.Stuck).
+	Stuck         map[uint64]string `protobuf:"bytes,9,rep,name=stuck,proto3" json:"stuck,omitempty" protobuf_key:"varint,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -615,6 +618,13 @@ func (x *ShardState) GetRejoining() bool {
 		return x.Rejoining
 	}
 	return false
+}
+
+func (x *ShardState) GetStuck() map[uint64]string {
+	if x != nil {
+		return x.Stuck
+	}
+	return nil
 }
 
 type JoinRequest struct {
@@ -2815,7 +2825,7 @@ const file_internal_admin_controlpb_control_proto_rawDesc = "" +
 	"\bresolved\x18\x06 \x01(\bR\bresolved\x12(\n" +
 	"\x10resolved_unix_ms\x18\a \x01(\x03R\x0eresolvedUnixMs\x12\x16\n" +
 	"\x06shards\x18\b \x03(\x04R\x06shards\x12\x14\n" +
-	"\x05admin\x18\t \x01(\bR\x05admin\"\xdd\x01\n" +
+	"\x05admin\x18\t \x01(\bR\x05admin\"\xd6\x02\n" +
 	"\n" +
 	"ShardState\x12\x14\n" +
 	"\x05shard\x18\x01 \x01(\x04R\x05shard\x12\x18\n" +
@@ -2827,7 +2837,12 @@ const file_internal_admin_controlpb_control_proto_rawDesc = "" +
 	"\n" +
 	"rebuilding\x18\a \x01(\bR\n" +
 	"rebuilding\x12\x1c\n" +
-	"\trejoining\x18\b \x01(\bR\trejoining\"\xc4\x01\n" +
+	"\trejoining\x18\b \x01(\bR\trejoining\x12=\n" +
+	"\x05stuck\x18\t \x03(\v2'.cairn.control.v1.ShardState.StuckEntryR\x05stuck\x1a8\n" +
+	"\n" +
+	"StuckEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\x04R\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xc4\x01\n" +
 	"\vJoinRequest\x12\x14\n" +
 	"\x05store\x18\x01 \x01(\tR\x05store\x12\x13\n" +
 	"\x05sn_id\x18\x02 \x01(\x04R\x04snId\x12\x10\n" +
@@ -3050,7 +3065,7 @@ func file_internal_admin_controlpb_control_proto_rawDescGZIP() []byte {
 	return file_internal_admin_controlpb_control_proto_rawDescData
 }
 
-var file_internal_admin_controlpb_control_proto_msgTypes = make([]protoimpl.MessageInfo, 45)
+var file_internal_admin_controlpb_control_proto_msgTypes = make([]protoimpl.MessageInfo, 46)
 var file_internal_admin_controlpb_control_proto_goTypes = []any{
 	(*InstallUsersRequest)(nil),    // 0: cairn.control.v1.InstallUsersRequest
 	(*DescribeRequest)(nil),        // 1: cairn.control.v1.DescribeRequest
@@ -3092,71 +3107,73 @@ var file_internal_admin_controlpb_control_proto_goTypes = []any{
 	(*MoveProgress)(nil),           // 37: cairn.control.v1.MoveProgress
 	(*ChangeReplicaRequest)(nil),   // 38: cairn.control.v1.ChangeReplicaRequest
 	(*ChangeReplicaReply)(nil),     // 39: cairn.control.v1.ChangeReplicaReply
-	nil,                            // 40: cairn.control.v1.JoinRequest.PeersEntry
-	nil,                            // 41: cairn.control.v1.HostAdminRequest.PeersEntry
-	nil,                            // 42: cairn.control.v1.InstallTopologyRequest.PeersEntry
-	nil,                            // 43: cairn.control.v1.PartitionSizesReply.BytesEntry
-	nil,                            // 44: cairn.control.v1.ChangeReplicaRequest.PeersEntry
+	nil,                            // 40: cairn.control.v1.ShardState.StuckEntry
+	nil,                            // 41: cairn.control.v1.JoinRequest.PeersEntry
+	nil,                            // 42: cairn.control.v1.HostAdminRequest.PeersEntry
+	nil,                            // 43: cairn.control.v1.InstallTopologyRequest.PeersEntry
+	nil,                            // 44: cairn.control.v1.PartitionSizesReply.BytesEntry
+	nil,                            // 45: cairn.control.v1.ChangeReplicaRequest.PeersEntry
 }
 var file_internal_admin_controlpb_control_proto_depIdxs = []int32{
 	6,  // 0: cairn.control.v1.NodeInfo.shards:type_name -> cairn.control.v1.ShardState
 	3,  // 1: cairn.control.v1.NodeInfo.storage:type_name -> cairn.control.v1.StorageInfo
 	4,  // 2: cairn.control.v1.StorageInfo.aside_dirs:type_name -> cairn.control.v1.AsideDir
 	5,  // 3: cairn.control.v1.StorageInfo.incidents:type_name -> cairn.control.v1.Incident
-	40, // 4: cairn.control.v1.JoinRequest.peers:type_name -> cairn.control.v1.JoinRequest.PeersEntry
-	41, // 5: cairn.control.v1.HostAdminRequest.peers:type_name -> cairn.control.v1.HostAdminRequest.PeersEntry
-	42, // 6: cairn.control.v1.InstallTopologyRequest.peers:type_name -> cairn.control.v1.InstallTopologyRequest.PeersEntry
-	16, // 7: cairn.control.v1.SnapshotChunk.header:type_name -> cairn.control.v1.SnapshotHeader
-	25, // 8: cairn.control.v1.ChecksumResultReply.partitions:type_name -> cairn.control.v1.PartitionChecksum
-	43, // 9: cairn.control.v1.PartitionSizesReply.bytes:type_name -> cairn.control.v1.PartitionSizesReply.BytesEntry
-	44, // 10: cairn.control.v1.ChangeReplicaRequest.peers:type_name -> cairn.control.v1.ChangeReplicaRequest.PeersEntry
-	1,  // 11: cairn.control.v1.Control.Describe:input_type -> cairn.control.v1.DescribeRequest
-	7,  // 12: cairn.control.v1.Control.Join:input_type -> cairn.control.v1.JoinRequest
-	8,  // 13: cairn.control.v1.Control.HostAdmin:input_type -> cairn.control.v1.HostAdminRequest
-	9,  // 14: cairn.control.v1.Control.DropAdmin:input_type -> cairn.control.v1.DropAdminRequest
-	10, // 15: cairn.control.v1.Control.InstallTopology:input_type -> cairn.control.v1.InstallTopologyRequest
-	11, // 16: cairn.control.v1.Control.SetService:input_type -> cairn.control.v1.SetServiceRequest
-	12, // 17: cairn.control.v1.Control.SnapshotShard:input_type -> cairn.control.v1.SnapshotShardRequest
-	14, // 18: cairn.control.v1.Control.FetchSnapshot:input_type -> cairn.control.v1.FetchSnapshotRequest
-	17, // 19: cairn.control.v1.Control.CopySnapshot:input_type -> cairn.control.v1.CopySnapshotRequest
-	19, // 20: cairn.control.v1.Control.RemoveSnapshot:input_type -> cairn.control.v1.RemoveSnapshotRequest
-	20, // 21: cairn.control.v1.Control.Leave:input_type -> cairn.control.v1.LeaveRequest
-	21, // 22: cairn.control.v1.Control.ShardChecksum:input_type -> cairn.control.v1.ShardChecksumRequest
-	23, // 23: cairn.control.v1.Control.ChecksumResult:input_type -> cairn.control.v1.ChecksumResultRequest
-	26, // 24: cairn.control.v1.Control.RebuildReplica:input_type -> cairn.control.v1.RebuildReplicaRequest
-	28, // 25: cairn.control.v1.Control.VerifyBlocks:input_type -> cairn.control.v1.VerifyBlocksRequest
-	30, // 26: cairn.control.v1.Control.PartitionSizes:input_type -> cairn.control.v1.PartitionSizesRequest
-	32, // 27: cairn.control.v1.Control.ShardCommand:input_type -> cairn.control.v1.ShardCommandRequest
-	34, // 28: cairn.control.v1.Control.ShardTable:input_type -> cairn.control.v1.ShardTableRequest
-	36, // 29: cairn.control.v1.Control.MovePartition:input_type -> cairn.control.v1.MovePartitionRequest
-	38, // 30: cairn.control.v1.Control.ChangeReplica:input_type -> cairn.control.v1.ChangeReplicaRequest
-	0,  // 31: cairn.control.v1.Control.InstallUsers:input_type -> cairn.control.v1.InstallUsersRequest
-	2,  // 32: cairn.control.v1.Control.Describe:output_type -> cairn.control.v1.NodeInfo
-	2,  // 33: cairn.control.v1.Control.Join:output_type -> cairn.control.v1.NodeInfo
-	2,  // 34: cairn.control.v1.Control.HostAdmin:output_type -> cairn.control.v1.NodeInfo
-	2,  // 35: cairn.control.v1.Control.DropAdmin:output_type -> cairn.control.v1.NodeInfo
-	2,  // 36: cairn.control.v1.Control.InstallTopology:output_type -> cairn.control.v1.NodeInfo
-	2,  // 37: cairn.control.v1.Control.SetService:output_type -> cairn.control.v1.NodeInfo
-	13, // 38: cairn.control.v1.Control.SnapshotShard:output_type -> cairn.control.v1.SnapshotShardReply
-	15, // 39: cairn.control.v1.Control.FetchSnapshot:output_type -> cairn.control.v1.SnapshotChunk
-	18, // 40: cairn.control.v1.Control.CopySnapshot:output_type -> cairn.control.v1.CopySnapshotReply
-	2,  // 41: cairn.control.v1.Control.RemoveSnapshot:output_type -> cairn.control.v1.NodeInfo
-	2,  // 42: cairn.control.v1.Control.Leave:output_type -> cairn.control.v1.NodeInfo
-	22, // 43: cairn.control.v1.Control.ShardChecksum:output_type -> cairn.control.v1.ShardChecksumReply
-	24, // 44: cairn.control.v1.Control.ChecksumResult:output_type -> cairn.control.v1.ChecksumResultReply
-	27, // 45: cairn.control.v1.Control.RebuildReplica:output_type -> cairn.control.v1.RebuildReplicaReply
-	29, // 46: cairn.control.v1.Control.VerifyBlocks:output_type -> cairn.control.v1.VerifyBlocksReply
-	31, // 47: cairn.control.v1.Control.PartitionSizes:output_type -> cairn.control.v1.PartitionSizesReply
-	33, // 48: cairn.control.v1.Control.ShardCommand:output_type -> cairn.control.v1.ShardCommandReply
-	35, // 49: cairn.control.v1.Control.ShardTable:output_type -> cairn.control.v1.ShardTableReply
-	37, // 50: cairn.control.v1.Control.MovePartition:output_type -> cairn.control.v1.MoveProgress
-	39, // 51: cairn.control.v1.Control.ChangeReplica:output_type -> cairn.control.v1.ChangeReplicaReply
-	2,  // 52: cairn.control.v1.Control.InstallUsers:output_type -> cairn.control.v1.NodeInfo
-	32, // [32:53] is the sub-list for method output_type
-	11, // [11:32] is the sub-list for method input_type
-	11, // [11:11] is the sub-list for extension type_name
-	11, // [11:11] is the sub-list for extension extendee
-	0,  // [0:11] is the sub-list for field type_name
+	40, // 4: cairn.control.v1.ShardState.stuck:type_name -> cairn.control.v1.ShardState.StuckEntry
+	41, // 5: cairn.control.v1.JoinRequest.peers:type_name -> cairn.control.v1.JoinRequest.PeersEntry
+	42, // 6: cairn.control.v1.HostAdminRequest.peers:type_name -> cairn.control.v1.HostAdminRequest.PeersEntry
+	43, // 7: cairn.control.v1.InstallTopologyRequest.peers:type_name -> cairn.control.v1.InstallTopologyRequest.PeersEntry
+	16, // 8: cairn.control.v1.SnapshotChunk.header:type_name -> cairn.control.v1.SnapshotHeader
+	25, // 9: cairn.control.v1.ChecksumResultReply.partitions:type_name -> cairn.control.v1.PartitionChecksum
+	44, // 10: cairn.control.v1.PartitionSizesReply.bytes:type_name -> cairn.control.v1.PartitionSizesReply.BytesEntry
+	45, // 11: cairn.control.v1.ChangeReplicaRequest.peers:type_name -> cairn.control.v1.ChangeReplicaRequest.PeersEntry
+	1,  // 12: cairn.control.v1.Control.Describe:input_type -> cairn.control.v1.DescribeRequest
+	7,  // 13: cairn.control.v1.Control.Join:input_type -> cairn.control.v1.JoinRequest
+	8,  // 14: cairn.control.v1.Control.HostAdmin:input_type -> cairn.control.v1.HostAdminRequest
+	9,  // 15: cairn.control.v1.Control.DropAdmin:input_type -> cairn.control.v1.DropAdminRequest
+	10, // 16: cairn.control.v1.Control.InstallTopology:input_type -> cairn.control.v1.InstallTopologyRequest
+	11, // 17: cairn.control.v1.Control.SetService:input_type -> cairn.control.v1.SetServiceRequest
+	12, // 18: cairn.control.v1.Control.SnapshotShard:input_type -> cairn.control.v1.SnapshotShardRequest
+	14, // 19: cairn.control.v1.Control.FetchSnapshot:input_type -> cairn.control.v1.FetchSnapshotRequest
+	17, // 20: cairn.control.v1.Control.CopySnapshot:input_type -> cairn.control.v1.CopySnapshotRequest
+	19, // 21: cairn.control.v1.Control.RemoveSnapshot:input_type -> cairn.control.v1.RemoveSnapshotRequest
+	20, // 22: cairn.control.v1.Control.Leave:input_type -> cairn.control.v1.LeaveRequest
+	21, // 23: cairn.control.v1.Control.ShardChecksum:input_type -> cairn.control.v1.ShardChecksumRequest
+	23, // 24: cairn.control.v1.Control.ChecksumResult:input_type -> cairn.control.v1.ChecksumResultRequest
+	26, // 25: cairn.control.v1.Control.RebuildReplica:input_type -> cairn.control.v1.RebuildReplicaRequest
+	28, // 26: cairn.control.v1.Control.VerifyBlocks:input_type -> cairn.control.v1.VerifyBlocksRequest
+	30, // 27: cairn.control.v1.Control.PartitionSizes:input_type -> cairn.control.v1.PartitionSizesRequest
+	32, // 28: cairn.control.v1.Control.ShardCommand:input_type -> cairn.control.v1.ShardCommandRequest
+	34, // 29: cairn.control.v1.Control.ShardTable:input_type -> cairn.control.v1.ShardTableRequest
+	36, // 30: cairn.control.v1.Control.MovePartition:input_type -> cairn.control.v1.MovePartitionRequest
+	38, // 31: cairn.control.v1.Control.ChangeReplica:input_type -> cairn.control.v1.ChangeReplicaRequest
+	0,  // 32: cairn.control.v1.Control.InstallUsers:input_type -> cairn.control.v1.InstallUsersRequest
+	2,  // 33: cairn.control.v1.Control.Describe:output_type -> cairn.control.v1.NodeInfo
+	2,  // 34: cairn.control.v1.Control.Join:output_type -> cairn.control.v1.NodeInfo
+	2,  // 35: cairn.control.v1.Control.HostAdmin:output_type -> cairn.control.v1.NodeInfo
+	2,  // 36: cairn.control.v1.Control.DropAdmin:output_type -> cairn.control.v1.NodeInfo
+	2,  // 37: cairn.control.v1.Control.InstallTopology:output_type -> cairn.control.v1.NodeInfo
+	2,  // 38: cairn.control.v1.Control.SetService:output_type -> cairn.control.v1.NodeInfo
+	13, // 39: cairn.control.v1.Control.SnapshotShard:output_type -> cairn.control.v1.SnapshotShardReply
+	15, // 40: cairn.control.v1.Control.FetchSnapshot:output_type -> cairn.control.v1.SnapshotChunk
+	18, // 41: cairn.control.v1.Control.CopySnapshot:output_type -> cairn.control.v1.CopySnapshotReply
+	2,  // 42: cairn.control.v1.Control.RemoveSnapshot:output_type -> cairn.control.v1.NodeInfo
+	2,  // 43: cairn.control.v1.Control.Leave:output_type -> cairn.control.v1.NodeInfo
+	22, // 44: cairn.control.v1.Control.ShardChecksum:output_type -> cairn.control.v1.ShardChecksumReply
+	24, // 45: cairn.control.v1.Control.ChecksumResult:output_type -> cairn.control.v1.ChecksumResultReply
+	27, // 46: cairn.control.v1.Control.RebuildReplica:output_type -> cairn.control.v1.RebuildReplicaReply
+	29, // 47: cairn.control.v1.Control.VerifyBlocks:output_type -> cairn.control.v1.VerifyBlocksReply
+	31, // 48: cairn.control.v1.Control.PartitionSizes:output_type -> cairn.control.v1.PartitionSizesReply
+	33, // 49: cairn.control.v1.Control.ShardCommand:output_type -> cairn.control.v1.ShardCommandReply
+	35, // 50: cairn.control.v1.Control.ShardTable:output_type -> cairn.control.v1.ShardTableReply
+	37, // 51: cairn.control.v1.Control.MovePartition:output_type -> cairn.control.v1.MoveProgress
+	39, // 52: cairn.control.v1.Control.ChangeReplica:output_type -> cairn.control.v1.ChangeReplicaReply
+	2,  // 53: cairn.control.v1.Control.InstallUsers:output_type -> cairn.control.v1.NodeInfo
+	33, // [33:54] is the sub-list for method output_type
+	12, // [12:33] is the sub-list for method input_type
+	12, // [12:12] is the sub-list for extension type_name
+	12, // [12:12] is the sub-list for extension extendee
+	0,  // [0:12] is the sub-list for field type_name
 }
 
 func init() { file_internal_admin_controlpb_control_proto_init() }
@@ -3170,7 +3187,7 @@ func file_internal_admin_controlpb_control_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_internal_admin_controlpb_control_proto_rawDesc), len(file_internal_admin_controlpb_control_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   45,
+			NumMessages:   46,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -1,0 +1,42 @@
+package admin
+
+import (
+	"fmt"
+
+	"github.com/cairndb/cairn/internal/admin/controlpb"
+	"github.com/cairndb/cairn/internal/topology"
+)
+
+// aheadLag is how far a replica's applied index may run ahead of its
+// leader's before it is known to hold another history: a follower never
+// applies more than its leader committed, and a restore jumps 2^40.
+const aheadLag = 1 << 39
+
+// stuckFollowers names the replicas of shard sh that answer but cannot
+// follow its leader, each with why: those its leader reports (it ignores
+// their acknowledgements, or they take none of its log), and those whose
+// applied index is far beyond the leader's. They count as down in ping,
+// and verify configuration reports them as violations.
+func stuckFollowers(sh topology.Shard, infos map[uint64]*controlpb.NodeInfo) map[uint64]string {
+	var leader *controlpb.ShardState
+	for _, r := range sh.Replicas {
+		if st := shardState(infos[uint64(r)], uint64(sh.ID)); st.GetIsLeader() {
+			leader = st
+		}
+	}
+	if leader == nil {
+		return nil
+	}
+	stuck := map[uint64]string{}
+	for id, why := range leader.GetStuck() {
+		stuck[id] = why
+	}
+	for _, r := range sh.Replicas {
+		st := shardState(infos[uint64(r)], uint64(sh.ID))
+		if st != nil && !st.GetIsLeader() && st.GetApplied() > leader.GetApplied()+aheadLag {
+			stuck[uint64(r)] = fmt.Sprintf("it has applied index %d, far beyond its leader's %d: it holds a history its leader never had (it was restored alone, or started on an old copy of its root)",
+				st.GetApplied(), leader.GetApplied())
+		}
+	}
+	return stuck
+}

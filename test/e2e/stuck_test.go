@@ -1,0 +1,64 @@
+package e2e
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestRestoredAloneIsFlagged restores one node of the white-paper store
+// from a snapshot while the others ran on past it. Its replicas answer
+// their leaders but hold a history they never had, so they never catch
+// up: verify configuration reports each as stuck (exit 1) with the way
+// out, and ping counts the shards writable-degraded. Following the advice
+// (the node restarted on an empty root with --rejoin-as) clears it.
+func TestRestoredAloneIsFlagged(t *testing.T) {
+	t.Parallel() // real processes that mostly wait: run beside the other long tests
+	nodes := deployWhitePaper(t)
+	c := openStore(t, nodes)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	checkAdmin(t, nodes[0], 0, []string{"Created snapshot named s1"}, "snapshot", "create", "-name", "s1")
+	for i := range 50 {
+		if _, err := c.Put(ctx, snapKey(i), []byte("after the snapshot")); err != nil {
+			t.Fatalf("put %d: %v", i, err)
+		}
+	}
+	sn3 := nodes[2]
+	if code := sn3.stop(); code != 0 {
+		t.Fatalf("sn3: exit %d after SIGTERM", code)
+	}
+	mustCairn(t, "sn", "restore", "--root", sn3.root, "--snapshot", "s1")
+	sn3.start(t)
+	for i := range 50 { // writes to both shards: their leaders hear from sn3's replicas
+		if _, err := c.Put(ctx, snapKey(i), []byte("after the restore")); err != nil {
+			t.Fatalf("put %d after sn3's restore: %v", i, err)
+		}
+	}
+	var out string
+	waitFor(t, time.Minute, "verify configuration to report sn3's replicas stuck", func() bool {
+		var code int
+		code, out, _ = admin(t, nodes[0], "verify", "configuration")
+		return code == 1 && strings.Count(out, "violation rg") == 2
+	})
+	t.Logf("verify configuration with sn3 restored alone:\n%s", out)
+	for _, w := range []string{"violation rg1-rn3: it ", "violation rg2-rn3: it ", "its leader never had", "--rejoin-as sn3"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("verify configuration lacks %q", w)
+		}
+	}
+	_, out, _ = admin(t, nodes[0], "ping")
+	if !strings.Contains(out, "writable-degraded: 2") || !strings.Contains(out, "rg1-rn3 cannot follow the leader") {
+		t.Errorf("ping with sn3's replicas stuck: want both shards writable-degraded, naming rg1-rn3:\n%s", out)
+	}
+
+	sn3.kill()
+	sn3.root = t.TempDir()
+	sn3.extra = []string{"--rejoin-as", "sn3", "--helper-hosts", nodes[0].addr()}
+	sn3.start(t)
+	waitFor(t, time.Minute, "verify configuration clean after sn3 rejoined on an empty root", func() bool {
+		code, out, _ := admin(t, nodes[0], "verify", "configuration")
+		return code == 0 && strings.Contains(out, "0 violations")
+	})
+}
