@@ -189,8 +189,8 @@ type Raft struct {
 	// watch is a leader's record of its followers' progress, and stuck
 	// the followers it found stuck (raft_followers.go); watch is loop
 	// goroutine only.
-	watch map[uint64]*followerWatch
-	stuck atomic.Pointer[map[uint64]string]
+	watch       map[uint64]*followerWatch
+	stuck       atomic.Pointer[map[uint64]string]
 	spaceLogged time.Time // admitAppend last logged (loop goroutine only)
 	// transferTo is a pending leadership transfer's target, for
 	// transferTicks ticks; avoid holds targets not to try again before a
