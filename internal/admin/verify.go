@@ -134,7 +134,8 @@ func (s *Service) verifyNodes(m *Meta, infos map[uint64]*controlpb.NodeInfo, v *
 			v.violate("identity", snName(sn.ID), "the node at %s says it is sn%d of store %q: another node answers on this address", sn.Addr(), info.GetSnId(), info.GetStore())
 		}
 		if m.Deployed != nil && len(m.Deployed.ShardsOn(topology.NodeID(sn.ID))) == 0 {
-			v.warn("unused-node", snName(sn.ID), "hosts no replica: add it to a pool and deploy a new topology to use it")
+			n := snName(sn.ID)
+			v.warn("unused-node", n, "hosts no replica, so it stores no data: to use it, pool join -name POOL -sn %s, then topology clone -current -name NEW, topology redistribute -name NEW -pool POOL and plan deploy-topology -name NEW -wait; or remove it with plan remove-sn -sn %s -wait", n, n)
 		}
 	}
 }
