@@ -16,7 +16,9 @@ const aheadLag = 1 << 39
 // follow its leader, each with why: those its leader reports (it ignores
 // their acknowledgements, or they take none of its log), and those whose
 // applied index is far beyond the leader's. They count as down in ping,
-// and verify configuration reports them as violations.
+// and verify configuration reports them as violations. A replica whose
+// node reports its storage not ok (low disk, read-only ...) is left to
+// the storage checks, whose advice fits.
 func stuckFollowers(sh topology.Shard, infos map[uint64]*controlpb.NodeInfo) map[uint64]string {
 	var leader *controlpb.ShardState
 	for _, r := range sh.Replicas {
@@ -29,7 +31,9 @@ func stuckFollowers(sh topology.Shard, infos map[uint64]*controlpb.NodeInfo) map
 	}
 	stuck := map[uint64]string{}
 	for id, why := range leader.GetStuck() {
-		stuck[id] = why
+		if info := infos[id]; info == nil || storageState(info) == storageOK {
+			stuck[id] = why // a node whose storage is not ok refuses appends: verifyStorage says why
+		}
 	}
 	for _, r := range sh.Replicas {
 		st := shardState(infos[uint64(r)], uint64(sh.ID))
