@@ -36,17 +36,29 @@ const restoreGap = 1 << 40
 // index and the highest index this node's replica had reached before the
 // restore (0 if it held none):
 //
-//	restart = index + k*restoreGap,  k = (max(prior, index) - index)/restoreGap + 1
+//	restart = index + k*restoreGap,  k = (max(prior', index) - index)/restoreGap + 1
+//	prior'  = prior - 1 if prior = index + j*restoreGap (j >= 1), else prior
 //
 // Writes between the snapshot and the restore got versions in
 // (index, prior]; every version after the restore is above restart > prior,
 // so a client holding one of the former can never match a record with it.
+// A replica sitting exactly at a restart index of this snapshot was
+// restored from it and has written nothing since (its restart position is
+// no write's version): restored again, it keeps that position, so that it
+// agrees with the replicas restored once (prior').
+//
 // The replicas of a shard are restored one by one, each from its own prior;
 // they agree on k unless their priors straddle a multiple of restoreGap
-// above index (about 10^12 writes after the snapshot). If they do disagree,
-// the replica restarting highest has the most up-to-date log, so it wins the
-// election and brings the others to its position by snapshot.
+// above index: about 10^12 writes after the snapshot, or a replica that
+// stayed at its restart index from an earlier restore while the others
+// wrote past it and then all were restored again. If they do disagree and
+// the replicas restarting lower elect a leader, it ignores the one above
+// (impossibleAck), and verify configuration reports it with the way out
+// (restart it on an empty root with --rejoin-as).
 func restartIndex(index, prior uint64) uint64 {
+	if prior > index && (prior-index)%restoreGap == 0 {
+		prior--
+	}
 	k := (max(prior, index)-index)/restoreGap + 1
 	return index + k*restoreGap
 }

@@ -391,13 +391,14 @@ func TestRestartIndex(t *testing.T) {
 		{100, 50, 100 + restoreGap},                       // behind the snapshot
 		{100, 100, 100 + restoreGap},                      // exactly at it
 		{100, 5000, 100 + restoreGap},                     // writes after the snapshot
-		{100, 100 + restoreGap, 100 + 2*restoreGap},       // the same snapshot restored again
+		{100, 100 + restoreGap, 100 + restoreGap},         // the same snapshot restored again, nothing written since
 		{100, 100 + restoreGap + 7, 100 + 2*restoreGap},   // ... after more writes
 		{100, 100 + 2*restoreGap - 1, 100 + 2*restoreGap}, // the last prior of a gap
-		{100, 100 + 2*restoreGap, 100 + 3*restoreGap},     // a third restore
+		{100, 100 + 2*restoreGap, 100 + 2*restoreGap},     // restored a second time, nothing written since
+		{100, 100 + 2*restoreGap + 1, 100 + 3*restoreGap}, // a third restore
 	} {
 		got := restartIndex(tc.index, tc.prior)
-		if got != tc.want || got <= tc.prior || got <= tc.index {
+		if got != tc.want || got < tc.prior || got <= tc.index || got == tc.prior && (got-tc.index)%restoreGap != 0 {
 			t.Errorf("restartIndex(%d, %d) = %d, want %d", tc.index, tc.prior, got, tc.want)
 		}
 	}
