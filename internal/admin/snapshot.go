@@ -47,6 +47,9 @@ func (s *Service) snapshotCreate(ctx context.Context, a map[string]string) (*cai
 	if slices.ContainsFunc(m.Snapshots, func(x Snapshot) bool { return x.Name == name }) {
 		return nil, failed("snapshot %s exists; remove it with snapshot remove -name %s or pick another name", name, name)
 	}
+	if p := movingPlan(m); p != nil {
+		return nil, failed("plan %d (%s) is running and may be moving partitions, and a snapshot taken meanwhile may hold a partition in two shards or none: take it once the plan ends (await-plan -id %d)", p.ID, p.Name, p.ID)
+	}
 	infos := s.describeAll(ctx, m)
 	snap := Snapshot{Name: name, Time: time.Now().UTC(), TopologySeq: m.Deployed.Seq}
 	for _, sh := range m.Deployed.Shards {
@@ -67,6 +70,16 @@ func (s *Service) snapshotCreate(ctx context.Context, a map[string]string) (*cai
 		return nil, err
 	}
 	return reply(createdText(m, snap), snap)
+}
+
+// movingPlan returns a running plan that changes the topology, or nil.
+func movingPlan(m *Meta) *Plan {
+	for _, p := range m.Plans {
+		if p.State == Running && p.Name == "deploy-topology" {
+			return p
+		}
+	}
+	return nil
 }
 
 // createdText is snapshot create's report: per shard where its files are,

@@ -151,3 +151,23 @@ func TestSnapshotMayHold(t *testing.T) {
 		}
 	}
 }
+
+// TestSnapshotNotesAndMovingPlans: snapshot list says when a restore will
+// re-shard, and a snapshot waits for a running deploy-topology.
+func TestSnapshotNotesAndMovingPlans(t *testing.T) {
+	m, _ := threeNodeMeta(nil)
+	if got := reshardNote(m, Snapshot{TopologySeq: m.Deployed.Seq}); got != "" {
+		t.Errorf("a snapshot of the deployed topology: note %q, want none", got)
+	}
+	if got := reshardNote(m, Snapshot{TopologySeq: m.Deployed.Seq - 1}); !strings.Contains(got, "restore re-shards it") {
+		t.Errorf("a snapshot of an older topology: note %q, want it to say restore re-shards it", got)
+	}
+	m.Plans = []*Plan{{ID: 4, Name: "deploy-topology", State: Succeeded}, {ID: 5, Name: "deploy-sn", State: Running}}
+	if p := movingPlan(m); p != nil {
+		t.Errorf("movingPlan = plan %d with no deploy-topology running", p.ID)
+	}
+	m.Plans = append(m.Plans, &Plan{ID: 6, Name: "deploy-topology", State: Running})
+	if p := movingPlan(m); p == nil || p.ID != 6 {
+		t.Errorf("movingPlan = %v, want plan 6", p)
+	}
+}
