@@ -48,7 +48,7 @@ func (s *Service) snapshotCreate(ctx context.Context, a map[string]string) (*cai
 		return nil, failed("snapshot %s exists; remove it with snapshot remove -name %s or pick another name", name, name)
 	}
 	if p := movingPlan(m); p != nil {
-		return nil, failed("plan %d (%s) is running and may be moving partitions, and a snapshot taken meanwhile may hold a partition in two shards or none: take it once the plan ends (await-plan -id %d)", p.ID, p.Name, p.ID)
+		return nil, failed("plan %d (%s) is running and may be moving partitions, and a snapshot taken meanwhile may hold a partition in two shards or none: take it once the plan ends (plan wait -id %d)", p.ID, p.Name, p.ID)
 	}
 	infos := s.describeAll(ctx, m)
 	snap := Snapshot{Name: name, Time: time.Now().UTC(), TopologySeq: m.Deployed.Seq}
