@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -17,11 +18,14 @@ import (
 
 // Client sends admin commands to storage nodes. It tries its addresses in
 // order and moves to the next when a node cannot be reached, so a shell
-// given several helper hosts survives the loss of one. Safe for concurrent
-// use.
+// given several helper hosts survives the loss of one. CallAt sends to one
+// node, which need not be among them. Safe for concurrent use.
 type Client struct {
 	addrs []string
 	conns []*grpc.ClientConn
+	// others holds CallAt's connections to addresses not in addrs, made
+	// with Dial's options.
+	others grpcconn.Cache
 }
 
 // ErrUnreachable is returned (wrapped) when no address answered.
@@ -34,6 +38,7 @@ func Dial(addrs []string, opts ...grpc.DialOption) (*Client, error) {
 		return nil, errors.New("admin: give at least one host:port of a storage node")
 	}
 	c := &Client{addrs: addrs}
+	c.others.Extra = opts
 	for _, a := range addrs {
 		cc, err := grpcconn.New(a, opts...)
 		if err != nil {
@@ -45,11 +50,17 @@ func Dial(addrs []string, opts ...grpc.DialOption) (*Client, error) {
 	return c, nil
 }
 
-// Close closes the connections.
+// Close closes the connections, CallAt's too.
 func (c *Client) Close() {
 	for _, cc := range c.conns {
 		_ = cc.Close()
 	}
+	_ = c.others.Close()
+}
+
+// Addrs returns the addresses Dial was given, in the order Call tries them.
+func (c *Client) Addrs() []string {
+	return slices.Clone(c.addrs)
 }
 
 // Call runs command with args on the first node that answers. Errors from
@@ -58,19 +69,14 @@ func (c *Client) Call(ctx context.Context, command string, args map[string]strin
 	var tried []string
 	var adminErr error // an admin's own UNAVAILABLE (no leader yet), not a dead node
 	for i, cc := range c.conns {
-		actx, cancel := context.WithTimeout(ctx, callTimeout(command))
-		r, err := cairnpb.NewAdminClient(cc).Command(actx, &cairnpb.AdminRequest{Command: command, Args: args}, grpc.WaitForReady(false))
-		cancel()
+		r, err := callOne(ctx, cc, c.addrs[i], command, args)
 		if err == nil {
 			return r, nil
-		}
-		if status.Code(err) == codes.Unimplemented {
-			return nil, status.Errorf(codes.Unimplemented, "%s serves no admin service: it is not a storage node started with cairn sn start (cairn lite has no admin; see docs/operations.md to deploy a store)", c.addrs[i])
 		}
 		if status.Code(err) != codes.Unavailable || ctx.Err() != nil {
 			return nil, err
 		}
-		if strings.HasPrefix(status.Convert(err).Message(), "admin:") {
+		if adminUnavailable(err) {
 			adminErr = err
 		}
 		tried = append(tried, fmt.Sprintf("%s (%s)", c.addrs[i], status.Convert(err).Message()))
@@ -78,7 +84,55 @@ func (c *Client) Call(ctx context.Context, command string, args map[string]strin
 	if adminErr != nil {
 		return nil, adminErr
 	}
-	return nil, fmt.Errorf("%w: tried %s. Is `cairn sn start` running there, and are host and port right?", ErrUnreachable, strings.Join(tried, "; "))
+	return nil, unreachable(tried)
+}
+
+// CallAt runs command with args on the node at addr only: one of Addrs, or
+// another (an admin that show admins names), reached with Dial's options
+// over a connection kept until Close. Its errors are Call's with addr the
+// only address: ErrUnreachable (wrapped) when the node cannot be reached.
+func (c *Client) CallAt(ctx context.Context, addr, command string, args map[string]string) (*cairnpb.AdminReply, error) {
+	cc, err := c.connTo(addr)
+	if err != nil {
+		return nil, unreachable([]string{fmt.Sprintf("%s (%v)", addr, err)})
+	}
+	r, err := callOne(ctx, cc, addr, command, args)
+	if status.Code(err) == codes.Unavailable && ctx.Err() == nil && !adminUnavailable(err) {
+		return nil, unreachable([]string{fmt.Sprintf("%s (%s)", addr, status.Convert(err).Message())})
+	}
+	return r, err
+}
+
+// connTo returns the connection to addr: Dial's, or one of c.others.
+func (c *Client) connTo(addr string) (*grpc.ClientConn, error) {
+	if i := slices.Index(c.addrs, addr); i >= 0 {
+		return c.conns[i], nil
+	}
+	return c.others.Get(addr)
+}
+
+// callOne sends command to the node at addr over cc, within callTimeout.
+// A node without the admin service gets a sentence, not gRPC's "unknown
+// service".
+func callOne(ctx context.Context, cc *grpc.ClientConn, addr, command string, args map[string]string) (*cairnpb.AdminReply, error) {
+	actx, cancel := context.WithTimeout(ctx, callTimeout(command))
+	defer cancel()
+	r, err := cairnpb.NewAdminClient(cc).Command(actx, &cairnpb.AdminRequest{Command: command, Args: args}, grpc.WaitForReady(false))
+	if status.Code(err) == codes.Unimplemented {
+		return nil, status.Errorf(codes.Unimplemented, "%s serves no admin service: it is not a storage node started with cairn sn start (cairn lite has no admin; see docs/operations.md to deploy a store)", addr)
+	}
+	return r, err
+}
+
+// adminUnavailable reports whether err is an admin's own UNAVAILABLE (no
+// leader yet, leadership moving): the node answered.
+func adminUnavailable(err error) bool {
+	return status.Code(err) == codes.Unavailable && strings.HasPrefix(status.Convert(err).Message(), "admin:")
+}
+
+// unreachable is ErrUnreachable naming the nodes tried ("addr (why)").
+func unreachable(tried []string) error {
+	return fmt.Errorf("%w: tried %s. Is `cairn sn start` running there, and are host and port right?", ErrUnreachable, strings.Join(tried, "; "))
 }
 
 func callTimeout(command string) time.Duration {

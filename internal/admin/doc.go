@@ -110,5 +110,6 @@
 //
 // Commands (command.go) is the table of admin commands and their options,
 // shared by the shell (internal/shell), which checks a command line
-// before sending it, and Service, which runs it. Client sends commands.
+// before sending it, and Service, which runs it. Client sends commands:
+// Call to the first of its nodes that answers, CallAt to one node.
 package admin
