@@ -38,11 +38,26 @@
 // A plan command given -wait (and plan execute -wait) is sent as is; the
 // shell prints the reply, takes the plan id from its JSON ("plan_id", or
 // "id") and calls "plan wait -id N -seconds 30" until the plan's "state" is
-// SUCCEEDED, ERROR, INTERRUPTED or CANCELED. Unreachable nodes are retried
-// (the admin.Client fails over across its addresses) until WaitTimeout.
-// With -json only the final plan document is printed. A reply with no plan
-// id and "nothing_to_do": true created no plan (nothing needed changing):
+// SUCCEEDED, ERROR, INTERRUPTED or CANCELED, or WaitTimeout passes. With
+// -json only the final plan document is printed. A reply with no plan id
+// and "nothing_to_do": true created no plan (nothing needed changing):
 // -wait prints it and succeeds.
+//
+// -wait follows the plan through one node at a time (follow.go). Given a
+// NodeCaller (*admin.Client), it starts with the first of the Caller's
+// addresses that answers show admins, whose reply names the store's
+// admins; given a plain Caller, the Caller is that node. When that node stops
+// answering plan wait (it cannot be reached, does not answer within the
+// seconds asked plus 20 s, or answers Unavailable: it lost the admin
+// leadership), the shell writes one "Warning: lost the admin at H:P (...);
+// following plan N through another admin" line on Err, then asks the
+// Caller's addresses and the admins in turn (each to wait one second for
+// the plan) and follows the first that answers. It only ever sends plan
+// wait -id N: the plan is never sent again. When none has answered for FailoverTimeout, the
+// command ends with ExitUnreachable and a message naming the plan and how
+// to follow it later (plan wait -id N, show plan -id N). Invariants: the
+// loss is said once each time the node followed stops answering, and
+// nothing else is added to the output while it answers.
 //
 // # Output and exit codes
 //

@@ -38,14 +38,28 @@ const MaxLoadDepth = 10
 
 // Defaults of the Shell's optional fields.
 const (
-	DefaultWaitTimeout = 10 * time.Minute
-	DefaultRetryEvery  = time.Second
+	DefaultWaitTimeout     = 10 * time.Minute
+	DefaultRetryEvery      = time.Second
+	DefaultFailoverTimeout = 30 * time.Second
 )
 
 // Caller sends one admin command: the canonical name (admin.Command.Name)
 // and its options without dashes. *admin.Client satisfies it.
 type Caller interface {
 	Call(ctx context.Context, command string, args map[string]string) (*cairnpb.AdminReply, error)
+}
+
+// NodeCaller is a Caller that can also send a command to one node of its
+// choice, with the same credentials. *admin.Client satisfies it. Given
+// one, -wait follows a plan through one node at a time and, when that
+// node stops answering, through the other admins (see follower).
+type NodeCaller interface {
+	Caller
+	// Addrs returns the nodes Call tries, in order.
+	Addrs() []string
+	// CallAt sends the command to the node at addr only; an error wrapping
+	// admin.ErrUnreachable means that node could not be reached.
+	CallAt(ctx context.Context, addr, command string, args map[string]string) (*cairnpb.AdminReply, error)
 }
 
 // Shell runs admin command lines. Set Caller, In, Out and Err; the rest is
@@ -65,6 +79,11 @@ type Shell struct {
 	// RetryEvery is the pause between plan wait calls that failed because no
 	// node answered or that came back at once. Default DefaultRetryEvery (1 s).
 	RetryEvery time.Duration
+	// FailoverTimeout bounds how long -wait asks for its plan after the
+	// node it followed stopped answering: when no admin has answered by
+	// then, the command ends with ExitUnreachable (the plan goes on).
+	// Default DefaultFailoverTimeout (30 s).
+	FailoverTimeout time.Duration
 	// Progress, when set (a terminal), gets one line that -wait rewrites in
 	// place while a plan runs: its Moves line, or its running task's
 	// progress. Nil: -wait prints nothing until the plan ends.

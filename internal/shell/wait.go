@@ -142,7 +142,10 @@ func (s *Shell) waitPlan(ctx context.Context, c admin.Command, args map[string]s
 }
 
 // follow calls plan wait until the plan is in a terminal state or
-// WaitTimeout passes, and returns the last reply and state.
+// WaitTimeout passes, and returns the last reply and state. It asks
+// through a follower: when the node it follows stops answering, it says
+// so and goes on through another admin, and when no admin has answered
+// for FailoverTimeout it gives up with ExitUnreachable.
 func (s *Shell) follow(ctx context.Context, id string) (*cairnpb.AdminReply, string, status) {
 	timeout, every := s.WaitTimeout, s.RetryEvery
 	if timeout <= 0 {
@@ -158,13 +161,13 @@ func (s *Shell) follow(ctx context.Context, id string) (*cairnpb.AdminReply, str
 		seconds = progressSeconds // come back often, to redraw the line
 		defer s.progressLine("")
 	}
-	var lastErr error
+	stopped := status{code: ExitFailed, msg: fmt.Sprintf("stopped waiting for plan %s, which goes on; see show plan -id %s", id, id)}
+	f := s.newFollower(wctx, id)
 	for {
 		start := time.Now()
-		r, err := s.Caller.Call(wctx, "plan wait", map[string]string{"id": id, "seconds": seconds})
+		r, err := f.call(wctx, seconds)
 		switch {
 		case err == nil:
-			lastErr = nil
 			p, perr := readPlan(r.GetJson())
 			if perr != nil {
 				return nil, "", status{code: ExitFailed, msg: fmt.Sprintf("plan wait -id %s: unreadable reply: %v", id, perr)}
@@ -174,32 +177,24 @@ func (s *Shell) follow(ctx context.Context, id string) (*cairnpb.AdminReply, str
 			}
 			s.progressLine(progressOf(r.GetText()))
 		case ctx.Err() != nil:
-			return nil, "", status{code: ExitFailed, msg: fmt.Sprintf("stopped waiting for plan %s, which goes on; see show plan -id %s", id, id)}
+			return nil, "", stopped
 		case wctx.Err() != nil:
 			// WaitTimeout cut the call; reported below.
 		case !retryable(err):
 			st := failure(err)
 			st.msg = fmt.Sprintf("waiting for plan %s: %s", id, st.msg)
 			return nil, "", st
-		default:
-			lastErr = err
+		case f.overdue():
+			return nil, "", f.gaveUp()
 		}
-		// Pause between calls that failed or came back at once.
-		if pause := every - time.Since(start); pause > 0 && wctx.Err() == nil {
-			t := time.NewTimer(pause)
-			select {
-			case <-wctx.Done():
-			case <-t.C:
-			}
-			t.Stop()
-		}
+		f.pause(wctx, every, start)
 		if wctx.Err() != nil {
 			if ctx.Err() != nil {
-				return nil, "", status{code: ExitFailed, msg: fmt.Sprintf("stopped waiting for plan %s, which goes on; see show plan -id %s", id, id)}
+				return nil, "", stopped
 			}
 			st := status{code: ExitFailed, msg: fmt.Sprintf("plan %s has not ended after %v; see show plan -id %s", id, timeout, id)}
-			if lastErr != nil {
-				st = failure(lastErr)
+			if f.lastErr != nil {
+				st = failure(f.lastErr)
 				st.msg = fmt.Sprintf("waiting for plan %s for %v: %s", id, timeout, st.msg)
 			}
 			return nil, "", st
