@@ -26,6 +26,16 @@
 // (HTTP clients and browsers remove dot segments from a path before they
 // send it). The node decodes any %XX in a component.
 //
+// A '%' in the URL starts an escape of two hex digits; write '%' itself as
+// %25. A path with a malformed escape (GET /v1/kv/a%zz) is refused by Go's
+// HTTP server while it parses the request line, before any handler runs:
+// the answer is net/http's own "400 Bad Request" in plain text, with
+// Connection: close, not the JSON error below (the handler never sees the
+// request, so it cannot word it). A malformed escape in the query
+// (?if=absent%zz), or a ';' between parameters, is refused by the handler
+// with a JSON 400 of kind bad_request naming it, before anything else:
+// net/url would drop that parameter without a word.
+//
 // On a secure node a request carries "Authorization: Bearer TOKEN" (from
 // POST /v1/login) or Basic credentials (auth.go); the node checks the
 // token and the user's role, and refuses a request without one (401).

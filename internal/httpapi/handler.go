@@ -70,6 +70,10 @@ func serveOpenAPI(w http.ResponseWriter, _ *http.Request) {
 }
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if err := checkQuery(r); err != nil {
+		writeError(w, err)
+		return
+	}
 	ctx, err := h.withCredentials(r)
 	if err != nil {
 		writeError(w, err)

@@ -198,6 +198,24 @@ func requestPath(r *http.Request) string {
 	return s
 }
 
+// checkQuery refuses a query that net/url cannot read whole: a malformed
+// escape (a '%' not followed by two hex digits) or a ';' between
+// parameters. url.Values would drop the parameter that holds it without a
+// word, so that PUT ?if=absent%zz would write unconditionally. (A
+// malformed escape in the path never gets here: net/http refuses the
+// request line itself; see the package doc.)
+func checkQuery(r *http.Request) error {
+	_, err := url.ParseQuery(r.URL.RawQuery)
+	var esc url.EscapeError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &esc):
+		return badRequestf("the query holds a malformed escape %q: a '%%' starts an escape of two hex digits (write '%%' itself as %%25)", string(esc))
+	}
+	return badRequestf("the query %q cannot be read: %v (separate parameters with '&')", r.URL.RawQuery, err)
+}
+
 // keyRequest reads what every request about one key (or parent) starts
 // with: its query, the key in the path after prefix, and the options.
 func keyRequest(r *http.Request, prefix string, write bool) (params, client.Key, []client.Option, error) {

@@ -2,8 +2,12 @@ package httpapi
 
 import (
 	"bufio"
+	"encoding/json"
 	"errors"
+	"io"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -97,5 +101,50 @@ func TestKeyOfReadsTheRequestLine(t *testing.T) {
 		case c.err == "" && (err != nil || k.String() != c.want):
 			t.Errorf("%s: got %v, %v; want %s", c.line, k, err, c.want)
 		}
+	}
+}
+
+// TestMalformedEscapes: a malformed escape in the query, or a ';' between
+// parameters, is a JSON 400 of kind bad_request naming it, on every route
+// and before anything else (url.Values would drop that parameter: PUT
+// ?if=absent%zz would write unconditionally). One in the path is refused
+// by net/http before the handler runs, with its plain-text 400, as the
+// package doc says.
+func TestMalformedEscapes(t *testing.T) {
+	h := New(nil, 1<<20) // no client: each request must be refused before it is used
+	for _, tc := range []struct{ method, target, want string }{
+		{"PUT", "/v1/kv/a?if=absent%zz", `the query holds a malformed escape "%zz"`},
+		{"GET", "/v1/kv/a?consistency=absolute&timeout=1s%", `malformed escape "%"`},
+		{"DELETE", "/v1/multi/a?prefix=%2", `malformed escape "%2"`},
+		{"POST", "/v1/execute?timeout=%G0", `malformed escape "%G0"`},
+		{"GET", "/v1/scan?parent=/a;limit=1", `the query "parent=/a;limit=1" cannot be read: invalid semicolon separator in query (separate parameters with '&')`},
+		{"GET", "/v1/store?%zz", `malformed escape "%zz"`},
+	} {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(tc.method, tc.target, strings.NewReader("v")))
+		var body struct{ Error errorJSON }
+		err := json.Unmarshal(rec.Body.Bytes(), &body)
+		if rec.Code != http.StatusBadRequest || err != nil || body.Error.Kind != "bad_request" ||
+			body.Error.Action != "FIX_INPUT" || !strings.Contains(body.Error.Message, tc.want) {
+			t.Errorf("%s %s: %d %s, want 400 bad_request with %q", tc.method, tc.target, rec.Code, rec.Body, tc.want)
+		}
+	}
+
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_, _ = io.WriteString(conn, "GET /v1/kv/a%zz HTTP/1.1\r\nHost: x\r\n\r\n")
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusBadRequest || resp.Header.Get("Content-Type") != "text/plain; charset=utf-8" || string(b) != "400 Bad Request" {
+		t.Errorf("GET /v1/kv/a%%zz: %d %q %q; the package doc says net/http answers it with a plain-text 400 (update it if this changed)",
+			resp.StatusCode, resp.Header.Get("Content-Type"), b)
 	}
 }
