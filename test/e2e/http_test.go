@@ -270,7 +270,7 @@ func rawHTTP(t *testing.T, addr, method, target string, body string) (int, map[s
 
 // httpEdges: what careless or hostile HTTP callers send (an independent
 // probe's findings): escapes next to characters a URL library would
-// re-encode, a second JSON value, parameters of the other kind of
+// re-encode, a malformed escape in the query, a second JSON value, parameters of the other kind of
 // operation, a version wait that runs out, another method, a login to a
 // store without users.
 func httpEdges(t *testing.T, addr string) {
@@ -281,6 +281,13 @@ func httpEdges(t *testing.T, addr string) {
 	code, body = rawHTTP(t, addr, "GET", "/v1/kv/rt/a%2Fb/-/x|y", "")
 	wantHTTP(t, "get with %2F beside '|'", code, body, 200, map[string]any{"key": "/rt/a%2Fb/-/x|y", "value": "real"})
 	ver, _ := body["version"].(string)
+
+	// A malformed escape in the query is refused, not dropped with its
+	// parameter: this conditional put would overwrite the record.
+	code, body = rawHTTP(t, addr, "PUT", "/v1/kv/rt/a%2Fb/-/x|y?if=absent%zz", "clobbered")
+	wantHTTP(t, "a put whose ?if= holds a malformed escape", code, body, 400, map[string]any{"error.kind": "bad_request", "error.message": `~malformed escape "%zz"`})
+	code, body = rawHTTP(t, addr, "GET", "/v1/kv/rt/a%2Fb/-/x|y", "")
+	wantHTTP(t, "the refused put wrote nothing", code, body, 200, map[string]any{"value": "real"})
 
 	two := `{"operations":[{"op":"put","key":"/x/-/a","value":"1"}]}{"operations":[{"op":"put","key":"/y/-/a","value":"2"}]}`
 	code, body = rawHTTP(t, addr, "POST", "/v1/execute", two)
