@@ -41,8 +41,8 @@ type follower struct {
 	addrs   []string      // the nodes to ask, in order
 	cur     int           // the node followed: an index in addrs
 	timeout time.Duration // Shell.FailoverTimeout
-	// lostAt is when the node followed stopped answering; zero while the
-	// plan's node answers.
+	// lostAt is when the node followed stopped answering; zero while it
+	// answers.
 	lostAt  time.Time
 	lastErr error // the last call's error, nil after an answer
 }
