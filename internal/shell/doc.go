@@ -17,12 +17,16 @@
 // log of a script run reads like a session. A script stops at its first
 // failing command and reports it as "FILE:LINE: message". `load -file F`
 // runs a script from any mode; a relative F is taken from the directory of
-// the script that loads it (from the working directory at the prompt), and
-// loads nest at most MaxLoadDepth deep. exit or quit in a loaded script
-// ends that script; at the top, or in a script given to RunFile or
-// RunScript, it ends the shell with 0. The interactive loop reports a
-// failure and reads the next command; Tab completes command and option
-// names. help and history print text even with JSON set.
+// the script that loads it (from the working directory at the prompt),
+// loads nest at most MaxLoadDepth deep, and loading a script that is
+// running already (a loop) is refused. A line holds at most 1 MiB. Each of
+// these failures, like a failing command, is reported once at its place,
+// after the places of the loads that led there ("a.kvs:2: b.kvs:5: ...").
+// exit or quit in a loaded script ends that script; at the top, or in a
+// script given to RunFile or RunScript, it ends the shell with 0. The
+// interactive loop reports a failure and reads the next command; Tab
+// completes command and option names. help and history print text even
+// with JSON set.
 //
 // # Command lines
 //
@@ -68,8 +72,9 @@
 //	0 ExitOK           success
 //	1 ExitFailed       a command failed, reported problems, or its plan did not succeed
 //	2 ExitUsage        unknown or incomplete command (plan, show), unknown
-//	                   option, missing or bad value, a script file that
-//	                   cannot be opened (-script, load -file), or a request
+//	                   option, missing or bad value, a script that cannot
+//	                   be read (-script, load -file: missing, a directory,
+//	                   a line over 1 MiB, a load loop), or a request
 //	                   the admin rejected as invalid (gRPC InvalidArgument)
 //	3 ExitUnreachable  no storage node answered (admin.ErrUnreachable), the
 //	                   admin cannot serve for now (gRPC Unavailable: no

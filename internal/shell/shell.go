@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -89,9 +90,10 @@ type Shell struct {
 	// progress. Nil: -wait prints nothing until the plan ends.
 	Progress io.Writer
 
-	hist  history
-	depth int    // load nesting
-	dir   string // directory of the script being run; "" at the top
+	hist    history
+	depth   int      // load nesting
+	dir     string   // directory of the script being run; "" at the top
+	running []string // absolute paths of the scripts being run, outermost first
 }
 
 // status is the outcome of one command line.
@@ -279,24 +281,19 @@ func (s *Shell) writeJSON(v any) {
 	_, _ = s.Out.Write(append(b, '\n'))
 }
 
+// maxLine is the longest script line: bufio.Scanner's buffer limit.
+const maxLine = 1 << 20
+
 // script runs the commands read from r until the first failure, which it
-// returns with msg prefixed by "name:LINE: ".
+// returns with msg prefixed by "name:LINE: ". A line longer than maxLine
+// is a usage error at its line.
 func (s *Shell) script(ctx context.Context, name string, r io.Reader) status {
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for n := 1; sc.Scan(); n++ {
-		line := sc.Text()
-		if n == 1 {
-			line = strings.TrimPrefix(line, "\ufeff") // a byte order mark
-		}
-		line = strings.TrimSpace(line)
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		if !s.JSON {
-			fmt.Fprintf(s.Out, "%s%s\n", Prompt, line)
-		}
-		st := s.execLine(ctx, line)
+	sc.Buffer(make([]byte, 64<<10), maxLine)
+	n := 0
+	for sc.Scan() {
+		n++
+		st := s.scriptLine(ctx, n, sc.Text())
 		if st.exit {
 			return st
 		}
@@ -309,30 +306,71 @@ func (s *Shell) script(ctx context.Context, name string, r io.Reader) status {
 			return st
 		}
 	}
-	if err := sc.Err(); err != nil {
+	switch err := sc.Err(); {
+	case errors.Is(err, bufio.ErrTooLong):
+		return status{code: ExitUsage, msg: fmt.Sprintf("%s:%d: the line is longer than %d bytes (1 MiB), the most a script line may hold", name, n+1, maxLine), at: true}
+	case err != nil:
 		return status{code: ExitFailed, msg: fmt.Sprintf("%s: %v", name, err)}
 	}
 	return status{}
 }
 
+// scriptLine runs line n of a script, echoed after the prompt; blank
+// lines and # comments are skipped.
+func (s *Shell) scriptLine(ctx context.Context, n int, line string) status {
+	if n == 1 {
+		line = strings.TrimPrefix(line, "\ufeff") // a byte order mark
+	}
+	line = strings.TrimSpace(line)
+	if line == "" || strings.HasPrefix(line, "#") {
+		return status{}
+	}
+	if !s.JSON {
+		fmt.Fprintf(s.Out, "%s%s\n", Prompt, line)
+	}
+	return s.execLine(ctx, line)
+}
+
 // load runs the script file at path: relative to the running script's
-// directory, if any.
+// directory, if any. A script that is running already (one that loads
+// itself, directly or through others) is refused: it would never end.
 func (s *Shell) load(ctx context.Context, path string) status {
 	if s.depth >= MaxLoadDepth {
-		return status{code: ExitFailed, msg: fmt.Sprintf("load: scripts nested more than %d deep (does a script load itself?)", MaxLoadDepth)}
+		return status{code: ExitUsage, msg: fmt.Sprintf("load: scripts nested more than %d deep", MaxLoadDepth)}
 	}
 	if !filepath.IsAbs(path) && s.dir != "" {
 		path = filepath.Join(s.dir, path)
 	}
-	f, err := os.Open(path)
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return status{code: ExitUsage, msg: "load: " + err.Error()}
+	}
+	if slices.Contains(s.running, abs) {
+		return status{code: ExitUsage, msg: fmt.Sprintf("load: %s is running already: a script that loads itself, directly or through others, never ends", path)}
+	}
+	f, err := OpenScript(path)
 	if err != nil {
 		return status{code: ExitUsage, msg: "load: " + err.Error()} // a file to name right
 	}
 	defer f.Close()
-	dir, depth := s.dir, s.depth
-	s.dir, s.depth = filepath.Dir(path), s.depth+1
-	defer func() { s.dir, s.depth = dir, depth }()
+	dir, depth, running := s.dir, s.depth, s.running
+	s.dir, s.depth, s.running = filepath.Dir(path), s.depth+1, append(slices.Clip(s.running), abs)
+	defer func() { s.dir, s.depth, s.running = dir, depth, running }()
 	st := s.script(ctx, path, f)
 	st.exit = false // exit in a loaded script ends that script only
 	return st
+}
+
+// OpenScript opens the script file at path for reading; a directory is
+// refused with an error that says so.
+func OpenScript(path string) (*os.File, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	if fi, err := f.Stat(); err == nil && fi.IsDir() {
+		f.Close()
+		return nil, fmt.Errorf("%s is a directory; give a script file", path)
+	}
+	return f, nil
 }

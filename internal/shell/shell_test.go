@@ -338,13 +338,56 @@ func TestLoadNested(t *testing.T) {
 
 func TestLoadLimits(t *testing.T) {
 	dir := t.TempDir()
-	self := writeFile(t, filepath.Join(dir, "self.kvs"), "load -file self.kvs\n")
+	// A script that loads itself, or two that load each other, fail at
+	// once, each location named once.
+	self := writeFile(t, filepath.Join(dir, "self.kvs"), "# me\n\nload -file self.kvs\n")
 	sh, _, errw := newShell(&fakeAdmin{})
-	if code := sh.RunFile(context.Background(), self); code != ExitFailed {
-		t.Errorf("self-load: exit %d, want 1", code)
+	if code := sh.RunFile(context.Background(), self); code != ExitUsage {
+		t.Errorf("self-load: exit %d, want 2", code)
 	}
-	if !strings.Contains(errw.String(), "nested more than 10 deep") {
-		t.Errorf("stderr %q", errw)
+	if want := fmt.Sprintf("Error: %s:3: load: %s is running already: a script that loads itself, directly or through others, never ends\n", self, self); errw.String() != want {
+		t.Errorf("self-load: stderr %q, want %q", errw, want)
+	}
+	a := writeFile(t, filepath.Join(dir, "a.kvs"), "load -file b.kvs\n")
+	b := writeFile(t, filepath.Join(dir, "b.kvs"), "ping\nload -file a.kvs\n")
+	sh, _, errw = newShell(&fakeAdmin{})
+	if code := sh.RunFile(context.Background(), a); code != ExitUsage {
+		t.Errorf("a loads b loads a: exit %d, want 2", code)
+	}
+	if want := fmt.Sprintf("Error: %s:1: %s:2: load: %s is running already", a, b, a); !strings.HasPrefix(errw.String(), want) {
+		t.Errorf("a loads b loads a: stderr %q, want %q...", errw, want)
+	}
+	// Loading one script twice in a row is no loop.
+	twice := writeFile(t, filepath.Join(dir, "twice.kvs"), "load -file sub/x.kvs\nload -file sub/x.kvs\n")
+	writeFile(t, filepath.Join(dir, "sub", "x.kvs"), "ping\n")
+	sh, _, errw = newShell(&fakeAdmin{})
+	if code := sh.RunFile(context.Background(), twice); code != ExitOK {
+		t.Errorf("a script loaded twice: exit %d: %s", code, errw)
+	}
+
+	// Nesting deeper than MaxLoadDepth without a loop.
+	for i := range MaxLoadDepth + 1 {
+		writeFile(t, filepath.Join(dir, fmt.Sprintf("d%d.kvs", i)), fmt.Sprintf("load -file d%d.kvs\n", i+1))
+	}
+	writeFile(t, filepath.Join(dir, fmt.Sprintf("d%d.kvs", MaxLoadDepth+1)), "ping\n")
+	sh, _, errw = newShell(&fakeAdmin{})
+	if code := sh.RunFile(context.Background(), filepath.Join(dir, "d0.kvs")); code != ExitUsage || !strings.Contains(errw.String(), "nested more than 10 deep") {
+		t.Errorf("deep nesting: exit %d, stderr %q", code, errw)
+	}
+
+	// A directory, and a line over 1 MiB: usage errors that say which.
+	sh, _, errw = newShell(&fakeAdmin{})
+	if code := sh.RunCommand(context.Background(), []string{"load", "-file", dir}); code != ExitUsage || !strings.Contains(errw.String(), "Error: load: "+dir+" is a directory; give a script file") {
+		t.Errorf("load a directory: exit %d, stderr %q", code, errw)
+	}
+	long := writeFile(t, filepath.Join(dir, "long.kvs"), "ping\nshow topology "+strings.Repeat("x", 1<<20)+"\nping\n")
+	fake := &fakeAdmin{}
+	sh, _, errw = newShell(fake)
+	if code := sh.RunFile(context.Background(), long); code != ExitUsage || len(fake.calls) != 1 {
+		t.Errorf("a line over 1 MiB: exit %d after %d commands, want 2 after 1", code, len(fake.calls))
+	}
+	if want := fmt.Sprintf("Error: %s:2: the line is longer than 1048576 bytes (1 MiB), the most a script line may hold\n", long); errw.String() != want {
+		t.Errorf("a line over 1 MiB: stderr %q, want %q", errw, want)
 	}
 
 	sh, _, errw = newShell(&fakeAdmin{})
