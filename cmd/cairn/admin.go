@@ -121,7 +121,9 @@ func parseAdminArgs(args []string) (adminArgs, error) {
 			a.help = true
 			return a, nil
 		case "host":
-			a.host, err = value()
+			if a.host, err = value(); err == nil {
+				err = checkAdminHost(a.host)
+			}
 			a.hostSet = true
 		case "port":
 			var v string
@@ -172,6 +174,20 @@ func parseAdminArgs(args []string) (adminArgs, error) {
 	return a, nil
 }
 
+// checkAdminHost refuses a -host value with a port in it (HOST:PORT),
+// which would otherwise be dialed as HOST:PORT:5000 and fail as
+// unreachable: the port goes in -port.
+func checkAdminHost(h string) error {
+	host, port, err := net.SplitHostPort(h)
+	if err != nil {
+		return nil // no port: a host name, an IPv4 or a bare IPv6 address
+	}
+	if port == "" {
+		port = "PORT"
+	}
+	return adminUsageErr("option -host wants a host without a port, not %q: give the port with -port, as in -host %s -port %s", h, host, port)
+}
+
 // newAdminCmd returns "cairn admin". Its options take one or two dashes,
 // as Oracle's runadmin does, so cobra does not parse them.
 func newAdminCmd() *cobra.Command {
@@ -203,11 +219,13 @@ func runAdmin(ctx context.Context, args []string, in io.Reader, out, errw io.Wri
 		_, err := io.WriteString(out, adminUsage+shell.HelpText())
 		return err
 	}
-	if a.script != "" {
-		if _, err := os.Stat(a.script); err != nil {
+	if a.script != "" { // before dialing: a script that cannot be read needs no node
+		f, err := shell.OpenScript(a.script)
+		if err != nil {
 			fmt.Fprintf(errw, "cairn admin: -script: %v\n", err)
 			return &exitError{code: shell.ExitUsage, err: reported{}}
 		}
+		f.Close()
 	}
 	c, err := dialAdmin(ctx, a)
 	if err != nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"slices"
 	"strings"
@@ -32,6 +33,31 @@ func TestAdminBogusFlag(t *testing.T) {
 	_ = cmd.Execute()
 	if want := `cairn admin: unknown option "--bogus"; the options are -host, -port, -helper-hosts, -security, -json, -script, -help`; !strings.Contains(errw.String(), want) {
 		t.Errorf("stderr %q, want %q", errw.String(), want)
+	}
+}
+
+// TestAdminUnusableArgs: a -host with a port in it, and a -script that is
+// a directory, are usage errors (2) that say what to give instead, found
+// before any node is dialed.
+func TestAdminUnusableArgs(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-host", "127.0.0.1:5000", "ping"},
+			`cairn admin: option -host wants a host without a port, not "127.0.0.1:5000": give the port with -port, as in -host 127.0.0.1 -port 5000`},
+		{[]string{"-script", dir}, "cairn admin: -script: " + dir + " is a directory; give a script file"},
+	} {
+		var out, errw bytes.Buffer
+		err := runAdmin(context.Background(), tc.args, strings.NewReader(""), &out, &errw)
+		var ee *exitError
+		if !errors.As(err, &ee) || ee.code != 2 || !strings.Contains(errw.String(), tc.want) {
+			t.Errorf("cairn admin %q: err %v, stderr %q; want exit code 2 and %q", tc.args, err, errw.String(), tc.want)
+		}
+	}
+	if _, err := parseAdminArgs([]string{"-host", "::1", "-port", "6000"}); err != nil {
+		t.Errorf("-host ::1 (an IPv6 address, no port): %v", err)
 	}
 }
 
