@@ -1,7 +1,9 @@
 package admin
 
 import (
+	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -27,7 +29,10 @@ type Arg struct {
 	OneOf string
 	// Choices, when set, lists the only accepted values.
 	Choices []string
-	Help    string
+	// Min and Max bound an Int option's value, both inclusive, when Max is
+	// not 0. Without them an Int is 0 to math.MaxInt32.
+	Min, Max uint64
+	Help     string
 }
 
 // Command is one admin command. Name is its canonical name: the words that
@@ -73,7 +78,7 @@ var Commands = []Command{
 			{Name: "zn", Required: true, OneOf: "znname", Help: "zone id (zn1 or 1)"},
 			{Name: "znname", Help: "zone name, instead of -zn"},
 			{Name: "host", Required: true, Help: "the node's host, as clients and other nodes reach it"},
-			{Name: "port", Kind: Int, Required: true, Help: "the node's port (the one given to cairn sn init)"},
+			{Name: "port", Kind: Int, Required: true, Min: 1, Max: 65535, Help: "the node's port (the one given to cairn sn init)"},
 		},
 		Help: "The node must be running (cairn sn start). Its capacity comes from its own config."},
 	{Name: "plan deploy-admin", Plan: true, Summary: "host an admin replica on a storage node",
@@ -93,7 +98,7 @@ var Commands = []Command{
 	{Name: "plan deploy-topology", Plan: true, Summary: "deploy a topology candidate: create its shards, or change a running store to it (new shards, replica changes, partition moves, splits)",
 		Args: []Arg{{Name: "name", Required: true, Help: "the candidate's name (topology create, or clone and reshape)"},
 			{Name: "max-rate", Kind: Int, Help: "MB/s (10^6 bytes) each partition move copies at (default: unbounded)"},
-			{Name: "move-share", Kind: Int, Help: "percent of the time rounds of partition moves run; between rounds the plan pauses, leaving the nodes to the workload (1-100, default 50: a running workload keeps about 70 % or more of its throughput)"}}},
+			{Name: "move-share", Kind: Int, Min: 1, Max: 100, Help: "percent of the time rounds of partition moves run; between rounds the plan pauses, leaving the nodes to the workload (1-100, default 50: a running workload keeps about 70 % or more of its throughput)"}}},
 	{Name: "plan stop-service", Plan: true, Summary: "stop a shard replica (a replication node, rgN-rnM)",
 		Args: []Arg{
 			{Name: "service", Required: true, Help: "rgN-rnM: shard N's replica on storage node M"},
@@ -148,7 +153,7 @@ var Commands = []Command{
 		Args: []Arg{
 			{Name: "name", Required: true, Help: "the candidate's name"},
 			{Name: "pool", Required: true, Help: "the pool whose storage nodes host the shards"},
-			{Name: "partitions", Kind: Int, Required: true, Help: "number of partitions (fixed for the store's life; use at least 10 per shard)"},
+			{Name: "partitions", Kind: Int, Required: true, Min: 1, Max: maxCreatePartitions, Help: "number of partitions, 1 to 65536 (fixed for the store's life; at least 10 per shard lets partitions move later)"},
 		},
 		Help: "Shards = what the pool's capacity allows at each zone's replication factor."},
 	{Name: "topology clone", Summary: "copy the deployed topology, or a candidate, into a new candidate",
@@ -346,8 +351,8 @@ func (c Command) Check(args map[string]string) error {
 func (a Arg) check(v string) error {
 	switch a.Kind {
 	case Int:
-		if _, err := strconv.ParseUint(v, 10, 31); err != nil {
-			return fmt.Errorf("-%s wants a non-negative integer, not %q", a.Name, v)
+		if err := a.checkInt(v); err != nil {
+			return err
 		}
 	case Flag:
 		if v != "true" {
@@ -361,6 +366,25 @@ func (a Arg) check(v string) error {
 		return fmt.Errorf("-%s wants a value", a.Name)
 	}
 	return nil
+}
+
+// checkInt checks an Int option's value against its range (Min to Max,
+// or 0 to math.MaxInt32), and says the range when the value is outside it.
+func (a Arg) checkInt(v string) error {
+	lo, hi := a.Min, a.Max
+	if hi == 0 {
+		lo, hi = 0, math.MaxInt32
+	}
+	n, err := strconv.ParseUint(v, 10, 64)
+	switch {
+	case err == nil && n >= lo && n <= hi:
+		return nil
+	case a.Max == 0 && (err == nil || errors.Is(err, strconv.ErrRange)):
+		return fmt.Errorf("-%s %s is too large: give at most %d", a.Name, v, hi)
+	case a.Max == 0:
+		return fmt.Errorf("-%s wants a non-negative integer, not %q", a.Name, v)
+	}
+	return fmt.Errorf("-%s wants an integer from %d to %d, not %q", a.Name, lo, hi, v)
 }
 
 // Usage returns the command's synopsis, e.g.

@@ -43,11 +43,6 @@ import (
 // node at a time, adds before removes, before any partition moves.
 
 func (s *Service) planElastic(ctx context.Context, m *Meta, c *Candidate, a map[string]string) (*cairnpb.AdminReply, error) {
-	if v := a["move-share"]; v != "" {
-		if n, err := strconv.Atoi(v); err != nil || n < 1 || n > 100 {
-			return nil, usageError("-move-share %s: give the percent of the time moves may run, from 1 to 100", v)
-		}
-	}
 	ch, err := topology.Compare(m.Deployed, c.Topology)
 	if err != nil {
 		return nil, cannotDeploy(m, c, err)

@@ -45,14 +45,16 @@ func poolNodes(m *Meta, p *Pool) ([]topology.Node, []topology.ZoneRF, error) {
 	return nodes, zones, nil
 }
 
+// maxCreatePartitions bounds topology create -partitions: a store starts
+// with at most 65536 partitions (topology split-partitions makes more, up
+// to topology.MaxPartitions).
+const maxCreatePartitions = 1 << 16
+
 func (s *Service) topologyCreate(ctx context.Context, a map[string]string) (*cairnpb.AdminReply, error) {
 	if err := checkName("topology", a["name"]); err != nil {
 		return nil, err
 	}
-	parts, _ := strconv.Atoi(a["partitions"])
-	if parts < 1 || parts > 1<<16 {
-		return nil, usageError("topology create: -partitions %d; give between 1 and 65536 (at least 10 per shard lets partitions move later)", parts)
-	}
+	parts, _ := strconv.Atoi(a["partitions"]) // 1 to maxCreatePartitions: Command.Check
 	var c *Candidate
 	_, err := s.store.update(ctx, func(m *Meta) error {
 		if m.Store == "" {

@@ -34,6 +34,7 @@ func TestAdminErrorsSayWhatToDo(t *testing.T) {
 	expect(0, "SUCCEEDED", "plan", "deploy-zone", "-name", "Z", "-rf", "3", "-wait")
 	expect(1, "no storage node answers at 127.0.0.1:"+dead, "plan", "deploy-sn", "-znname", "Z", "-host", "127.0.0.1", "-port", dead, "-wait")
 	expect(2, "no zone named \"Nowhere\"", "plan", "deploy-sn", "-znname", "Nowhere", "-host", "127.0.0.1", "-port", strconv.Itoa(nodes[1].port))
+	expect(2, `plan deploy-sn: -port wants an integer from 1 to 65535, not "99999"`, "plan", "deploy-sn", "-znname", "Z", "-host", "127.0.0.1", "-port", "99999")
 	for _, sn := range nodes {
 		expect(0, "SUCCEEDED", "plan", "deploy-sn", "--znname", "Z", "--host", "127.0.0.1", "--port", strconv.Itoa(sn.port), "-wait")
 	}
@@ -41,6 +42,7 @@ func TestAdminErrorsSayWhatToDo(t *testing.T) {
 	expect(0, "[sn1]", "pool", "join", "-name", "P", "-sn", "sn1")
 	expect(0, "[sn2]", "pool", "join", "-name", "P", "-sn", "2")
 	expect(1, "replication factor 3 needs at least 3 storage nodes", "topology", "create", "-name", "T", "-pool", "P", "-partitions", "10")
+	expect(2, `topology create: -partitions wants an integer from 1 to 65536, not "99999999999"`, "topology", "create", "-name", "T", "-pool", "P", "-partitions", "99999999999")
 	expect(2, "no topology candidate T", "plan", "deploy-topology", "-name", "T", "-wait")
 	// An unreachable helper, and a wrong store name from a client.
 	code, _, errOut := runCairn(t, "admin", "-port", dead, "ping")

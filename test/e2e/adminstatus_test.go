@@ -160,6 +160,9 @@ func TestAdminTopologyOverDeployedStore(t *testing.T) {
 	checkAdmin(t, sn1, 0, []string{"Created: Same"}, "topology", "create", "-name", "Same", "-pool", "MyPool", "-partitions", "100")
 	checkAdmin(t, sn1, 0, []string{"Topology Same matches the deployed topology (MyStoreLayout, sequence 1): no changes"}, "topology", "preview", "-name", "Same")
 	checkAdmin(t, sn1, 0, []string{"nothing to deploy"}, "plan", "deploy-topology", "-name", "Same", "-wait")
+	// A bad value is bad input whatever there is to deploy, checked first.
+	checkAdmin(t, sn1, 2, []string{`plan deploy-topology: -move-share wants an integer from 1 to 100, not "500"`}, "plan", "deploy-topology", "-name", "Same", "-move-share", "500", "-wait")
+	checkAdmin(t, sn1, 2, []string{`-move-share wants an integer from 1 to 100, not "0"`}, "plan", "deploy-topology", "-name", "Nowhere", "-move-share", "0")
 	checkAdmin(t, sn1, 0, []string{`"nothing_to_do": true`}, "-json", "plan", "deploy-topology", "-name", "MyStoreLayout", "-wait")
 	checkAdmin(t, sn1, 0, []string{"sequence=1"}, "show", "topology")
 
