@@ -130,7 +130,7 @@ func TestElasticCommands(t *testing.T) {
 		{"topology move-partition -name Grow -partition 10 -shard 3", codes.FailedPrecondition, []string{"cannot move a partition of Grow: partition 10 belongs to rg3 already"}},
 		{"topology move-partition -name Grow -partition 100 -shard 3", codes.InvalidArgument, []string{"topology Grow has 100 partitions, 0 to 99; there is no partition 100"}},
 		{"topology move-partition -name Grow -partition 1 -shard rg9", codes.InvalidArgument, []string{"topology Grow has no shard rg9; its shards are rg1, rg2, rg3, rg4"}},
-		{"topology move-partition -name Grow -partition 1 -shard x", codes.InvalidArgument, []string{`-shard: "x" is not a rg id`}},
+		{"topology move-partition -name Grow -partition 1 -shard x", codes.InvalidArgument, []string{`-shard: "x" is not a shard id`}},
 		{"topology validate -name Grow", codes.OK, []string{"0 violations, 1 warning.", "warning   rg3: rg3 owns 26 partitions and rg1 owns 24"}},
 		{"topology move-partition -name MyStoreLayout -partition 1 -shard rg2", codes.FailedPrecondition, []string{
 			"topology MyStoreLayout is the deployed topology and stays as it was deployed: change a copy (topology clone -current -name NEW, then move a partition of the copy)"}},

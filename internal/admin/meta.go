@@ -233,10 +233,13 @@ func parseID(s, prefix string) (uint64, error) {
 	t := strings.TrimPrefix(strings.ToLower(strings.TrimSpace(s)), prefix)
 	n, err := strconv.ParseUint(t, 10, 64)
 	if err != nil || n == 0 {
-		return 0, fmt.Errorf("%q is not a %s id; write %s1 or 1", s, prefix, prefix)
+		return 0, fmt.Errorf("%q is not a %s id; write %s1 or 1", s, idNouns[prefix], prefix)
 	}
 	return n, nil
 }
+
+// idNouns names what each id prefix of parseID identifies.
+var idNouns = map[string]string{"sn": "storage node", "zn": "zone", "rg": "shard", "rn": "replica"}
 
 // parseService parses a replication node name rgN-rnM.
 func parseService(s string) (shard, sn uint64, err error) {

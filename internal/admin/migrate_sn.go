@@ -29,6 +29,9 @@ import (
 // caught-up voter before it loses X. X must not answer as a member of the
 // store (stop it first): two nodes must never act as one id.
 func (s *Service) planMigrateSN(ctx context.Context, a map[string]string) (*cairnpb.AdminReply, error) {
+	if err := checkMigrateArgs(a["from"], a["to"]); err != nil {
+		return nil, err
+	}
 	m, err := s.loadConfigured(ctx)
 	if err != nil {
 		return nil, err
@@ -88,14 +91,29 @@ func (s *Service) planMigrateSN(ctx context.Context, a map[string]string) (*cair
 	return s.createPlan(ctx, "migrate-sn", a, tasks, map[string]string{"candidate": string(cb)})
 }
 
+// checkMigrateArgs refuses, whatever the store's state, -from and -to that
+// are not storage node ids or that name the same node: bad input.
+func checkMigrateArgs(from, to string) error {
+	f, err := parseID(from, "sn")
+	if err != nil {
+		return usageError("-from: %v", err)
+	}
+	t, err := parseID(to, "sn")
+	if err != nil {
+		return usageError("-to: %v", err)
+	}
+	if f == t {
+		return usageError("-from and -to name the same storage node, %s: -from is the node whose disk is gone, -to a newly deployed node (plan deploy-sn) that replaces it", snName(f))
+	}
+	return nil
+}
+
 // checkMigrateSN refuses a migration the store could not finish or that
 // would let two nodes act as one.
 func (s *Service) checkMigrateSN(ctx context.Context, m *Meta, from, to *SN) error {
 	switch {
 	case m.Deployed == nil:
 		return failed("no topology is deployed: there is nothing to migrate")
-	case from.ID == to.ID:
-		return failed("-from and -to are both %s", snName(from.ID))
 	case from.Zone != to.Zone:
 		return failed("%s is in zone zn%d and %s in zn%d: the replacement must be in the same zone (deploy it with plan deploy-sn -zn zn%d)",
 			snName(to.ID), to.Zone, snName(from.ID), from.Zone, from.Zone)

@@ -43,6 +43,9 @@ func TestAdminErrorsSayWhatToDo(t *testing.T) {
 	expect(0, "[sn2]", "pool", "join", "-name", "P", "-sn", "2")
 	expect(1, "replication factor 3 needs at least 3 storage nodes", "topology", "create", "-name", "T", "-pool", "P", "-partitions", "10")
 	expect(2, `topology create: -partitions wants an integer from 1 to 65536, not "99999999999"`, "topology", "create", "-name", "T", "-pool", "P", "-partitions", "99999999999")
+	// The same node twice is bad input, refused before the store's state
+	// (no topology deployed yet) is looked at.
+	expect(2, "-from and -to name the same storage node, sn1", "plan", "migrate-sn", "-from", "sn1", "-to", "1")
 	expect(2, "no topology candidate T", "plan", "deploy-topology", "-name", "T", "-wait")
 	// An unreachable helper, and a wrong store name from a client.
 	code, _, errOut := runCairn(t, "admin", "-port", dead, "ping")
