@@ -38,9 +38,13 @@ func (s *Service) showRejoinConfig(ctx context.Context, a map[string]string) (*c
 	if err != nil {
 		return nil, err
 	}
-	sn, err := s.snArg(m, a["sn"])
+	id, err := parseID(a["sn"], "sn")
 	if err != nil {
-		return nil, err
+		return nil, usageError("-sn: %v", err)
+	}
+	sn := m.sn(id)
+	if sn == nil {
+		return nil, notFound("store %s has no storage node %s: give the id the lost node had (show topology lists them)", m.Store, snName(id))
 	}
 	if sn.Gone {
 		return nil, failed("%s was marked gone by plan migrate-sn and its replicas moved off; it cannot rejoin: remove it with plan remove-sn -sn %s, and deploy the new root as a new node (cairn sn init, plan deploy-sn)",

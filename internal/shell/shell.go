@@ -127,6 +127,15 @@ func failure(err error) status {
 	return status{code: exitcode.Of(err), msg: admin.Message(err)}
 }
 
+// ExitCode is the exit code of an admin call that failed with err, as the
+// shell gives it: ExitUsage for a request the admin rejected as invalid,
+// ExitUnreachable when no node answered, there is no admin leader yet or
+// the call timed out, ExitFailed else. For callers outside the shell, such
+// as cairn sn start --rejoin-as.
+func ExitCode(err error) int {
+	return failure(err).code
+}
+
 // reachTimeout bounds the interactive shell's first ping (warnUnreachable).
 const reachTimeout = 2 * time.Second
 

@@ -47,6 +47,23 @@ func TestAdminErrorsSayWhatToDo(t *testing.T) {
 	// (no topology deployed yet) is looked at.
 	expect(2, "-from and -to name the same storage node, sn1", "plan", "migrate-sn", "-from", "sn1", "-to", "1")
 	expect(2, "no topology candidate T", "plan", "deploy-topology", "-name", "T", "-wait")
+	// sn start --rejoin-as: an id the store does not have is bad input (2),
+	// a helper that does not answer is unavailable (3).
+	for _, tc := range []struct {
+		code       int
+		id, helper string
+		want       string
+	}{
+		{2, "sn9", nodes[0].addr(), "cairn: --rejoin-as sn9: store kvstore has no storage node sn9: give the id the lost node had"},
+		{2, "snX", nodes[0].addr(), `cairn: --rejoin-as "snX": want the storage node id the lost node had, as sn3 or 3`},
+		{2, "sn2", "127.0.0.1", `cairn: --helper-hosts "127.0.0.1": want HOST:PORT`},
+		{3, "sn2", "127.0.0.1:" + dead, "cairn: --rejoin-as sn2: admin: no storage node answered: tried 127.0.0.1:" + dead},
+	} {
+		code, out, errOut := runCairn(t, "sn", "start", "--root", t.TempDir(), "--rejoin-as", tc.id, "--helper-hosts", tc.helper)
+		if code != tc.code || !strings.Contains(errOut, tc.want) {
+			t.Errorf("sn start --rejoin-as %s --helper-hosts %s: exit %d, want %d with %q\nstdout:\n%s\nstderr:\n%s", tc.id, tc.helper, code, tc.code, tc.want, out, errOut)
+		}
+	}
 	// An unreachable helper, and a wrong store name from a client.
 	code, _, errOut := runCairn(t, "admin", "-port", dead, "ping")
 	if code != 3 || !strings.Contains(errOut, "Is `cairn sn start` running there") {
