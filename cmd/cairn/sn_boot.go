@@ -153,9 +153,9 @@ needs --from naming the roots of nodes that held them; restore says which.`,
   cairn sn restore --root /var/cairn/sn3 --snapshot nightly --from /var/cairn/sn1`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			rc.Out = cmd.OutOrStdout()
+			rc.Out, rc.Logger = cmd.OutOrStdout(), stderrLogger(cmd)
 			var err error
-			if rc.FS, err = nodeFS(stderrLogger(cmd)); err != nil {
+			if rc.FS, err = nodeFS(rc.Logger); err != nil {
 				return err
 			}
 			// A node of cairn cluster has no config.json; a corrupt one
@@ -167,7 +167,12 @@ needs --from naming the roots of nodes that held them; restore says which.`,
 			case err == nil && len(ic.StorageDirs) > 0:
 				rc.DataDir = ic.StorageDirs[0]
 			}
-			return node.Restore(rc)
+			if err := node.Restore(rc); errors.Is(err, node.ErrRestoreInput) {
+				return usageErr("%v", err)
+			} else if err != nil {
+				return err
+			}
+			return nil
 		},
 	}
 	f := cmd.Flags()

@@ -7,6 +7,7 @@ import (
 	"hash"
 	"hash/crc32"
 	"io"
+	"log/slog"
 	"math"
 	"path/filepath"
 	"regexp"
@@ -62,6 +63,22 @@ var snapshotNameRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_.-]{0,63}$`)
 // corrupt (also files.ErrCorrupt). It is never retried; another copy
 // (restore --from) may be good.
 var ErrCorruptSnapshot = errors.New("node: corrupt snapshot file")
+
+// ErrRestoreInput is returned (wrapped) by Restore for input to fix: a
+// root that does not exist or is not a deployed node's, a malformed
+// snapshot name, or a snapshot of which no place given holds a shard.
+var ErrRestoreInput = errors.New("node: restore: bad input")
+
+// restoreInput is an error of Restore that wraps ErrRestoreInput, with
+// its own message.
+type restoreInput struct{ msg string }
+
+func (e *restoreInput) Error() string { return e.msg }
+func (e *restoreInput) Unwrap() error { return ErrRestoreInput }
+
+func inputErrorf(format string, args ...any) error {
+	return &restoreInput{msg: fmt.Sprintf(format, args...)}
+}
 
 // castagnoli is the CRC-32C table of snapshot checksums.
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -245,6 +262,9 @@ type RestoreConfig struct {
 	// FS is the file system the node's files and engine go through.
 	// Default files.Default.
 	FS files.FS
+	// Logger receives the engine's log lines (warnings about its files).
+	// Default slog.Default().
+	Logger *slog.Logger
 }
 
 // Restore replaces the data of every shard this node hosts with the
@@ -254,22 +274,33 @@ type RestoreConfig struct {
 // or corrupt file fails it before any shard is touched.
 func Restore(cfg RestoreConfig) error {
 	if !snapshotNameRE.MatchString(cfg.Name) {
-		return fmt.Errorf("snapshot: %q is not a snapshot name", cfg.Name)
+		return inputErrorf("restore: %q is not a snapshot name (snapshot list shows them)", cfg.Name)
 	}
 	cfg.FS = cfg.fs()
+	if fi, err := cfg.FS.Stat(cfg.Root); err != nil || !fi.IsDir() {
+		return inputErrorf("restore: the root %s does not exist or is not a directory: give the stopped node's directory", cfg.Root)
+	}
 	t, err := loadTopology(cfg.FS, filepath.Join(cfg.Root, topology.FileName))
-	if err != nil {
-		return fmt.Errorf("restore: %w (restore needs the node's topology: is %s a deployed node's root?)", err, cfg.Root)
+	switch {
+	case files.IsNotExist(err):
+		return inputErrorf("restore: %s has no %s: restore needs the node's topology; is %s a deployed node's root?", cfg.Root, topology.FileName, cfg.Root)
+	case err != nil:
+		return fmt.Errorf("restore: %w (restore needs the node's topology)", err)
 	}
 	m, ok, err := loadMembership(cfg.FS, cfg.Root)
-	if err != nil || !ok {
-		return fmt.Errorf("restore: %s has no %s: only nodes deployed by the admin can be restored (%v)", cfg.Root, membershipFile, err)
+	switch {
+	case err != nil:
+		return fmt.Errorf("restore: %w", err)
+	case !ok:
+		return inputErrorf("restore: %s has no %s: only nodes deployed by the admin can be restored", cfg.Root, membershipFile)
 	}
 	if cfg.DataDir == "" {
 		cfg.DataDir = filepath.Join(cfg.Root, "data")
 	}
 	sc := storage.DefaultConfig(cfg.DataDir)
 	sc.FS = cfg.FS
+	sc.Logger = cfg.Logger
+	sc.RowCacheBytes = 0 // restore reads no records: no row cache
 	e, err := storage.Open(sc)
 	if err != nil {
 		return fmt.Errorf("restore: opening %s: %w (is the node still running? stop it first)", cfg.DataDir, err)
@@ -405,7 +436,7 @@ func findShardBackup(cfg RestoreConfig, t *topology.Topology, shard topology.Sha
 	if len(bad) > 0 {
 		return foundBackup{}, fmt.Errorf("restore: shard %d: no good copy of snapshot %s: %w; pass a place holding a good copy with --from", shard, cfg.Name, bad)
 	}
-	return foundBackup{}, fmt.Errorf("restore: snapshot %s has no file for shard %d in %v; this node was not reached when it was taken (snapshot list names such nodes): pass the root of a node that holds it with --from", cfg.Name, shard, dirs)
+	return foundBackup{}, inputErrorf("restore: snapshot %s has no file for shard %d in %v; this node was not reached when it was taken (snapshot list names such nodes): pass the root of a node that holds it with --from", cfg.Name, shard, dirs)
 }
 
 // errList is several errors, shown on one line.

@@ -155,3 +155,25 @@ func TestWriteShardFilesRefusesBadData(t *testing.T) {
 		t.Errorf("temporary files left behind: %v", tmps)
 	}
 }
+
+// TestRestoreInput: a missing root, a root that is no deployed node's and
+// a malformed snapshot name are input to fix (ErrRestoreInput), each
+// saying which, before any engine is opened.
+func TestRestoreInput(t *testing.T) {
+	empty := t.TempDir()
+	for _, tc := range []struct {
+		root, name, want string
+	}{
+		{filepath.Join(empty, "nonexistent"), "s1", "the root " + filepath.Join(empty, "nonexistent") + " does not exist"},
+		{empty, "s1", empty + " has no topology.json: restore needs the node's topology"},
+		{empty, "no such", `"no such" is not a snapshot name`},
+	} {
+		err := Restore(RestoreConfig{Root: tc.root, Name: tc.name, Out: io.Discard})
+		if !errors.Is(err, ErrRestoreInput) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("restore --root %s --snapshot %q: %v, want ErrRestoreInput with %q", tc.root, tc.name, err, tc.want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(empty, "data")); !os.IsNotExist(err) {
+		t.Errorf("a refused restore made %s/data (%v)", empty, err)
+	}
+}

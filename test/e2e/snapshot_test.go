@@ -98,7 +98,10 @@ func TestSnapshotRestore(t *testing.T) {
 	}
 	t.Run("a corrupt copy is refused", func(t *testing.T) { restoreCorruptCopy(t, nodes) })
 	for i, sn := range nodes {
-		out := mustCairn(t, "sn", "restore", "--root", sn.root, "--snapshot", "s1")
+		code, out, errOut := runCairn(t, "sn", "restore", "--root", sn.root, "--snapshot", "s1")
+		if code != 0 || errOut != "" { // nothing on stderr: no engine log line such as "row cache at close"
+			t.Fatalf("restore on sn%d: exit %d, want 0 and nothing on stderr:\nstdout:\n%s\nstderr:\n%s", i+1, code, out, errOut)
+		}
 		own := "from " + filepath.Join(sn.root, "snapshots", "s1") + " "
 		if strings.Count(out, "restored rg") != 2 || strings.Count(out, own) != 2 {
 			t.Fatalf("restore on sn%d without --from: want rg1 and rg2 restored from its own copies (%s):\n%s", i+1, own, out)
