@@ -31,6 +31,15 @@ func TestExitCodes(t *testing.T) {
 	if err := os.WriteFile(bigFile, make([]byte, 4<<20+1), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	scripts := t.TempDir()
+	longLine := filepath.Join(scripts, "long.kvs")
+	if err := os.WriteFile(longLine, []byte("# over 1 MiB\nshow topology "+strings.Repeat("x", 1<<20)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	selfLoad := filepath.Join(scripts, "self.kvs")
+	if err := os.WriteFile(selfLoad, []byte("# loads itself\n\nload -file self.kvs\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	snRoot := t.TempDir()
 	mustCairn(t, "sn", "init", "--root", snRoot, "--port", "5000", "--capacity", "2")
 	bench := func(hosts string, props ...string) []string {
@@ -71,6 +80,13 @@ func TestExitCodes(t *testing.T) {
 		{"bench missing phase", []string{"bench"}, 2, "cairn bench: missing phase", ""},
 		{"bench report missing file", []string{"bench", "report", filepath.Join(t.TempDir(), "missing.json")}, 2, "missing.json", ""},
 		{"admin missing script", []string{"admin", "-script", "/nonexistent/setup.kvs"}, 2, "cairn admin: -script: ", ""},
+		{"admin script is a directory", []string{"admin", "-script", scripts}, 2, "cairn admin: -script: " + scripts + " is a directory; give a script file", ""},
+		{"admin script line over 1 MiB", []string{"admin", "-port", deadPort, "-script", longLine}, 2,
+			"Error: " + longLine + ":2: the line is longer than 1048576 bytes (1 MiB)", ""},
+		{"admin script loads itself", []string{"admin", "-port", deadPort, "-script", selfLoad}, 2,
+			"Error: " + selfLoad + ":3: load: " + selfLoad + " is running already", selfLoad + ":3: " + selfLoad + ":3:"},
+		{"admin host with a port", []string{"admin", "-host", "127.0.0.1:" + deadPort, "ping"}, 2,
+			"cairn admin: option -host wants a host without a port, not \"127.0.0.1:" + deadPort + "\": give the port with -port", ""},
 		{"admin unknown command", []string{"admin", "-port", strconv.Itoa(sns[0].port), "frobnicate"}, 2, `unknown command "frobnicate"`, ""},
 		{"lite without root", []string{"lite"}, 2, `"root" not set`, ""},
 		{"lite bad partitions", []string{"lite", "--root", t.TempDir(), "--partitions", "0"}, 2, "partitions: 0", ""},
@@ -78,6 +94,10 @@ func TestExitCodes(t *testing.T) {
 		{"lite root in use", []string{"lite", "--root", l.root, "--port", "0"}, 1, "locked by another process", ""},
 		{"sn bad log level", []string{"sn", "--root", t.TempDir(), "--log-level", "loud"}, 2, "--log-level", ""},
 		{"sn start without init", []string{"sn", "start", "--root", t.TempDir()}, 2, "run cairn sn init", ""},
+		{"sn restore missing root", []string{"sn", "restore", "--root", "/nonexistent/sn1", "--snapshot", "s1"}, 2,
+			"cairn: restore: the root /nonexistent/sn1 does not exist or is not a directory: give the stopped node's directory", ""},
+		{"sn restore not a node's root", []string{"sn", "restore", "--root", t.TempDir(), "--snapshot", "s1"}, 2, "has no topology.json: restore needs the node's topology", ""},
+		{"sn restore bad snapshot name", []string{"sn", "restore", "--root", snRoot, "--snapshot", "no such"}, 2, `"no such" is not a snapshot name`, ""},
 
 		{"kv dead host", []string{"kv", "--hosts", dead, "get", "/e/-/k"}, 3, "check --hosts", ""},
 		{"bench dead host", bench(dead), 3, "check -p cairn.hosts", ""},
