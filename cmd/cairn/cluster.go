@@ -64,8 +64,9 @@ not running and keeps the layout; layout flags given then must agree with it.
 --node starts just one node. It waits for each node's ready line and then for
 every shard to have a leader, and prints how to reach the store.
 
-Flags for every 'cairn sn' pass through with --sn-flag (repeatable); they are
-remembered in cluster.json for later restarts.
+Flags for every 'cairn sn' pass through with --sn-flag (repeatable). They are
+checked as 'cairn sn' would before anything is written, and remembered in
+cluster.json for later restarts once a node started with them is ready.
 
 The nodes share this machine, so each runs with GOMAXPROCS set to its share
 of the cores (the cores divided by the nodes, at least 1), unless GOMAXPROCS
@@ -80,7 +81,7 @@ threads against the other nodes' for nothing.`,
 			if err != nil {
 				return fmt.Errorf("cluster: find the cairn binary to run the nodes with: %w", err)
 			}
-			o.Binary, o.Node, o.Out = exe, topology.NodeID(node), cmd.OutOrStdout()
+			o.Binary, o.Node, o.Out, o.CheckSNFlags = exe, topology.NodeID(node), cmd.OutOrStdout(), checkSNFlags
 			o.Given = map[string]bool{}
 			for _, name := range []string{cluster.FlagStore, cluster.FlagNodes, cluster.FlagRF, cluster.FlagShards,
 				cluster.FlagPartitions, cluster.FlagHost, cluster.FlagBasePort, cluster.FlagSecure} {

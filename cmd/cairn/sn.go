@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os/signal"
 	"path/filepath"
 	"strconv"
@@ -56,15 +57,44 @@ cluster command starts these nodes itself.`,
 			return runSN(cmd.Context(), cfg)
 		},
 	}
+	addSNFlags(cmd, &cfg, &logLevel, &peers)
+	_ = cmd.MarkFlagRequired("root")
+	cmd.AddCommand(newSNInitCmd(), newSNStartCmd(), newSNRestoreCmd())
+	return cmd
+}
+
+// addSNFlags adds the flags of the bare cairn sn, a node of cairn cluster.
+func addSNFlags(cmd *cobra.Command, cfg *node.SNConfig, logLevel *string, peers *[]string) {
 	f := cmd.Flags()
 	f.StringVar(&cfg.Root, "root", "", "the node's directory, holding topology.json (required)")
 	f.StringVar(&cfg.Host, "host", cfg.Host, "address to listen on (as listed in the topology)")
 	f.IntVar(&cfg.Port, "port", cfg.Port, "port to listen on (as listed in the topology)")
-	addSNTuningFlags(cmd, &cfg, &logLevel)
-	f.StringArrayVar(&peers, "peer", nil, "reach peer node ID at ADDR instead of its topology address: --peer ID=HOST:PORT (repeatable; for fault-injection proxies)")
-	_ = cmd.MarkFlagRequired("root")
-	cmd.AddCommand(newSNInitCmd(), newSNStartCmd(), newSNRestoreCmd())
-	return cmd
+	addSNTuningFlags(cmd, cfg, logLevel)
+	f.StringArrayVar(peers, "peer", nil, "reach peer node ID at ADDR instead of its topology address: --peer ID=HOST:PORT (repeatable; for fault-injection proxies)")
+}
+
+// checkSNFlags checks flags for the bare cairn sn (cairn cluster start
+// --sn-flag) as the node would, without a node: each must be one of its
+// flags with a value it takes (addSNFlags, --log-level, --peer, and
+// node.SNConfig.ValidateTuning).
+func checkSNFlags(flags []string) error {
+	cfg := node.DefaultSNConfig("")
+	var logLevel string
+	var peers []string
+	cmd := &cobra.Command{Use: "sn"}
+	addSNFlags(cmd, &cfg, &logLevel, &peers)
+	f := cmd.Flags()
+	f.SetOutput(io.Discard)
+	if err := f.Parse(flags); err != nil {
+		return err
+	}
+	if _, err := newLogger(logLevel); err != nil {
+		return err
+	}
+	if _, err := parsePeers(peers); err != nil {
+		return err
+	}
+	return cfg.ValidateTuning()
 }
 
 // addSNTuningFlags adds the flags shared by cairn sn and cairn sn start:

@@ -3,10 +3,12 @@ package cluster
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"io/fs"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -217,5 +219,57 @@ func TestStartRefusesBadArguments(t *testing.T) {
 	}
 	if _, err := os.Stat(Path(dir)); err == nil {
 		t.Error("a refused start wrote cluster.json")
+	}
+}
+
+// TestStartRecordsSNFlagsOnlyOnceANodeRuns: flags that CheckSNFlags
+// refuses are ErrInvalid and write nothing; flags no node becomes ready
+// with (here /bin/false, which exits at once) are not recorded, so a later
+// start without --sn-flag runs with the flags the cluster had.
+func TestStartRecordsSNFlagsOnlyOnceANodeRuns(t *testing.T) {
+	ctx := context.Background()
+	spec := DefaultSpec()
+	spec.Nodes, spec.RF, spec.Shards = 1, 1, 1
+	dir := t.TempDir()
+	refuse := func(flags []string) error { return errors.New("unknown flag: --colour") }
+	err := Start(ctx, StartOptions{Root: dir, Spec: spec, Binary: "/bin/false", SNFlags: []string{"--colour=red"}, CheckSNFlags: refuse})
+	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "cluster: --sn-flag: unknown flag: --colour") {
+		t.Errorf("refused flag: %v, want ErrInvalid naming it", err)
+	}
+	if _, err := os.Stat(Path(dir)); err == nil {
+		t.Error("a start with a refused --sn-flag wrote cluster.json")
+	}
+
+	err = Start(ctx, StartOptions{Root: dir, Spec: spec, Binary: "/bin/false", SNFlags: []string{"--raft-tick=50ms"}, Wait: 5 * time.Second})
+	if err == nil || !strings.Contains(err.Error(), "exited") {
+		t.Fatalf("start with a node that exits: %v", err)
+	}
+	f, err := Load(dir)
+	if err != nil || len(f.SNFlags) != 0 {
+		t.Fatalf("new cluster whose node never ran: flags %q (%v), want none recorded", f.SNFlags, err)
+	}
+
+	f.SNFlags = []string{"--raft-tick=50ms", "--secure"}
+	if err := f.Save(dir); err != nil {
+		t.Fatal(err)
+	}
+	err = Start(ctx, StartOptions{Root: dir, Spec: spec, Binary: "/bin/false", SNFlags: []string{"--raft-tick=1ms"}, Wait: 5 * time.Second})
+	if err == nil || !strings.Contains(err.Error(), "keeps the nodes' flags it had (--raft-tick=50ms --secure)") {
+		t.Errorf("new flags no node ran with: %v, want the kept flags named", err)
+	}
+	if f, err := Load(dir); err != nil || !slices.Equal(f.SNFlags, []string{"--raft-tick=50ms", "--secure"}) {
+		t.Errorf("flags after a failed start with new ones: %q (%v), want the old ones", f.SNFlags, err)
+	}
+}
+
+func TestWithSecure(t *testing.T) {
+	for _, tc := range []struct{ given, old, want []string }{
+		{[]string{"--raft-tick=50ms"}, []string{"--secure"}, []string{"--raft-tick=50ms", "--secure"}},
+		{[]string{"--secure", "--raft-tick=50ms"}, []string{"--secure"}, []string{"--secure", "--raft-tick=50ms"}},
+		{[]string{"--raft-tick=50ms"}, []string{"--raft-tick=10ms"}, []string{"--raft-tick=50ms"}},
+	} {
+		if got := withSecure(tc.given, tc.old); !slices.Equal(got, tc.want) {
+			t.Errorf("withSecure(%q, %q) = %q, want %q", tc.given, tc.old, got, tc.want)
+		}
 	}
 }

@@ -31,7 +31,13 @@ type StartOptions struct {
 	Node topology.NodeID
 	// SNFlags are passed to every `cairn sn` (e.g. "--raft-tick=50ms").
 	// When empty, an existing cluster keeps the flags it was started with.
+	// New flags are recorded in the cluster's file only once a node
+	// started with them is ready (or when every node runs already), so
+	// flags no node can start with never stick.
 	SNFlags []string
+	// CheckSNFlags, when set, checks SNFlags as `cairn sn` would parse
+	// them, before anything is written; an error is ErrInvalid.
+	CheckSNFlags func([]string) error
 	// Binary is the cairn executable that runs each node. Required.
 	Binary string
 	// Wait bounds the wait for the nodes' ready lines and then for every
@@ -69,6 +75,11 @@ func Start(ctx context.Context, o StartOptions) (err error) {
 	if err := checkSNFlags(o.SNFlags); err != nil {
 		return err
 	}
+	if o.CheckSNFlags != nil && len(o.SNFlags) > 0 {
+		if err := o.CheckSNFlags(o.SNFlags); err != nil {
+			return explain(ErrInvalid, "--sn-flag: %v (see 'cairn sn --help' for the flags a node takes)", err)
+		}
+	}
 	dir, err := filepath.Abs(o.Root)
 	if err != nil {
 		return err
@@ -97,16 +108,15 @@ func Start(ctx context.Context, o StartOptions) (err error) {
 	}
 	defer unlock()
 	if f == nil {
-		if f, err = create(dir, o.Spec, o.SNFlags); err != nil {
+		if f, err = create(dir, o.Spec); err != nil {
 			return err
 		}
 		fmt.Fprintf(o.Out, "created store %q in %s: %d nodes, %d shards, rf %d, %d partitions\n",
 			f.Store, dir, len(f.Nodes), f.Shards, f.RF, f.Partitions)
-	} else if len(o.SNFlags) > 0 && !slices.Equal(f.SNFlags, o.SNFlags) {
-		f.SNFlags = o.SNFlags
-		if err := f.Save(dir); err != nil {
-			return err
-		}
+	}
+	flags := f.SNFlags // the nodes' flags; recorded in f once a node runs with them
+	if len(o.SNFlags) > 0 {
+		flags = withSecure(o.SNFlags, f.SNFlags)
 	}
 	targets, err := pick(f, o.Node, dir)
 	if err != nil {
@@ -126,7 +136,7 @@ func Start(ctx context.Context, o StartOptions) (err error) {
 		case ProcOther:
 			fmt.Fprintf(o.Out, "node %d: its recorded pid %d now belongs to another program; leaving that alone\n", n.ID, n.PID)
 		}
-		l, err := launch(o.Binary, n, f.Host, f.SNFlags, nodeProcs(len(f.Nodes)))
+		l, err := launch(o.Binary, n, f.Host, flags, nodeProcs(len(f.Nodes)))
 		if err != nil {
 			return err
 		}
@@ -137,8 +147,22 @@ func Start(ctx context.Context, o StartOptions) (err error) {
 		fmt.Fprintf(o.Out, "node %d: starting at %s (pid %d, log %s)\n", n.ID, n.Addr, l.pid, l.logPath)
 		started = append(started, l)
 	}
-	if err := waitReady(o.Out, f, started, deadline); err != nil {
-		return fmt.Errorf("%w\nnodes that started keep running; 'cairn cluster status --root %s' shows them, 'cairn cluster stop --root %s' stops them", err, dir, dir)
+	ready, err := waitReady(o.Out, f, started, deadline)
+	if ready > 0 || len(started) == 0 {
+		if err := recordFlags(f, dir, flags); err != nil {
+			return err
+		}
+	}
+	if err != nil {
+		kept := ""
+		if !slices.Equal(f.SNFlags, flags) {
+			had := "none"
+			if len(f.SNFlags) > 0 {
+				had = strings.Join(f.SNFlags, " ")
+			}
+			kept = fmt.Sprintf("\nno node became ready with the --sn-flag values given, so %s keeps the nodes' flags it had (%s)", FileName, had)
+		}
+		return fmt.Errorf("%w%s\nnodes that started keep running; 'cairn cluster status --root %s' shows them, 'cairn cluster stop --root %s' stops them", err, kept, dir, dir)
 	}
 	topo, err := loadTopology(f)
 	if err != nil {
@@ -152,6 +176,24 @@ func Start(ctx context.Context, o StartOptions) (err error) {
 	return nil
 }
 
+// withSecure returns the flags given to a cluster whose recorded flags are
+// old: given, plus --secure if old has it (a secure cluster stays secure).
+func withSecure(given, old []string) []string {
+	if slices.Contains(old, "--secure") && !slices.Contains(given, "--secure") {
+		return append(slices.Clip(given), "--secure")
+	}
+	return given
+}
+
+// recordFlags saves flags as f's nodes' flags, if they changed.
+func recordFlags(f *File, dir string, flags []string) error {
+	if slices.Equal(f.SNFlags, flags) {
+		return nil
+	}
+	f.SNFlags = slices.Clone(flags)
+	return f.Save(dir)
+}
+
 func nodeIndex(f *File, id topology.NodeID) int {
 	for i, n := range f.Nodes {
 		if n.ID == id {
@@ -162,8 +204,10 @@ func nodeIndex(f *File, id topology.NodeID) int {
 }
 
 // create lays out a new cluster in dir, which must be empty (but for the
-// lock), and writes every node's topology.json and then cluster.json.
-func create(dir string, s Spec, snFlags []string) (*File, error) {
+// lock), and writes every node's topology.json and then cluster.json. Its
+// nodes' flags are only those the layout needs (--secure); Start records
+// the --sn-flag values once a node runs with them.
+func create(dir string, s Spec) (*File, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: %w", err)
@@ -177,8 +221,7 @@ func create(dir string, s Spec, snFlags []string) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &File{Format: Format, Store: s.Store, Partitions: s.Partitions, Shards: s.Shards, RF: s.RF, Host: s.Host,
-		SNFlags: append([]string{}, snFlags...)}
+	f := &File{Format: Format, Store: s.Store, Partitions: s.Partitions, Shards: s.Shards, RF: s.RF, Host: s.Host, SNFlags: []string{}}
 	var tnodes []topology.Node
 	for i, port := range ports {
 		n := Node{ID: topology.NodeID(i + 1), Addr: net.JoinHostPort(s.Host, strconv.Itoa(port)), Root: filepath.Join(dir, "n"+strconv.Itoa(i+1))}
@@ -234,11 +277,13 @@ func pickPorts(s Spec) ([]int, error) {
 }
 
 // waitReady waits for every started node's ready line, each in its own log
-// after its start marker, until the deadline.
-func waitReady(out io.Writer, f *File, started []*launched, deadline time.Time) error {
+// after its start marker, until the deadline, and returns how many were
+// ready.
+func waitReady(out io.Writer, f *File, started []*launched, deadline time.Time) (int, error) {
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	errs := make([]error, len(started))
+	ready := 0
 	for i, l := range started {
 		wg.Go(func() {
 			addr, err := waitReadyLine(f, l, deadline)
@@ -248,11 +293,12 @@ func waitReady(out io.Writer, f *File, started []*launched, deadline time.Time) 
 				errs[i] = err
 				return
 			}
+			ready++
 			fmt.Fprintf(out, "node %d: ready at %s (%.2fs)\n", l.node.ID, addr, time.Since(l.started).Seconds())
 		})
 	}
 	wg.Wait()
-	return errors.Join(errs...)
+	return ready, errors.Join(errs...)
 }
 
 func waitReadyLine(f *File, l *launched, deadline time.Time) (string, error) {
@@ -287,7 +333,7 @@ func waitReadyLine(f *File, l *launched, deadline time.Time) (string, error) {
 func exitedEarly(l *launched) error {
 	end := tail(l.logPath, l.logOffset, 15)
 	hint := ""
-	if strings.Contains(end, "address already in use") {
+	if strings.Contains(end, fmt.Sprintf(":%d: bind: address already in use", l.node.Port())) {
 		hint = fmt.Sprintf("\nport %d is taken by another process; free it (e.g. find it with 'ss -ltnp | grep :%d') and start again", l.node.Port(), l.node.Port())
 	}
 	return fmt.Errorf("node %d exited (%v) before it was ready. Its log %s ends:\n%s%s", l.node.ID, l.state, l.logPath, end, hint)

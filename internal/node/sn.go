@@ -111,6 +111,21 @@ func (c SNConfig) Validate() error {
 		return errors.New("root: required (the node's directory, holding topology.json)")
 	case c.Port < 0 || c.Port > 65535:
 		return fmt.Errorf("port: %d is not a TCP port", c.Port)
+	}
+	if err := c.ValidateTuning(); err != nil {
+		return err
+	}
+	if err := checkDowngrade(c.Root, c.Secure); err != nil {
+		return err
+	}
+	return checkExposure(c.Host, c.Secure, c.Insecure, "start it with --secure (cairn security init, docs/design/20261127_security.md)")
+}
+
+// ValidateTuning is the part of Validate that needs no root, host or port:
+// the tuning values (Raft, caches, workers, scrub, limits), naming the
+// flag. cairn cluster checks the flags it passes every node with it.
+func (c SNConfig) ValidateTuning() error {
+	switch {
 	case c.TickInterval < time.Millisecond:
 		return fmt.Errorf("raft-tick: %v is below 1ms", c.TickInterval)
 	case c.LogKeep < 1:
@@ -125,12 +140,6 @@ func (c SNConfig) Validate() error {
 		return fmt.Errorf("stream-workers: %d is not between 0 and %d", c.StreamWorkers, maxStreamWorkers)
 	}
 	if err := c.Scrub.validate(); err != nil {
-		return err
-	}
-	if err := checkDowngrade(c.Root, c.Secure); err != nil {
-		return err
-	}
-	if err := checkExposure(c.Host, c.Secure, c.Insecure, "start it with --secure (cairn security init, docs/design/20261127_security.md)"); err != nil {
 		return err
 	}
 	return c.Limits.Validate()

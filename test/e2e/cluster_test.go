@@ -133,7 +133,8 @@ func waitStatus(t *testing.T, dir string, d time.Duration, what string, ok func(
 
 // clusterFile reads the pids and addresses recorded in DIR/cluster.json.
 type clusterFile struct {
-	Nodes []struct {
+	SNFlags []string `json:"sn_flags"`
+	Nodes   []struct {
 		ID   uint64 `json:"id"`
 		Addr string `json:"addr"`
 		Root string `json:"root"`

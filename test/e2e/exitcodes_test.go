@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -193,4 +194,56 @@ func TestBenchGivesUpOnADeadStore(t *testing.T) {
 	if !strings.Contains(b.stdout.String(), "[OVERALL], Throughput(ops/sec)") {
 		t.Errorf("no summary of the operations done before the kill:\n%s", b.stdout.String())
 	}
+}
+
+// TestClusterSNFlagsNotSavedUntilANodeRuns: a --sn-flag that cairn sn
+// would refuse is a usage error (2) that writes nothing; one a node cannot
+// start with (a taken --pprof port) fails the start (1) without being
+// recorded, so the next start without it works; a good one is recorded.
+func TestClusterSNFlagsNotSavedUntilANodeRuns(t *testing.T) {
+	dir := t.TempDir()
+	seenPIDs := map[int]string{}
+	t.Cleanup(func() { cleanupCluster(t, dir, seenPIDs) })
+	layout := []string{"cluster", "start", "--root", dir, "--nodes", "1", "--rf", "1", "--shards", "1", "--partitions", "10"}
+	for _, tc := range []struct{ flag, want string }{
+		{"--raft-tick=abc", `cairn: cluster: --sn-flag: invalid argument "abc" for "--raft-tick" flag`},
+		{"--raft-tick=0s", "cairn: cluster: --sn-flag: raft-tick: 0s is below 1ms"},
+		{"--colour=red", "cairn: cluster: --sn-flag: unknown flag: --colour"},
+	} {
+		code, out, errOut := runCairn(t, append(layout, "--sn-flag="+tc.flag)...)
+		if code != 2 || !strings.Contains(errOut, tc.want) {
+			t.Errorf("cluster start --sn-flag=%s: exit %d, want 2 with %q\nstdout:\n%s\nstderr:\n%s", tc.flag, code, tc.want, out, errOut)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "cluster.json")); err == nil {
+			t.Fatalf("cluster start --sn-flag=%s wrote cluster.json", tc.flag)
+		}
+	}
+
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	code, out, errOut := runCairn(t, append(layout, "--sn-flag=--pprof="+busy.Addr().String())...)
+	for _, n := range readClusterFile(t, dir).Nodes {
+		seenPIDs[n.PID] = n.Root
+	}
+	if code != 1 || !strings.Contains(errOut, "exited") || !strings.Contains(errOut, "so cluster.json keeps the nodes' flags it had (none)") ||
+		strings.Contains(errOut, "is taken by another process") { // the node's own port is free
+		t.Fatalf("cluster start with a taken --pprof port: exit %d, want 1 (the node exited, its flags not kept)\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	if f := readClusterFile(t, dir); len(f.SNFlags) != 0 {
+		t.Errorf("cluster.json records %q, flags no node ran with", f.SNFlags)
+	}
+	mustCairn(t, "cluster", "start", "--root", dir)
+	mustCairn(t, "cluster", "stop", "--root", dir)
+	mustCairn(t, "cluster", "start", "--root", dir, "--sn-flag=--raft-tick=50ms")
+	f := readClusterFile(t, dir)
+	for _, n := range f.Nodes {
+		seenPIDs[n.PID] = n.Root
+	}
+	if !slices.Equal(f.SNFlags, []string{"--raft-tick=50ms"}) {
+		t.Errorf("cluster.json records %q after a start with --sn-flag=--raft-tick=50ms", f.SNFlags)
+	}
+	mustCairn(t, "cluster", "stop", "--root", dir)
 }
