@@ -60,8 +60,7 @@ func (s *Service) planElastic(ctx context.Context, m *Meta, c *Candidate, a map[
 			map[string]string{"to": strconv.FormatUint(uint64(ch.Split), 10)}))
 	}
 	if len(ch.NewShards) > 0 || len(ch.NewNodes) > 0 {
-		tasks = append(tasks, newTask("publish-topology", "create the new shards "+shardNames(ch.NewShards)+" (empty) and publish the topology",
-			map[string]string{"step": "shards"}))
+		tasks = append(tasks, newTask("publish-topology", newShardsText(ch), map[string]string{"step": "shards"}))
 	}
 	tasks = append(tasks, replicaTasks(ch.Replicas)...)
 	for _, round := range moveRounds(ch.Moves) {
@@ -75,6 +74,16 @@ func (s *Service) planElastic(ctx context.Context, m *Meta, c *Candidate, a map[
 	}
 	tasks = append(tasks, newTask("publish-topology", "record topology "+c.Name+" as deployed", map[string]string{"step": "final"}))
 	return s.createPlan(ctx, "deploy-topology", a, tasks, map[string]string{"candidate": string(cb)})
+}
+
+// newShardsText describes the publish-topology shards task: the new
+// shards it creates or, when there are none, the new storage nodes it adds.
+func newShardsText(ch topology.Changes) string {
+	if n := len(ch.NewShards); n > 0 {
+		return "create " + plural(n, "the new shard ", "the new shards ") + shardNames(ch.NewShards) + " (empty) and publish the topology"
+	}
+	return "add " + plural(len(ch.NewNodes), "the new storage node ", "the new storage nodes ") + nodeIDs(ch.NewNodes) +
+		" to the topology, hosting nothing yet, and publish it"
 }
 
 // planCandidate returns the topology an elastic plan deploys.

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cairndb/cairn/internal/topology"
 )
 
 // TestMovesLine: show plan sums up a deploy's moves: done/total, bytes,
@@ -59,5 +61,24 @@ func TestPauseAfterRound(t *testing.T) {
 	first.Args["move_share"] = "1"
 	if err := pauseAfterRound(ctx, p, first, time.Hour); err == nil {
 		t.Error("a cancelled plan's pause did not end with its context")
+	}
+}
+
+// TestNewShardsText: the publish-topology shards task names the new shards,
+// or the new nodes when there are no new shards (never "no shards").
+func TestNewShardsText(t *testing.T) {
+	for _, tc := range []struct {
+		ch   topology.Changes
+		want string
+	}{
+		{topology.Changes{NewShards: []topology.Shard{{ID: 3}, {ID: 4}}, NewNodes: []topology.NodeID{4}},
+			"create the new shards rg3, rg4 (empty) and publish the topology"},
+		{topology.Changes{NewShards: []topology.Shard{{ID: 3}}}, "create the new shard rg3 (empty) and publish the topology"},
+		{topology.Changes{NewNodes: []topology.NodeID{4, 5}}, "add the new storage nodes sn4, sn5 to the topology, hosting nothing yet, and publish it"},
+		{topology.Changes{NewNodes: []topology.NodeID{4}}, "add the new storage node sn4 to the topology, hosting nothing yet, and publish it"},
+	} {
+		if got := newShardsText(tc.ch); got != tc.want {
+			t.Errorf("newShardsText(%+v) = %q, want %q", tc.ch, got, tc.want)
+		}
 	}
 }

@@ -236,8 +236,11 @@ func (s *Service) planDeployTopology(ctx context.Context, a map[string]string) (
 	}
 	var tasks []*Task
 	for _, n := range t.Nodes {
-		tasks = append(tasks, newTask("install-topology", fmt.Sprintf("create the replicas of %s on %s", shardNames(t.ShardsOn(n.ID)), topology.NodeName(n.ID)),
-			map[string]string{"sn": strconv.FormatUint(uint64(n.ID), 10)}))
+		text := fmt.Sprintf("create the replicas of %s on %s", shardNames(t.ShardsOn(n.ID)), topology.NodeName(n.ID))
+		if len(t.ShardsOn(n.ID)) == 0 {
+			text = "give " + topology.NodeName(n.ID) + " the topology (it hosts no replica)"
+		}
+		tasks = append(tasks, newTask("install-topology", text, map[string]string{"sn": strconv.FormatUint(uint64(n.ID), 10)}))
 	}
 	tasks = append(tasks,
 		newTask("await-leaders", fmt.Sprintf("wait for all %d shards to elect a leader", len(t.Shards)), nil),
