@@ -114,10 +114,10 @@ func TestElasticCommands(t *testing.T) {
 		{"topology redistribute -name Grow -pool MyPool", codes.OK, []string{"Redistributed Grow: 3 new storage nodes (sn4, sn5, sn6); 2 new shards (rg3, rg4); 50 partitions move"}},
 		{"topology preview -name Grow", codes.OK, []string{
 			"Topology transformation from the deployed topology (MyStoreLayout, sequence 1) to Grow:\n" +
-				"  3 new storage nodes (sn4, sn5, sn6); 2 new shards (rg3, rg4); 50 partitions move; 309 KB to copy, plus 25 partitions of unknown size (no storage node of rg2 answered)\n" +
+				"  3 new storage nodes (sn4, sn5, sn6); 2 new shards (rg3, rg4); 50 partitions move; 309 KB on disk to copy (not counting writes still in memory), plus 25 partitions of unknown size (no storage node of rg2 answered)\n" +
 				"  add storage node sn4 at 127.0.0.1:",
 			"  create shard rg3 with replicas on sn4, sn5, sn6",
-			"  move 25 partitions from rg1 to rg3\n  move 25 partitions from rg2 to rg4\nPartition moves:\n  partition 25: rg1 -> rg3, 13 KB\n",
+			"  move 25 partitions from rg1 to rg3\n  move 25 partitions from rg2 to rg4\nPartition moves (sizes on disk, not counting writes still in memory):\n  partition 25: rg1 -> rg3, 13 KB\n",
 			"  partition 49: rg1 -> rg3, 13 KB\n  partition 75: rg2 -> rg4, size unknown\n",
 			"  partition 99: rg2 -> rg4, size unknown"}},
 		{"plan deploy-topology -name Grow -noexecute", codes.OK, []string{"Created plan"}},
@@ -153,7 +153,7 @@ func TestElasticCommands(t *testing.T) {
 		{"topology split-partitions -name Split -factor 1", codes.InvalidArgument, []string{"-factor 1; each partition splits into at least 2 parts"}},
 		{"topology split-partitions -name Split -factor 2 -partitions 400", codes.InvalidArgument, []string{"give -factor or -partitions, not both"}},
 		{"topology redistribute -name Split -pool MyPool", codes.OK, []string{"Redistributed Split: 3 new storage nodes (sn4, sn5, sn6); 2 new shards (rg3, rg4); 100 partitions move"}},
-		{"topology preview -name Split", codes.OK, []string{"partitions split into 200; 3 new storage nodes", "100 partitions move; 618 KB to copy, plus 50 partitions of unknown size", "partition 50: rg1 -> rg3, 13 KB", "partition 150: rg2 -> rg4, size unknown"}},
+		{"topology preview -name Split", codes.OK, []string{"partitions split into 200; 3 new storage nodes", "100 partitions move; 618 KB on disk to copy (not counting writes still in memory), plus 50 partitions of unknown size", "partition 50: rg1 -> rg3, 13 KB", "partition 150: rg2 -> rg4, size unknown"}},
 
 		{"topology clone -current -name RF", codes.OK, nil},
 		{"topology change-repfactor -name RF -pool MyPool -zn zn1 -rf 4", codes.OK, []string{"Changed the replication factor of zone zn1 to 4 in RF: 3 new storage nodes (sn4, sn5, sn6); replicas change (rg1 +sn4, rg2 +sn5)"}},

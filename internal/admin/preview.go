@@ -19,6 +19,10 @@ import (
 // and the next replica's node is asked.
 const sizeTimeout = 3 * time.Second
 
+// notCounted is what preview's sizes leave out: they are estimated from
+// the sstables, and the memtable's writes are not in them yet.
+const notCounted = "not counting writes still in memory"
+
 // moveDoc is one partition move in topology preview's JSON; Bytes is -1
 // when no node of the source shard said.
 type moveDoc struct {
@@ -32,14 +36,15 @@ type moveDoc struct {
 // topology: a summary line (what Compare lists, the partitions to move and
 // the bytes to copy), Diff's lines grouped by kind, then one line per
 // partition move with its size on disk as a node of the source shard
-// estimates it:
+// estimates it (storage.Engine.EstimatePartitionBytes: the sstables only,
+// so writes still in the memtable are not counted, and the text says so):
 //
 //	Topology transformation from the deployed topology (T0, sequence 1) to T:
-//	  3 new storage nodes (sn4, sn5, sn6); 2 new shards (rg3, rg4); 50 partitions move; 1.3 MB to copy
+//	  3 new storage nodes (sn4, sn5, sn6); 2 new shards (rg3, rg4); 50 partitions move; 1.3 MB on disk to copy (not counting writes still in memory)
 //	  add storage node sn4 at 127.0.0.1:5004 (zone "z", capacity 2)
 //	  ...
 //	  move 25 partitions from rg1 to rg3
-//	Partition moves:
+//	Partition moves (sizes on disk, not counting writes still in memory):
 //	  partition 25: rg1 -> rg3, 27 KB
 //	  partition 26: rg1 -> rg3, size unknown
 func (s *Service) previewChanges(ctx context.Context, m *Meta, c *Candidate) (*cairnpb.AdminReply, error) {
@@ -63,7 +68,7 @@ func (s *Service) previewChanges(ctx context.Context, m *Meta, c *Candidate) (*c
 	}
 	summary := changeSummary(ch)
 	if len(moves) > 0 {
-		summary += "; " + bytesText(total) + " to copy"
+		summary += "; " + bytesText(total) + " on disk to copy (" + notCounted + ")"
 		if n := len(unknown); n > 0 {
 			slices.Sort(unknown)
 			summary += fmt.Sprintf(", plus %s of unknown size (no storage node of %s answered)", countNoun(n, "partition"), shardIDs(slices.Compact(unknown)))
@@ -76,7 +81,7 @@ func (s *Service) previewChanges(ctx context.Context, m *Meta, c *Candidate) (*c
 		b.WriteString("\n  " + l)
 	}
 	if len(moves) > 0 {
-		b.WriteString("\nPartition moves:")
+		b.WriteString("\nPartition moves (sizes on disk, " + notCounted + "):")
 	}
 	for _, mv := range moves {
 		size := bytesText(mv.Bytes)
