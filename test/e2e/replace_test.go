@@ -109,7 +109,7 @@ func rejoinUnderOldID(t *testing.T, nodes []*storageNode, load *dfLoad) {
 	t.Helper()
 	helper := []string{"--helper-hosts", nodes[0].addr()}
 	for _, c := range []struct{ id, want string }{
-		{"sn9", "there is no storage node sn9"},
+		{"sn9", "store kvstore has no storage node sn9"},
 		{"sn2", "sn2 still answers at " + nodes[1].addr()},
 	} {
 		code, out, errOut := runCairn(t, append([]string{"sn", "start", "--root", t.TempDir(), "--rejoin-as", c.id}, helper...)...)
