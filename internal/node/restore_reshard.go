@@ -101,7 +101,7 @@ func findSnapshotTopology(cfg RestoreConfig, t *topology.Topology) (*topology.To
 	if len(bad) > 0 {
 		return nil, fmt.Errorf("restore: snapshot %s: %w", cfg.Name, bad)
 	}
-	return nil, fmt.Errorf("restore: this node holds no copy of snapshot %s (looked in %s): it was not reached when the snapshot was taken, or joined the store later; pass the root of a node that holds it with --from", cfg.Name, strings.Join(dirs, ", "))
+	return nil, inputErrorf("restore: this node holds no copy of snapshot %s (looked in %s): it was not reached when the snapshot was taken, or joined the store later; pass the root of a node that holds it with --from", cfg.Name, strings.Join(dirs, ", "))
 }
 
 // holdsShardFiles reports whether dir holds some shard-S.json.

@@ -68,8 +68,8 @@ func TestSnapshotRestoreAfterGrowth(t *testing.T) {
 
 	code, out, errOut := runCairn(t, "sn", "restore", "--root", more[0].root, "--snapshot", "s1")
 	t.Logf("restore on sn4 without --from: exit %d\n%s%s", code, out, errOut)
-	if code == 0 || !strings.Contains(errOut, "holds no copy of snapshot s1") || !strings.Contains(errOut, "--from") {
-		t.Fatalf("restore on sn4, which holds no copy: exit %d, want a failure and advice to use --from\n%s\n%s", code, out, errOut)
+	if code != 2 || !strings.Contains(errOut, "holds no copy of snapshot s1") || !strings.Contains(errOut, "--from") {
+		t.Fatalf("restore on sn4, which holds no copy: exit %d, want 2 (input to fix) and advice to use --from\n%s\n%s", code, out, errOut)
 	}
 	for i, sn := range all {
 		args := []string{"sn", "restore", "--root", sn.root, "--snapshot", "s1"}
