@@ -56,18 +56,8 @@ func TestElasticUnderLoad(t *testing.T) {
 		}
 	}()
 	load.waitAcked(t, 300, "before the new nodes")
-	more := initNodes(t, 3)
-	for _, sn := range more {
-		sn.start(t)
-	}
-	var script []string
-	for _, sn := range more {
-		script = append(script, fmt.Sprintf("plan deploy-sn -znname MyZone -host 127.0.0.1 -port %d -wait", sn.port))
-	}
-	script = append(script, "pool join -name MyPool -sn sn4", "pool join -name MyPool -sn sn5", "pool join -name MyPool -sn sn6",
-		"topology clone -current -name Grown",
-		"topology redistribute -name Grown -pool MyPool",
-		"topology preview -name Grown")
+	more, script := threeMoreNodes(t)
+	script = append(script, "topology preview -name Grown")
 	if code, out, errOut := admin(t, nodes[0], "-script", writeScript(t, script)); code != 0 {
 		t.Fatalf("growing: exit %d\n%s\n%s", code, out, errOut)
 	} else if !strings.Contains(out, "2 new shards (rg3, rg4); 50 partitions move") {
@@ -119,6 +109,22 @@ func TestElasticUnderLoad(t *testing.T) {
 	load.mu.Unlock()
 	errs := load.errors()
 	t.Logf("summary: ops=%d acked=%d lost=0 failed attempts (retried): %s; took %v", ops, len(acked), errs, time.Since(start).Round(time.Millisecond))
+}
+
+// threeMoreNodes starts sn4..sn6 beside the white-paper store and returns
+// them with the admin script that deploys them, joins them to MyPool and
+// makes candidate Grown, redistributed over the pool (rg3, rg4 on them).
+func threeMoreNodes(t *testing.T) ([]*storageNode, []string) {
+	t.Helper()
+	more := initNodes(t, 3)
+	var script []string
+	for _, sn := range more {
+		sn.start(t)
+		script = append(script, fmt.Sprintf("plan deploy-sn -znname MyZone -host 127.0.0.1 -port %d -wait", sn.port))
+	}
+	script = append(script, "pool join -name MyPool -sn sn4", "pool join -name MyPool -sn sn5", "pool join -name MyPool -sn sn6",
+		"topology clone -current -name Grown", "topology redistribute -name Grown -pool MyPool")
+	return more, script
 }
 
 // shrinkStore contracts the grown store back to sn1..sn3 and removes the

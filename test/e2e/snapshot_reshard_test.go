@@ -35,16 +35,7 @@ func TestSnapshotRestoreAfterGrowth(t *testing.T) {
 	}
 	checkAdmin(t, nodes[0], 0, []string{"Created snapshot named s1 on all 2 shards"}, "snapshot", "create", "-name", "s1")
 
-	more := initNodes(t, 3)
-	for _, sn := range more {
-		sn.start(t)
-	}
-	var script []string
-	for _, sn := range more {
-		script = append(script, fmt.Sprintf("plan deploy-sn -znname MyZone -host 127.0.0.1 -port %d -wait", sn.port))
-	}
-	script = append(script, "pool join -name MyPool -sn sn4", "pool join -name MyPool -sn sn5", "pool join -name MyPool -sn sn6",
-		"topology clone -current -name Grown", "topology redistribute -name Grown -pool MyPool")
+	more, script := threeMoreNodes(t)
 	if code, out, errOut := admin(t, nodes[0], "-script", writeScript(t, script)); code != 0 {
 		t.Fatalf("growing: exit %d\n%s\n%s", code, out, errOut)
 	}
