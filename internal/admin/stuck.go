@@ -18,7 +18,8 @@ const aheadLag = 1 << 39
 // applied index is far beyond the leader's. They count as down in ping,
 // and verify configuration reports them as violations. A replica whose
 // node reports its storage not ok (low disk, read-only ...) is left to
-// the storage checks, whose advice fits.
+// the storage checks, whose advice fits, and one that waits to be
+// readmitted (rebuilding, rejoining) is on its way back.
 func stuckFollowers(sh topology.Shard, infos map[uint64]*controlpb.NodeInfo) map[uint64]string {
 	var leader *controlpb.ShardState
 	for _, r := range sh.Replicas {
@@ -31,8 +32,15 @@ func stuckFollowers(sh topology.Shard, infos map[uint64]*controlpb.NodeInfo) map
 	}
 	stuck := map[uint64]string{}
 	for id, why := range leader.GetStuck() {
-		if info := infos[id]; info == nil || storageState(info) == storageOK {
-			stuck[id] = why // a node whose storage is not ok refuses appends: verifyStorage says why
+		info := infos[id]
+		st := shardState(info, uint64(sh.ID))
+		switch {
+		case info != nil && storageState(info) != storageOK:
+			// its node refuses appends (low disk ...): verifyStorage says why
+		case st.GetRebuilding() || st.GetRejoining():
+			// it waits to be readmitted: a replica on its way back
+		default:
+			stuck[id] = why
 		}
 	}
 	for _, r := range sh.Replicas {
