@@ -14,7 +14,8 @@ const aheadLag = 1 << 39
 
 // stuckFollowers names the replicas of shard sh that answer but cannot
 // follow its leader, each with why: those its leader reports (it ignores
-// their acknowledgements, or they take none of its log), and those whose
+// their acknowledgements, or they take none of its log), those that report
+// themselves (the leader remembers a log they lost), and those whose
 // applied index is far beyond the leader's. They count as down in ping,
 // and verify configuration reports them as violations. A replica whose
 // node reports its storage not ok (low disk, read-only ...) is left to
@@ -30,8 +31,17 @@ func stuckFollowers(sh topology.Shard, infos map[uint64]*controlpb.NodeInfo) map
 	if leader == nil {
 		return nil
 	}
-	stuck := map[uint64]string{}
+	reported := map[uint64]string{}
 	for id, why := range leader.GetStuck() {
+		reported[id] = why
+	}
+	for _, r := range sh.Replicas { // a follower that knows its leader forgot it
+		if why := shardState(infos[uint64(r)], uint64(sh.ID)).GetStuck()[uint64(r)]; why != "" && reported[uint64(r)] == "" {
+			reported[uint64(r)] = why
+		}
+	}
+	stuck := map[uint64]string{}
+	for id, why := range reported {
 		info := infos[id]
 		st := shardState(info, uint64(sh.ID))
 		switch {

@@ -12,7 +12,7 @@ import (
 // it are stuck; one on a node short of disk, or waiting to be readmitted,
 // is left to the checks that fit it; without a leader nothing is.
 func TestStuckFollowers(t *testing.T) {
-	sh := topology.Shard{ID: 1, Replicas: []topology.NodeID{1, 2, 3, 4, 5}}
+	sh := topology.Shard{ID: 1, Replicas: []topology.NodeID{1, 2, 3, 4, 5, 6}}
 	info := func(st *controlpb.ShardState, storage string) *controlpb.NodeInfo {
 		st.Shard, st.Running = 1, true
 		return &controlpb.NodeInfo{Shards: []*controlpb.ShardState{st}, Storage: &controlpb.StorageInfo{State: storage}}
@@ -23,10 +23,11 @@ func TestStuckFollowers(t *testing.T) {
 		3: info(&controlpb.ShardState{Applied: 90}, "low-disk"),
 		4: info(&controlpb.ShardState{Rejoining: true}, "ok"),
 		5: info(&controlpb.ShardState{Applied: 100 + 1<<40}, "ok"),
+		6: info(&controlpb.ShardState{Applied: 20, Stuck: map[uint64]string{6: "its leader remembers"}}, "ok"),
 	}
 	got := stuckFollowers(sh, infos)
-	if len(got) != 2 || got[2] != "it answers" || !strings.Contains(got[5], "far beyond its leader's 100") {
-		t.Fatalf("stuck followers: %v, want sn2 (as its leader says) and sn5 (far ahead)", got)
+	if len(got) != 3 || got[2] != "it answers" || !strings.Contains(got[5], "far beyond its leader's 100") || got[6] != "its leader remembers" {
+		t.Fatalf("stuck followers: %v, want sn2 (as its leader says), sn5 (far ahead) and sn6 (as it says)", got)
 	}
 	infos[1].Shards[0].IsLeader = false
 	if got := stuckFollowers(sh, infos); len(got) != 0 {

@@ -184,8 +184,10 @@ type Raft struct {
 	ticks     int
 	// impossibleLogged is when impossibleAck last logged (loop goroutine only).
 	impossibleLogged time.Time
-	// staleLogged is when staleCommit last logged (loop goroutine only).
-	staleLogged time.Time
+	// staleLogged is when staleCommit last logged, and staleSince and
+	// staleLast bound its current streak of dropped heartbeats (loop
+	// goroutine only).
+	staleLogged, staleSince, staleLast time.Time
 	// watch is a leader's record of its followers' progress, and stuck
 	// the followers it found stuck (raft_followers.go); watch is loop
 	// goroutine only.

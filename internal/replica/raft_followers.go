@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"go.etcd.io/raft/v3"
+	"go.etcd.io/raft/v3/raftpb"
 	"go.etcd.io/raft/v3/tracker"
 )
 
@@ -16,17 +17,39 @@ import (
 //	            restored alone, or started on an old copy of its root that
 //	            holds another history); the leader ignores its acks
 //	            (impossibleAck)
+//	lost log    it rejects entries at or below what it acknowledged before:
+//	            it lost its log (started on an old copy of its root after
+//	            it was readmitted); etcd raft takes such a rejection for a
+//	            stale one and goes on sending what the replica lacks
+//	            the base for, for ever (noteLostLog)
 //	stalled     it is recently active, behind the commit index, not being
 //	            sent a snapshot, and its match index has not moved for
 //	            stallAfter
 //
+// A follower knows one more kind itself:
+//
+//	forgotten   its leader's heartbeats have committed beyond its log for
+//	            forgottenAfter (staleCommit drops them): the leader remembers
+//	            a log this replica no longer has, and since it answers none
+//	            of them the leader sees it as silent
+//
 // The watch runs on the loop goroutine once a second (watchFollowers) and
-// publishes the stuck followers (Stuck); a replica that is not leader
-// publishes none.
+// publishes the stuck followers (Stuck), a follower itself when it is
+// forgotten, and nothing on any other replica.
 
 // stallAfter is how long a follower may answer without taking any of the
 // leader's log before it counts as stuck.
 const stallAfter = 30 * time.Second
+
+// forgottenAfter is how long a follower's leader may commit beyond its
+// log before it counts as stuck: right after a readmission a heartbeat or
+// two built from its old progress may still arrive (staleCommit).
+const forgottenAfter = 10 * time.Second
+
+// lostAfter is how many rejections of acknowledged entries, with no
+// progress between them, mark a follower that lost its log: one may be a
+// rejection sent before it caught up, arriving late.
+const lostAfter = 3
 
 // followerWatch is a leader's record of one follower's progress (loop
 // goroutine only).
@@ -34,11 +57,36 @@ type followerWatch struct {
 	match      uint64
 	since      time.Time // when match last moved, or the follower caught up
 	impossible time.Time // when it last acknowledged an index beyond the log
+	lost       time.Time // when it last rejected an index it had acknowledged
+	lostCount  int       // such rejections since its match index last moved
 }
 
 // noteImpossible records an acknowledgement of entries this leader never
 // had from follower id.
 func (r *Raft) noteImpossible(id uint64) {
+	r.watchOf(id).impossible = time.Now()
+}
+
+// noteLostLog records, on a leader, an append rejection at or below what
+// the follower acknowledged before: it lost entries it had persisted.
+func (r *Raft) noteLostLog(m *raftpb.Message) {
+	if m.GetType() != raftpb.MsgAppResp || !m.GetReject() || r.leader.Load() != r.cfg.Node {
+		return
+	}
+	if pr, ok := r.rn.Status().Progress[m.GetFrom()]; ok && m.GetIndex() <= pr.Match {
+		w := r.watchOf(m.GetFrom())
+		w.lost = time.Now()
+		w.lostCount++
+		if time.Since(r.impossibleLogged) >= 10*time.Second { // at most one line per 10 s
+			r.impossibleLogged = time.Now()
+			r.log.Error("a replica rejects entries it acknowledged before: it lost its log (started on an old copy of its root?); restart it on an empty root with --rejoin-as",
+				"from", m.GetFrom(), "index", m.GetIndex(), "match", pr.Match)
+		}
+	}
+}
+
+// watchOf returns the watch of follower id, creating it.
+func (r *Raft) watchOf(id uint64) *followerWatch {
 	if r.watch == nil {
 		r.watch = map[uint64]*followerWatch{}
 	}
@@ -47,7 +95,7 @@ func (r *Raft) noteImpossible(id uint64) {
 		w = &followerWatch{since: time.Now()}
 		r.watch[id] = w
 	}
-	w.impossible = time.Now()
+	return w
 }
 
 // watchFollowers updates the watch from the leader's progress and
@@ -57,6 +105,9 @@ func (r *Raft) watchFollowers(now time.Time) {
 	if st.RaftState != raft.StateLeader {
 		clear(r.watch)
 		r.stuck.Store(nil)
+		if why := r.forgotten(now); why != "" {
+			r.stuck.Store(&map[uint64]string{r.cfg.Node: why})
+		}
 		return
 	}
 	if r.watch == nil {
@@ -94,6 +145,12 @@ func (w *followerWatch) update(pr tracker.Progress, commit uint64, now time.Time
 	if now.Sub(w.impossible) < stallAfter {
 		return "it acknowledges entries its leader never had: it was restored alone, or started on an old copy of its root"
 	}
+	if pr.Match != w.match {
+		w.lostCount = 0 // a rejection in flight from before it caught up is no loss
+	}
+	if w.lostCount >= lostAfter && now.Sub(w.lost) < stallAfter {
+		return "it rejects entries it acknowledged before: it lost its log (it was started on an old copy of its root?)"
+	}
 	if pr.Match != w.match || pr.Match >= commit || pr.State == tracker.StateSnapshot || !pr.RecentActive {
 		w.match, w.since = pr.Match, now
 		return ""
@@ -104,9 +161,29 @@ func (w *followerWatch) update(pr tracker.Progress, commit uint64, now time.Time
 	return ""
 }
 
+// noteStaleCommit records a heartbeat that commits beyond this replica's
+// log (staleCommit).
+func (r *Raft) noteStaleCommit(now time.Time) {
+	if r.staleSince.IsZero() {
+		r.staleSince = now
+	}
+	r.staleLast = now
+}
+
+// forgotten says why this follower is stuck when its leader's heartbeats
+// have committed beyond its log, with none it could take, for forgottenAfter
+// up to a moment ago; "" otherwise.
+func (r *Raft) forgotten(now time.Time) string {
+	if r.staleSince.IsZero() || now.Sub(r.staleLast) > 5*time.Second || now.Sub(r.staleSince) < forgottenAfter {
+		return ""
+	}
+	return "its leader remembers entries this replica no longer has, for " + now.Sub(r.staleSince).Round(time.Second).String() +
+		": it lost its log (it was started on an old copy of its root, or its disk lost writes)"
+}
+
 // Stuck returns, on a leader, the followers that answer but cannot follow
-// its log, each with why; nil if none (or not leader). Safe from any
-// goroutine.
+// its log, and on a forgotten follower itself, each with why (by node
+// id); nil if none. Safe from any goroutine.
 func (r *Raft) Stuck() map[uint64]string {
 	if p := r.stuck.Load(); p != nil {
 		return maps.Clone(*p)

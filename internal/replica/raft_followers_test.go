@@ -36,11 +36,47 @@ func TestFollowerWatch(t *testing.T) {
 			t.Errorf("%s: the stall's start did not move", name)
 		}
 	}
+	w = &followerWatch{match: 9, since: t0, lost: t0, lostCount: 1}
+	if why := w.update(tracker.Progress{Match: 9, RecentActive: true}, 9, t0.Add(time.Second)); why != "" {
+		t.Fatalf("after one rejection of acknowledged entries: %q, want none (it may be a late one)", why)
+	}
+	w.lostCount = lostAfter
+	if why := w.update(tracker.Progress{Match: 9, RecentActive: true}, 9, t0.Add(time.Second)); !strings.Contains(why, "lost its log") {
+		t.Fatalf("after %d rejections of acknowledged entries: %q, want stuck", lostAfter, why)
+	}
+	if why := w.update(tracker.Progress{Match: 10, RecentActive: true}, 10, t0.Add(2*time.Second)); why != "" {
+		t.Fatalf("after its match index moved: %q, want clear", why)
+	}
 	w = &followerWatch{match: 9, since: t0, impossible: t0}
 	if why := w.update(tracker.Progress{Match: 9, RecentActive: true}, 9, t0.Add(time.Second)); !strings.Contains(why, "never had") {
 		t.Fatalf("after an impossible acknowledgement: %q, want stuck", why)
 	}
 	if why := w.update(tracker.Progress{Match: 9, RecentActive: true}, 9, t0.Add(stallAfter)); why != "" {
 		t.Fatalf("stallAfter after the last impossible acknowledgement: %q, want clear", why)
+	}
+}
+
+// TestForgotten: a follower whose leader commits beyond its log counts
+// itself stuck once that has lasted forgottenAfter up to a moment ago; a
+// heartbeat it can take ends the streak.
+func TestForgotten(t *testing.T) {
+	r := &Raft{}
+	t0 := time.Unix(1000, 0)
+	r.noteStaleCommit(t0)
+	r.noteStaleCommit(t0.Add(forgottenAfter - time.Second))
+	if why := r.forgotten(t0.Add(forgottenAfter - time.Second)); why != "" {
+		t.Fatalf("before forgottenAfter: %q", why)
+	}
+	r.noteStaleCommit(t0.Add(forgottenAfter))
+	if why := r.forgotten(t0.Add(forgottenAfter)); !strings.Contains(why, "lost its log") {
+		t.Fatalf("after forgottenAfter: %q, want stuck", why)
+	}
+	if why := r.forgotten(t0.Add(forgottenAfter + time.Minute)); why != "" {
+		t.Fatalf("a minute after the last dropped heartbeat: %q, want clear", why)
+	}
+	r.staleSince = time.Time{} // what staleCommit does for a heartbeat it can take
+	r.noteStaleCommit(t0.Add(2 * forgottenAfter))
+	if why := r.forgotten(t0.Add(2 * forgottenAfter)); why != "" {
+		t.Fatalf("a new streak: %q, want clear", why)
 	}
 }

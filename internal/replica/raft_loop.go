@@ -115,6 +115,7 @@ func (r *Raft) step(m *raftpb.Message) bool {
 	if r.e.ReadOnly() || r.impossibleAck(m) || r.staleCommit(m) || !r.admitAppend(m) {
 		return false // a read-only engine cannot even record a vote
 	}
+	r.noteLostLog(m)
 	if err := r.rn.Step(m); err != nil && !errors.Is(err, raft.ErrStepPeerNotFound) {
 		r.log.Debug("step", "type", m.GetType(), "err", err)
 	}
@@ -155,9 +156,14 @@ func (r *Raft) impossibleAck(m *raftpb.Message) bool {
 // built from the readmitted replica's new progress, commits nothing it
 // lacks.
 func (r *Raft) staleCommit(m *raftpb.Message) bool {
-	if m.GetType() != raftpb.MsgHeartbeat || m.GetCommit() <= r.ls.lastIndex {
+	if m.GetType() != raftpb.MsgHeartbeat {
 		return false
 	}
+	if m.GetCommit() <= r.ls.lastIndex {
+		r.staleSince = time.Time{} // a heartbeat it can take: the streak ends
+		return false
+	}
+	r.noteStaleCommit(time.Now())
 	if time.Since(r.staleLogged) >= 10*time.Second { // at most one line per 10 s
 		r.staleLogged = time.Now()
 		r.log.Warn("ignoring a heartbeat that commits beyond this replica's log: the leader still remembers the log this replica lost",

@@ -2,9 +2,13 @@ package e2e
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cairndb/cairn/client"
 )
 
 // TestRestoredAloneIsFlagged restores one node of the white-paper store
@@ -28,6 +32,10 @@ func TestRestoredAloneIsFlagged(t *testing.T) {
 	sn3 := nodes[2]
 	if code := sn3.stop(); code != 0 {
 		t.Fatalf("sn3: exit %d after SIGTERM", code)
+	}
+	stale := filepath.Join(t.TempDir(), "sn3-copy")
+	if err := os.CopyFS(stale, os.DirFS(sn3.root)); err != nil {
+		t.Fatal(err)
 	}
 	mustCairn(t, "sn", "restore", "--root", sn3.root, "--snapshot", "s1")
 	sn3.start(t)
@@ -61,4 +69,42 @@ func TestRestoredAloneIsFlagged(t *testing.T) {
 		code, out, _ := admin(t, nodes[0], "verify", "configuration")
 		return code == 0 && strings.Contains(out, "0 violations")
 	})
+	staleRoot(t, nodes, c, stale)
+}
+
+// staleRoot starts sn3 on an old copy of its root, taken before it was
+// readmitted: its replicas reject the entries they acknowledged on the
+// new root, for ever, and verify configuration says so.
+func staleRoot(t *testing.T, nodes []*storageNode, c *client.Client, stale string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	put := func(what string) {
+		for i := range 50 { // writes to both shards
+			if _, err := c.Put(ctx, snapKey(i), []byte(what)); err != nil {
+				t.Fatalf("put %d %s: %v", i, what, err)
+			}
+		}
+	}
+	put("after sn3 rejoined")
+	sn3 := nodes[2]
+	sn3.kill()
+	sn3.root, sn3.extra = stale, nil
+	sn3.start(t)
+	var out string
+	waitFor(t, time.Minute, "verify configuration to report sn3's replicas on the old root", func() bool {
+		for i := range 4 { // a few writes to both shards: their leaders send sn3's replicas appends
+			if _, err := c.Put(ctx, snapKey(i), []byte("with sn3 on its old root")); err != nil {
+				t.Fatalf("put %d with sn3 on its old root: %v", i, err)
+			}
+		}
+		var code int
+		code, out, _ = admin(t, nodes[0], "verify", "configuration")
+		return code == 1 && strings.Count(out, "--rejoin-as sn3") == 2
+	})
+	t.Logf("verify configuration with sn3 on an old copy of its root:\n%s", out)
+	for _, w := range []string{"violation rg1-rn3: its leader remembers entries", "violation rg2-rn3: its leader remembers entries", "it lost its log"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("verify configuration lacks %q", w)
+		}
+	}
 }
