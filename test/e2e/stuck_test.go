@@ -48,7 +48,7 @@ func TestRestoredAloneIsFlagged(t *testing.T) {
 	waitFor(t, time.Minute, "verify configuration to report sn3's replicas stuck", func() bool {
 		var code int
 		code, out, _ = admin(t, nodes[0], "verify", "configuration")
-		return code == 1 && strings.Count(out, "violation rg") == 2
+		return code == 1 && strings.Count(out, "its leader never had") == 2
 	})
 	t.Logf("verify configuration with sn3 restored alone:\n%s", out)
 	for _, w := range []string{"violation rg1-rn3: it ", "violation rg2-rn3: it ", "its leader never had", "--rejoin-as sn3"} {
@@ -73,8 +73,9 @@ func TestRestoredAloneIsFlagged(t *testing.T) {
 }
 
 // staleRoot starts sn3 on an old copy of its root, taken before it was
-// readmitted: its replicas reject the entries they acknowledged on the
-// new root, for ever, and verify configuration says so.
+// readmitted: a replica whose leader remembers what it acknowledged on the
+// new root drops that leader's heartbeats for ever, and verify
+// configuration says so.
 func staleRoot(t *testing.T, nodes []*storageNode, c *client.Client, stale string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -99,12 +100,12 @@ func staleRoot(t *testing.T, nodes []*storageNode, c *client.Client, stale strin
 		}
 		var code int
 		code, out, _ = admin(t, nodes[0], "verify", "configuration")
-		return code == 1 && strings.Count(out, "--rejoin-as sn3") == 2
+		return code == 1 && strings.Contains(out, "--rejoin-as sn3")
 	})
 	t.Logf("verify configuration with sn3 on an old copy of its root:\n%s", out)
-	for _, w := range []string{"violation rg1-rn3: its leader remembers entries", "violation rg2-rn3: its leader remembers entries", "it lost its log"} {
-		if !strings.Contains(out, w) {
-			t.Errorf("verify configuration lacks %q", w)
-		}
+	// A shard whose leader was sending sn3's replica a snapshot when it was
+	// killed may heal it with that snapshot: then only the other is stuck.
+	if !strings.Contains(out, ": its leader remembers entries this replica no longer has") || !strings.Contains(out, "it lost its log") {
+		t.Errorf("verify configuration does not say that a replica of sn3 lost its log")
 	}
 }
