@@ -142,11 +142,14 @@ func (r *Raft) watchFollowers(now time.Time) {
 // update moves w to the follower's progress pr under a leader that has
 // committed commit, and returns why the follower is stuck ("" if not).
 func (w *followerWatch) update(pr tracker.Progress, commit uint64, now time.Time) string {
+	if pr.Match != w.match {
+		// It follows again (or was readmitted: its progress reset): what
+		// it did before, and a rejection in flight from before it caught
+		// up, say nothing now.
+		w.impossible, w.lost, w.lostCount = time.Time{}, time.Time{}, 0
+	}
 	if now.Sub(w.impossible) < stallAfter {
 		return "it acknowledges entries its leader never had: it was restored alone, or started on an old copy of its root"
-	}
-	if pr.Match != w.match {
-		w.lostCount = 0 // a rejection in flight from before it caught up is no loss
 	}
 	if w.lostCount >= lostAfter && now.Sub(w.lost) < stallAfter {
 		return "it rejects entries it acknowledged before: it lost its log (it was started on an old copy of its root?)"

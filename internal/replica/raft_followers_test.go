@@ -48,6 +48,10 @@ func TestFollowerWatch(t *testing.T) {
 		t.Fatalf("after its match index moved: %q, want clear", why)
 	}
 	w = &followerWatch{match: 9, since: t0, impossible: t0}
+	if why := w.update(tracker.Progress{Match: 0, RecentActive: true}, 9, t0.Add(time.Second)); why != "" {
+		t.Fatalf("readmitted (its match index reset): %q, want clear", why)
+	}
+	w = &followerWatch{match: 9, since: t0, impossible: t0}
 	if why := w.update(tracker.Progress{Match: 9, RecentActive: true}, 9, t0.Add(time.Second)); !strings.Contains(why, "never had") {
 		t.Fatalf("after an impossible acknowledgement: %q, want stuck", why)
 	}
