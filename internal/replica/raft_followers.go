@@ -73,16 +73,27 @@ func (r *Raft) noteLostLog(m *raftpb.Message) {
 	if m.GetType() != raftpb.MsgAppResp || !m.GetReject() || r.leader.Load() != r.cfg.Node {
 		return
 	}
-	if pr, ok := r.rn.Status().Progress[m.GetFrom()]; ok && m.GetIndex() <= pr.Match {
+	if match, ok := r.matchOf(m.GetFrom()); ok && m.GetIndex() <= match {
 		w := r.watchOf(m.GetFrom())
 		w.lost = time.Now()
 		w.lostCount++
 		if time.Since(r.impossibleLogged) >= 10*time.Second { // at most one line per 10 s
 			r.impossibleLogged = time.Now()
 			r.log.Error("a replica rejects entries it acknowledged before: it lost its log (started on an old copy of its root?); restart it on an empty root with --rejoin-as",
-				"from", m.GetFrom(), "index", m.GetIndex(), "match", pr.Match)
+				"from", m.GetFrom(), "index", m.GetIndex(), "match", match)
 		}
 	}
+}
+
+// matchOf returns the leader's match index of follower id, without the
+// copy of every progress that Status makes.
+func (r *Raft) matchOf(id uint64) (match uint64, ok bool) {
+	r.rn.WithProgress(func(pid uint64, _ raft.ProgressType, pr tracker.Progress) {
+		if pid == id {
+			match, ok = pr.Match, true
+		}
+	})
+	return match, ok
 }
 
 // watchOf returns the watch of follower id, creating it.
@@ -113,7 +124,7 @@ func (r *Raft) watchFollowers(now time.Time) {
 	if r.watch == nil {
 		r.watch = map[uint64]*followerWatch{}
 	}
-	stuck := map[uint64]string{}
+	var stuck map[uint64]string // made for the first stuck follower
 	for id, pr := range st.Progress {
 		if id == r.cfg.Node {
 			continue
@@ -124,6 +135,9 @@ func (r *Raft) watchFollowers(now time.Time) {
 			r.watch[id] = w
 		}
 		if why := w.update(pr, st.HardState.GetCommit(), now); why != "" {
+			if stuck == nil {
+				stuck = map[uint64]string{}
+			}
 			stuck[id] = why
 		}
 	}
