@@ -15,8 +15,9 @@ import (
 // ROOT/incidents.json, internal/node) in show events: once when it is new,
 // once more when it is resolved. Meta.StorageIncidents keeps, per node,
 // the last incident sequence recorded each way, so a new leader does not
-// record them again. Only the leader polls; it stops when it loses the
-// leadership or the service closes.
+// record them again. The same answers feed the rebuild of replicas that
+// cannot follow their leader (repair_stuck.go). Only the leader polls; it
+// stops when it loses the leadership or the service closes.
 const incidentPoll = 2 * time.Second
 
 // IncidentMark is what show events has recorded of a node's storage
@@ -40,6 +41,8 @@ func (s *Service) incidentLoop() {
 		}
 		if s.cfg.Replica.IsLeader() {
 			s.pollIncidents()
+		} else {
+			s.repairMarks = nil // a leader again waits RepairStuckAfter afresh
 		}
 	}
 }
@@ -55,6 +58,7 @@ func (s *Service) pollIncidents() {
 	}
 	infos := s.describeSNs(ctx, m.SNs)
 	s.syncTopologies(ctx, m, infos)
+	s.repairStuck(ctx, m, infos)
 	if !recordIncidents(m.clone(), infos) {
 		return
 	}

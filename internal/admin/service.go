@@ -48,6 +48,11 @@ type Config struct {
 	// ROOT/security/users.json), which the first user command starts from.
 	// Nil on a node that is not secure.
 	LocalUsers func() (uint64, []auth.User, error)
+	// RepairStuckAfter is how long a replica may answer its leader without
+	// being able to follow it before the admin leader has it rebuilt from
+	// its peers (repair_stuck.go). Zero: never; verify configuration
+	// reports it.
+	RepairStuckAfter time.Duration
 }
 
 // Service is the admin service of one admin replica. Commands run on the
@@ -77,6 +82,10 @@ type Service struct {
 	// (UnixNano; 0: it has one), kept by watchLeader: a command that finds
 	// it leaderless for leaderWait already does not wait again.
 	leaderless atomic.Int64
+
+	// repairMarks are the stuck replicas this leader watches, by service
+	// name (repair_stuck.go); incidentLoop's goroutine only.
+	repairMarks map[string]*repairMark
 }
 
 // New starts a Service and its executor.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/cairndb/cairn/api/cairnpb"
 	"github.com/cairndb/cairn/internal/admin/controlpb"
@@ -177,7 +178,7 @@ func (s *Service) verifyShards(m *Meta, infos map[uint64]*controlpb.NodeInfo, v 
 			case st.GetRebuilding():
 				// verifyStorage names it with its node's storage state
 			case stuck[uint64(r)] != "":
-				v.violate("stuck", svc, "%s; %s", stuck[uint64(r)], stuckAdvice(uint64(r), name))
+				v.violate("stuck", svc, "%s; %s", stuck[uint64(r)], stuckAdvice(uint64(r), name, s.cfg.RepairStuckAfter))
 			case hasLeader && leaderApplied > st.GetApplied()+maxLag:
 				v.violate("lagging", svc, "trails its leader by %d entries (applied %d of %d)", leaderApplied-st.GetApplied(), st.GetApplied(), leaderApplied)
 			}
@@ -185,10 +186,15 @@ func (s *Service) verifyShards(m *Meta, infos map[uint64]*controlpb.NodeInfo, v 
 	}
 }
 
-// stuckAdvice is the way out for a replica that cannot follow its leader.
-func stuckAdvice(sn uint64, shard string) string {
-	return fmt.Sprintf("it counts towards no write and never catches up: stop %s, move its root aside, and start it on an empty root with cairn sn start --root NEW --rejoin-as %s --helper-hosts HOST:PORT (or restore every replica of %s from one snapshot)",
-		snName(sn), snName(sn), shard)
+// stuckAdvice is the way out for a replica that cannot follow its leader,
+// given the admin leader's RepairStuckAfter.
+func stuckAdvice(sn uint64, shard string, repairAfter time.Duration) string {
+	auto := "the admin does not rebuild it (the admin leader runs with --repair-stuck-after 0)"
+	if repairAfter > 0 {
+		auto = fmt.Sprintf("the admin leader rebuilds it from its peers once it has been stuck for %v (--repair-stuck-after), if %s keeps a healthy majority without it and no plan runs; show events says when", repairAfter, shard)
+	}
+	return fmt.Sprintf("it counts towards no write and never catches up: %s. By hand: stop %s, move its root aside, and start it on an empty root with cairn sn start --root NEW --rejoin-as %s --helper-hosts HOST:PORT (or restore every replica of %s from one snapshot)",
+		auto, snName(sn), snName(sn), shard)
 }
 
 // leaderAdvice says why a shard has no leader that can take writes, and

@@ -85,7 +85,15 @@ type SNConfig struct {
 	FS files.FS
 	// Scrub configures the background scrub (scrub.go); off by default.
 	Scrub ScrubConfig
+	// RepairStuckAfter is how long a replica may answer its shard's leader
+	// without being able to follow it before this node's admin, while it
+	// leads the admin group, has it rebuilt from its peers
+	// (docs/design/20261129_stuck_repair.md). Default 30s; 0: never.
+	RepairStuckAfter time.Duration
 }
+
+// DefaultRepairStuckAfter is SNConfig.RepairStuckAfter's default.
+const DefaultRepairStuckAfter = 30 * time.Second
 
 // DefaultSNConfig returns the defaults for root.
 func DefaultSNConfig(root string) SNConfig {
@@ -93,7 +101,7 @@ func DefaultSNConfig(root string) SNConfig {
 		Root: root, Host: "127.0.0.1", Port: 5000, CacheBytes: 256 << 20, RowCacheBytes: storage.DefaultRowCacheBytes, MinFreeBytes: 64 << 20,
 		Limits: keys.DefaultLimits(), ShutdownGrace: 5 * time.Second, Version: "dev",
 		TickInterval: 100 * time.Millisecond, LogKeep: 10000, StreamWorkers: 128, GCPercent: 800,
-		Scrub: ScrubConfig{Interval: DefaultScrubInterval},
+		Scrub: ScrubConfig{Interval: DefaultScrubInterval}, RepairStuckAfter: DefaultRepairStuckAfter,
 	}
 }
 
@@ -134,6 +142,8 @@ func (c SNConfig) ValidateTuning() error {
 		return fmt.Errorf("shutdown-grace: negative %v", c.ShutdownGrace)
 	case c.GCPercent < 0:
 		return fmt.Errorf("gc-percent: negative %d", c.GCPercent)
+	case c.RepairStuckAfter < 0:
+		return fmt.Errorf("repair-stuck-after: negative %v (0 turns the repair off)", c.RepairStuckAfter)
 	case c.RowCacheBytes != 0 && c.RowCacheBytes < storage.MinRowCacheBytes:
 		return fmt.Errorf("row-cache-bytes: %d is below the row cache's minimum of 32MiB (0 turns it off)", c.RowCacheBytes)
 	case c.StreamWorkers < 0 || c.StreamWorkers > maxStreamWorkers:
