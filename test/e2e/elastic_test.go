@@ -185,13 +185,16 @@ func (l *dfLoad) rate(t *testing.T, window time.Duration) float64 {
 // ABSOLUTE consistency (from its shard's leader, wherever it moved).
 func readAbsolute(t *testing.T, c *client.Client, acked map[string][]byte) {
 	t.Helper()
-	for ks, want := range acked {
+	if bad := checkRecords(acked, func(k client.Key, want []byte) string {
 		ctx, cancel := rpcCtx()
-		rec, found, err := c.Get(ctx, client.MustParseKey(ks), client.WithConsistency(client.Absolute))
-		cancel()
+		defer cancel()
+		rec, found, err := c.Get(ctx, k, client.WithConsistency(client.Absolute))
 		if err != nil || !found || !bytes.Equal(rec.Value, want) {
-			t.Fatalf("%s (ABSOLUTE): found=%v err=%v; want the acknowledged value", ks, found, err)
+			return fmt.Sprintf("%s (ABSOLUTE): found=%v err=%v; want the acknowledged value", k, found, err)
 		}
+		return ""
+	}); bad != "" {
+		t.Fatal(bad)
 	}
 }
 

@@ -73,24 +73,67 @@ func readEverywhere(t *testing.T, nodes []*storageNode, acked map[string][]byte,
 		kv := dial(t, sn.addr())
 		var bad string
 		waitFor(t, d, "every acknowledged record on "+sn.addr(), func() bool {
-			bad = ""
-			for ks, want := range acked {
-				k := client.MustParseKey(ks)
+			bad = checkRecords(acked, func(k client.Key, want []byte) string {
 				ctx, cancel := rpcCtx()
+				defer cancel()
 				r, err := kv.Get(ctx, &cairnpb.GetRequest{Key: key(k.Major, k.Minor...),
 					Consistency: &cairnpb.Consistency{Kind: cairnpb.ConsistencyKind_CONSISTENCY_KIND_NONE_REQUIRED}})
-				cancel()
 				if err != nil || !r.GetFound() || !bytes.Equal(r.GetRecord().GetValue(), want) {
-					bad = fmt.Sprintf("%s: found=%v err=%v", ks, r.GetFound(), err)
-					return false
+					return fmt.Sprintf("%s: found=%v err=%v", k, r.GetFound(), err)
 				}
-			}
-			return true
+				return ""
+			})
+			return bad == ""
 		})
 		if bad != "" {
 			t.Fatalf("%s: %s", sn.addr(), bad)
 		}
 	}
+}
+
+// readWorkers is how many reads checkRecords keeps in flight: the checks
+// of tens of thousands of records are bound by round trips, not CPU.
+const readWorkers = 8
+
+// checkRecords runs check on every record of acked, readWorkers at a
+// time, and returns a failure it reported ("" when none did). It stops
+// starting checks once one fails.
+func checkRecords(acked map[string][]byte, check func(k client.Key, want []byte) string) string {
+	type rec struct {
+		k    string
+		want []byte
+	}
+	todo := make(chan rec)
+	var (
+		mu  sync.Mutex
+		bad string
+		wg  sync.WaitGroup
+	)
+	for range readWorkers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for r := range todo {
+				if why := check(client.MustParseKey(r.k), r.want); why != "" {
+					mu.Lock()
+					bad = why
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	for ks, want := range acked {
+		mu.Lock()
+		failed := bad != ""
+		mu.Unlock()
+		if failed {
+			break
+		}
+		todo <- rec{ks, want}
+	}
+	close(todo)
+	wg.Wait()
+	return bad
 }
 
 // diverge rewrites the record of key k in the stopped node's engine
