@@ -8,6 +8,9 @@ import (
 	"sync"
 	"time"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
 	"github.com/cairndb/cairn/api/cairnpb"
 	"github.com/cairndb/cairn/internal/admin/controlpb"
 	"github.com/cairndb/cairn/internal/topology"
@@ -202,8 +205,35 @@ func plural(n int, one, many string) string {
 	return many
 }
 
-// snapshotShard tries the shard's replicas, the leader first.
+// electionWait bounds how long snapshotShard waits for a shard whose
+// replicas all say an election is under way.
+const electionWait = 15 * time.Second
+
+// snapshotShard tries the shard's replicas, the leader first. When every
+// replica answers UNAVAILABLE (an election is under way), it asks them
+// again, every 250 ms, for up to electionWait.
 func (s *Service) snapshotShard(ctx context.Context, m *Meta, infos map[uint64]*controlpb.NodeInfo, name string, shard uint64) (SnapshotShard, error) {
+	deadline := time.Now().Add(electionWait)
+	for {
+		part, errs, retry := s.snapshotShardOnce(ctx, m, infos, name, shard)
+		if errs == nil {
+			return part, nil
+		}
+		if !retry || time.Now().After(deadline) {
+			return SnapshotShard{}, fmt.Errorf("no replica could export it (%s)", strings.Join(errs, "; "))
+		}
+		select {
+		case <-ctx.Done():
+			return SnapshotShard{}, ctx.Err()
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+// snapshotShardOnce asks each replica of the shard in turn, the leader
+// first, to export it; it returns the first export, or each replica's
+// error and whether all of them were UNAVAILABLE.
+func (s *Service) snapshotShardOnce(ctx context.Context, m *Meta, infos map[uint64]*controlpb.NodeInfo, name string, shard uint64) (SnapshotShard, []string, bool) {
 	sh, _ := m.Deployed.Shard(topologyShard(shard))
 	order := make([]uint64, 0, len(sh.Replicas))
 	for _, r := range sh.Replicas {
@@ -213,6 +243,7 @@ func (s *Service) snapshotShard(ctx context.Context, m *Meta, infos map[uint64]*
 		return boolRank(isLeaderOf(infos[y], shard)) - boolRank(isLeaderOf(infos[x], shard))
 	})
 	var errs []string
+	retry := true
 	for _, id := range order {
 		sn := m.sn(id)
 		if sn == nil {
@@ -220,11 +251,15 @@ func (s *Service) snapshotShard(ctx context.Context, m *Meta, infos map[uint64]*
 		}
 		r, err := s.control(sn.Addr()).SnapshotShard(ctx, &controlpb.SnapshotShardRequest{Store: m.Store, Name: name, Shard: shard})
 		if err == nil {
-			return SnapshotShard{Shard: shard, SN: id, Index: r.GetIndex(), Bytes: r.GetBytes(), CRC32C: r.GetCrc32C(), Path: r.GetPath()}, nil
+			return SnapshotShard{Shard: shard, SN: id, Index: r.GetIndex(), Bytes: r.GetBytes(), CRC32C: r.GetCrc32C(), Path: r.GetPath()}, nil, false
 		}
+		retry = retry && status.Code(err) == codes.Unavailable
 		errs = append(errs, snName(id)+": "+taskError(err))
 	}
-	return SnapshotShard{}, fmt.Errorf("no replica could export it (%s)", strings.Join(errs, "; "))
+	if errs == nil {
+		return SnapshotShard{}, []string{"no replica's node is deployed"}, false
+	}
+	return SnapshotShard{}, errs, retry
 }
 
 // copySnapshotShard copies the shard's files from the node that wrote them

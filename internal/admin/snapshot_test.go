@@ -5,7 +5,9 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/cairndb/cairn/internal/admin/controlpb"
 	"github.com/cairndb/cairn/internal/topology"
@@ -169,5 +171,66 @@ func TestSnapshotNotesAndMovingPlans(t *testing.T) {
 	m.Plans = append(m.Plans, &Plan{ID: 6, Name: "deploy-topology", State: Running})
 	if p := movingPlan(m); p == nil || p.ID != 6 {
 		t.Errorf("movingPlan = %v, want plan 6", p)
+	}
+}
+
+// fakeExporter is a node whose SnapshotShard answers UNAVAILABLE (an
+// election under way) until its count of refusals runs out, then exports,
+// or keeps refusing with err.
+type fakeExporter struct {
+	controlpb.UnimplementedControlServer
+	mu      sync.Mutex
+	refuse  int   // UNAVAILABLE answers left before it exports
+	err     error // when set, the answer after the refusals
+	answers int
+}
+
+func (f *fakeExporter) SnapshotShard(_ context.Context, r *controlpb.SnapshotShardRequest) (*controlpb.SnapshotShardReply, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.answers++
+	if f.refuse > 0 {
+		f.refuse--
+		return nil, status.Error(codes.Unavailable, "shard 1: replica: not the leader, and no leader is known yet (an election is under way)")
+	}
+	if f.err != nil {
+		return nil, f.err
+	}
+	return &controlpb.SnapshotShardReply{Index: 42, Bytes: 10, Crc32C: "00000001", Path: "/r/snapshots/s1"}, nil
+}
+
+// TestSnapshotShardWaitsForElection: a shard whose replicas all say an
+// election is under way is asked again until one exports it; a refusal of
+// another kind ends the snapshot at once.
+func TestSnapshotShardWaitsForElection(t *testing.T) {
+	a, b := &fakeExporter{refuse: 3}, &fakeExporter{refuse: 3}
+	m := &Meta{Store: "kvstore", Deployed: &topology.Topology{Store: "kvstore", Seq: 1,
+		Shards: []topology.Shard{{ID: 1, Replicas: []topology.NodeID{1, 2}}}}}
+	m.SNs = []SN{{ID: 1, Host: "127.0.0.1", Port: serveControl(t, a)}, {ID: 2, Host: "127.0.0.1", Port: serveControl(t, b)}}
+	s := &Service{conns: map[string]*grpc.ClientConn{}}
+	t.Cleanup(func() {
+		for _, c := range s.conns {
+			c.Close()
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	part, err := s.snapshotShard(ctx, m, nil, "s1", 1)
+	if err != nil || part.Index != 42 || part.SN != 1 {
+		t.Fatalf("after an election: %+v, %v; want sn1's export at index 42", part, err)
+	}
+	if a.answers != 4 || b.answers != 3 {
+		t.Errorf("asked sn1 %d and sn2 %d times, want 4 and 3 (three rounds of refusals, then sn1 exports)", a.answers, b.answers)
+	}
+
+	a.refuse, b.refuse = 1, 1
+	a.err = status.Error(codes.FailedPrecondition, "shard 1: no running replica of shard 1 here")
+	b.err = a.err
+	a.answers, b.answers = 0, 0
+	if _, err := s.snapshotShard(ctx, m, nil, "s1", 1); err == nil || !strings.Contains(err.Error(), "no running replica") {
+		t.Fatalf("refused for another reason: %v, want that reason", err)
+	}
+	if a.answers != 2 || b.answers != 2 {
+		t.Errorf("asked sn1 %d and sn2 %d times, want 2 each: one round of UNAVAILABLE, then one refused for good", a.answers, b.answers)
 	}
 }

@@ -158,7 +158,11 @@ func (c controlRPC) SnapshotShard(ctx context.Context, r *controlpb.SnapshotShar
 		return nil, status.Errorf(codes.FailedPrecondition, "no running replica of shard %d here", r.GetShard())
 	}
 	if err := rep.ReadReady(ctx, replica.Consistency{Kind: replica.Absolute}); err != nil {
-		return nil, status.Errorf(codes.FailedPrecondition, "shard %d: %v", r.GetShard(), err)
+		code := codes.FailedPrecondition
+		if nl := (*replica.NotLeaderError)(nil); errors.As(err, &nl) && nl.Leader == 0 {
+			code = codes.Unavailable // an election is under way: ask again once it ends
+		}
+		return nil, status.Errorf(code, "shard %d: %v", r.GetShard(), err)
 	}
 	x, err := replica.ShardSnapshot(rep)
 	if err != nil {
