@@ -19,15 +19,22 @@ import (
 //	stuck ≥ after, guards pass ──► Control.RebuildReplica, an event
 //	rebuilt ──stuck again──► stuck, not rebuilt again for repairBackoff
 //
-// The guards (repairBlocked): the shard has a leader other than the
-// replica and a majority of healthy replicas without it, so every
-// committed entry stays on replicas that are kept; no plan runs. The
+// The guards (repairBlocked): the replica does not hold a history restored
+// from a snapshot (restoredAhead: it may be the first node of a restore
+// done one node at a time, which the rebuild would undo); the shard has a
+// leader other than the replica and a majority of healthy replicas without
+// it, so every committed entry stays on replicas that are kept; no plan
+// runs. The
 // marks live on incidentLoop's goroutine only and are dropped when this
 // replica loses the leadership.
 
 // repairBackoff is how long after a rebuild the same replica is not
 // rebuilt again: stuck again so soon, its cause is not one a rebuild fixes.
 const repairBackoff = 5 * time.Minute
+
+// restoredHeld is why the admin does not rebuild a replica that holds a
+// restored history.
+const restoredHeld = "it holds a history restored from a snapshot, which a rebuild would undo: if its shard's other replicas are to be restored from the same snapshot, stop their nodes and restore them; if not, restart it on an empty root with --rejoin-as"
 
 // repairMark is the admin leader's record of one replica named stuck.
 type repairMark struct {
@@ -87,10 +94,14 @@ func dueRepairs(m *Meta, infos map[uint64]*controlpb.NodeInfo, marks map[string]
 }
 
 // repairBlocked says why the admin may not rebuild replica sn of shard sh
-// now ("" when it may): a plan runs, or the shard lacks a leader other
-// than it with a majority of healthy replicas (running, answering, storage
-// ok, not rejoining and not stuck) without it.
+// now ("" when it may): it holds a restored history, a plan runs, or the
+// shard lacks a leader other than it with a majority of healthy replicas
+// (running, answering, storage ok, not rejoining and not stuck) without
+// it.
 func repairBlocked(m *Meta, sh topology.Shard, sn uint64, stuck map[uint64]string, infos map[uint64]*controlpb.NodeInfo) string {
+	if restoredAhead(sh, sn, infos) {
+		return restoredHeld
+	}
 	for _, p := range m.Plans {
 		if p.State == Running {
 			return fmt.Sprintf("plan %d (%s) is running", p.ID, p.Name)

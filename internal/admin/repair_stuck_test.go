@@ -10,8 +10,8 @@ import (
 )
 
 // TestRepairStuckGuards: a stuck replica is due once it has been stuck for
-// the wait, and not while a plan runs, nor when its shard would be left
-// without a healthy majority; once rebuilt, it is not due again within
+// the wait, and not while a plan runs, nor when it holds a restored
+// history, nor when its shard would be left without a healthy majority; once rebuilt, it is not due again within
 // the back-off, and a spell that ends restarts the wait.
 func TestRepairStuckGuards(t *testing.T) {
 	const after = 30 * time.Second
@@ -45,6 +45,11 @@ func TestRepairStuckGuards(t *testing.T) {
 		t.Fatalf("while a plan runs: due %v, held %v", d, held)
 	}
 	m.Plans = nil
+	restored := stuck()
+	restored[3].Shards[0].Applied = 100 + 1<<40
+	if d, held := due(restored, after); len(d) != 0 || held["rg1-rn3"] != restoredHeld {
+		t.Fatalf("restored from a snapshot: due %v, held %v; want it held as restored", d, held)
+	}
 	down := stuck()
 	delete(down, 2) // sn2 does not answer: the leader alone is not a majority without sn3
 	if d, held := due(down, after); len(d) != 0 || !strings.Contains(held["rg1-rn3"], "keeps 1 healthy replicas of 3") {

@@ -62,3 +62,20 @@ func stuckFollowers(sh topology.Shard, infos map[uint64]*controlpb.NodeInfo) map
 	}
 	return stuck
 }
+
+// restoredAhead reports whether replica sn of shard sh has applied far
+// beyond its leader: it holds a history restored from a snapshot that its
+// leader never had. The admin does not rebuild such a replica on its own
+// (repair_stuck.go): it may be the first of a shard restored one node at
+// a time, whose other replicas are about to be restored too.
+func restoredAhead(sh topology.Shard, sn uint64, infos map[uint64]*controlpb.NodeInfo) bool {
+	var leaderApplied uint64
+	found := false
+	for _, r := range sh.Replicas {
+		if st := shardState(infos[uint64(r)], uint64(sh.ID)); st.GetIsLeader() {
+			leaderApplied, found = st.GetApplied(), true
+		}
+	}
+	st := shardState(infos[sn], uint64(sh.ID))
+	return found && st != nil && st.GetApplied() > leaderApplied+aheadLag
+}

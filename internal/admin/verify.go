@@ -178,7 +178,7 @@ func (s *Service) verifyShards(m *Meta, infos map[uint64]*controlpb.NodeInfo, v 
 			case st.GetRebuilding():
 				// verifyStorage names it with its node's storage state
 			case stuck[uint64(r)] != "":
-				v.violate("stuck", svc, "%s; %s", stuck[uint64(r)], stuckAdvice(uint64(r), name, s.cfg.RepairStuckAfter))
+				v.violate("stuck", svc, "%s; %s", stuck[uint64(r)], stuckAdvice(uint64(r), name, s.cfg.RepairStuckAfter, restoredAhead(sh, uint64(r), infos)))
 			case hasLeader && leaderApplied > st.GetApplied()+maxLag:
 				v.violate("lagging", svc, "trails its leader by %d entries (applied %d of %d)", leaderApplied-st.GetApplied(), st.GetApplied(), leaderApplied)
 			}
@@ -187,10 +187,14 @@ func (s *Service) verifyShards(m *Meta, infos map[uint64]*controlpb.NodeInfo, v 
 }
 
 // stuckAdvice is the way out for a replica that cannot follow its leader,
-// given the admin leader's RepairStuckAfter.
-func stuckAdvice(sn uint64, shard string, repairAfter time.Duration) string {
+// given the admin leader's RepairStuckAfter and whether the replica holds
+// a restored history (restoredAhead).
+func stuckAdvice(sn uint64, shard string, repairAfter time.Duration, restored bool) string {
 	auto := "the admin does not rebuild it (the admin leader runs with --repair-stuck-after 0)"
-	if repairAfter > 0 {
+	switch {
+	case restored:
+		auto = "the admin does not rebuild a replica restored from a snapshot, since that would undo the restore"
+	case repairAfter > 0:
 		auto = fmt.Sprintf("the admin leader rebuilds it from its peers once it has been stuck for %v (--repair-stuck-after), if %s keeps a healthy majority without it and no plan runs; show events says when", repairAfter, shard)
 	}
 	return fmt.Sprintf("it counts towards no write and never catches up: %s. By hand: stop %s, move its root aside, and start it on an empty root with cairn sn start --root NEW --rejoin-as %s --helper-hosts HOST:PORT (or restore every replica of %s from one snapshot)",
