@@ -52,7 +52,7 @@ func TestRestoredAloneIsFlagged(t *testing.T) {
 		}
 	}
 	waitFor(t, time.Minute, "the admin leader (sn1) to hold back from rebuilding sn3's restored replicas", func() bool {
-		held := grepLines(nodes[0].stderr.String(), "not rebuilt yet")
+		held := logLines(nodes[0].stderr.String(), "not rebuilt yet")
 		return strings.Contains(held, "replica=rg1-rn3") && strings.Contains(held, "replica=rg2-rn3")
 	})
 	code, out, _ := admin(t, nodes[0], "verify", "configuration")
@@ -121,7 +121,7 @@ func staleRoot(t *testing.T, nodes []*storageNode, c *client.Client, stale strin
 	// rebuilt. Which sign the stuck one showed depends on what its leader
 	// remembered of it (its heartbeats dropped, or its rejections); each
 	// names the cause.
-	t.Logf("show events with sn3 on an old copy of its root:\n%s", grepLines(events, "could not follow"))
+	t.Logf("show events with sn3 on an old copy of its root:\n%s", logLines(events, "could not follow"))
 	if !strings.Contains(events, "sn3: rg1-rn3 could not follow") && !strings.Contains(events, "sn3: rg2-rn3 could not follow") {
 		t.Errorf("show events names no replica of sn3 rebuilt")
 	}
@@ -130,15 +130,4 @@ func staleRoot(t *testing.T, nodes []*storageNode, c *client.Client, stale strin
 		return code == 0 && strings.Contains(out, "0 violations")
 	})
 	checkAdmin(t, nodes[0], 0, []string{"SUCCEEDED"}, "plan", "verify-data", "-wait")
-}
-
-// grepLines returns the lines of out that contain s.
-func grepLines(out, s string) string {
-	var keep []string
-	for _, l := range strings.Split(out, "\n") {
-		if strings.Contains(l, s) {
-			keep = append(keep, l)
-		}
-	}
-	return strings.Join(keep, "\n")
 }
