@@ -20,6 +20,8 @@ func TestCheckSNFlags(t *testing.T) {
 		{[]string{"--raft-tick=0s"}, "raft-tick: 0s is below 1ms"},
 		{[]string{"--row-cache-bytes=1MiB"}, "row-cache-bytes: 1048576 is below the row cache's minimum"},
 		{[]string{"--peer=x"}, `--peer "x": want NODE_ID=HOST:PORT`},
+		{[]string{"--repair-stuck-after=0"}, ""},
+		{[]string{"--repair-stuck-after=-1s"}, "repair-stuck-after: negative -1s (0 turns the repair off)"},
 	} {
 		err := checkSNFlags(tc.flags)
 		switch {

@@ -99,7 +99,10 @@
 // Service is safe for concurrent use: commands arrive on gRPC goroutines;
 // metadata updates from one node are serialized by metaStore's mutex, and
 // updates from a deposed leader fail their version check. A Service on a
-// replica that does not lead forwards commands to the leader.
+// replica that does not lead forwards commands to the leader. On the
+// leader, one goroutine (incidentLoop) polls the nodes every 2 s, records
+// their storage incidents and rebuilds replicas stuck for
+// Config.RepairStuckAfter (repair_stuck.go); its marks are its own.
 //
 // # Commands
 //
