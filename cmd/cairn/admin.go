@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -24,7 +25,8 @@ import (
 )
 
 const adminUsage = `Usage: cairn admin [-host HOST] [-port PORT] [-helper-hosts HOST:PORT,...]
-                   [-security FILE] [-json] [-script FILE] [COMMAND [OPTIONS]]
+                   [-security FILE] [-json] [-failover-timeout DURATION]
+                   [-script FILE] [COMMAND [OPTIONS]]
 
 The admin shell (Oracle NoSQL's runadmin): name the store, deploy zones,
 storage nodes, admins and topologies, run and follow plans, check health.
@@ -44,6 +46,10 @@ Options take one or two dashes, and -opt=value also works:
                              password file) to log in with over TLS; admin
                              commands need the role dbadmin
   -json                      print each command's result as a JSON document
+  -failover-timeout DURATION how long a -wait keeps asking the admins for its
+                             plan when none answers (its node was lost, or
+                             the admins lost their leader) before it exits 3;
+                             the plan goes on (default 30s)
   -script FILE               run the commands in FILE
   -h, -help                  show this help
 
@@ -55,7 +61,7 @@ or timed out. See 'cairn --help'.
 `
 
 // adminFlags are the options of cairn admin itself.
-const adminFlags = "-host, -port, -helper-hosts, -security, -json, -script, -help"
+const adminFlags = "-host, -port, -helper-hosts, -security, -json, -failover-timeout, -script, -help"
 
 // adminArgs is a parsed cairn admin command line.
 type adminArgs struct {
@@ -66,6 +72,7 @@ type adminArgs struct {
 	json     bool
 	security string
 	script   string
+	failover time.Duration // -failover-timeout; 0: the shell's default
 	help     bool
 	commands []string // the admin command and its options, if given
 }
@@ -156,6 +163,13 @@ func parseAdminArgs(args []string) (adminArgs, error) {
 			}
 		case "script":
 			a.script, err = value()
+		case "failover-timeout":
+			var v string
+			if v, err = value(); err == nil {
+				if a.failover, err = time.ParseDuration(v); err != nil || a.failover <= 0 {
+					err = adminUsageErr("option -failover-timeout wants a positive duration (30s, 2m), not %q", v)
+				}
+			}
 		case "security":
 			a.security, err = value()
 		default:
@@ -192,7 +206,7 @@ func checkAdminHost(h string) error {
 // as Oracle's runadmin does, so cobra does not parse them.
 func newAdminCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:                "admin [-host HOST] [-port PORT] [-helper-hosts LIST] [-security FILE] [-json] [-script FILE] [COMMAND...]",
+		Use:                "admin [-host HOST] [-port PORT] [-helper-hosts LIST] [-security FILE] [-json] [-failover-timeout DURATION] [-script FILE] [COMMAND...]",
 		Short:              "The admin shell: deploy zones, storage nodes and topologies, run plans (runadmin)",
 		Long:               adminUsage,
 		DisableFlagParsing: true,
@@ -233,7 +247,7 @@ func runAdmin(ctx context.Context, args []string, in io.Reader, out, errw io.Wri
 		return &exitError{code: adminDialExit(err), err: reported{}}
 	}
 	defer c.Close()
-	sh := &shell.Shell{Caller: c, In: in, Out: out, Err: errw, JSON: a.json}
+	sh := &shell.Shell{Caller: c, In: in, Out: out, Err: errw, JSON: a.json, FailoverTimeout: a.failover}
 	if f, ok := errw.(*os.File); ok && !a.json && term.IsTerminal(int(f.Fd())) {
 		sh.Progress = f // -wait redraws a progress line there
 	}

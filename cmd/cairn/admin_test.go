@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestAdminBogusFlag(t *testing.T) {
@@ -31,7 +32,7 @@ func TestAdminBogusFlag(t *testing.T) {
 	cmd.SetArgs([]string{"--bogus"})
 	cmd.SetErr(&errw)
 	_ = cmd.Execute()
-	if want := `cairn admin: unknown option "--bogus"; the options are -host, -port, -helper-hosts, -security, -json, -script, -help`; !strings.Contains(errw.String(), want) {
+	if want := `cairn admin: unknown option "--bogus"; the options are -host, -port, -helper-hosts, -security, -json, -failover-timeout, -script, -help`; !strings.Contains(errw.String(), want) {
 		t.Errorf("stderr %q, want %q", errw.String(), want)
 	}
 }
@@ -95,6 +96,14 @@ func TestParseAdminArgs(t *testing.T) {
 	}
 	if _, err := parseAdminArgs([]string{"-helper-hosts", "nohost"}); err == nil {
 		t.Errorf("-helper-hosts nohost: no error")
+	}
+	if a, err := parseAdminArgs([]string{"-failover-timeout", "2s", "ping"}); err != nil || a.failover != 2*time.Second {
+		t.Errorf("-failover-timeout 2s: %+v, %v", a, err)
+	}
+	for _, bad := range []string{"0s", "-1s", "soon"} {
+		if _, err := parseAdminArgs([]string{"-failover-timeout", bad}); err == nil || !strings.Contains(err.Error(), "wants a positive duration") {
+			t.Errorf("-failover-timeout %s: %v, want a usage error", bad, err)
+		}
 	}
 }
 

@@ -77,4 +77,41 @@ func TestAdminWaitFollowsPlanThroughAnotherAdmin(t *testing.T) {
 	if c := strings.Count(plans, "deploy-topology"); c != 1 {
 		t.Errorf("show plans lists %d deploy-topology plans, want 1:\n%s", c, plans)
 	}
+	noAdminLeft(t, survivor, nodes[3-(leader-1)-leader%3])
+}
+
+// noAdminLeft follows a plan through the admin on survivor and kills the
+// node of the store's other live admin (other): with one admin of three
+// left, no admin answers, and -wait gives up after its -failover-timeout
+// with exit 3, naming the plan, which goes on.
+func noAdminLeft(t *testing.T, survivor, other *storageNode) {
+	// verify-data's task on the killed node retries, so the plan runs on.
+	sh := startProc(t, "admin -wait, no admin left", "admin", "-host", "127.0.0.1", "-port", strconv.Itoa(survivor.port),
+		"-failover-timeout", "2s", "plan", "verify-data", "-wait")
+	var id string
+	waitFor(t, 30*time.Second, "the shell to print the plan it started", func() bool {
+		if m := startedPlanRE.FindStringSubmatch(sh.stdout.String()); m != nil {
+			id = m[1]
+		}
+		return id != "" || !sh.running()
+	})
+	if !sh.running() {
+		t.Fatalf("the shell exited before the kill: %s", sh.stderr.String())
+	}
+	other.kill()
+	killed := time.Now()
+	code, ok := sh.waitExit(45 * time.Second)
+	if !ok {
+		t.Fatalf("the shell still waits %v after the store lost its admin majority; stderr so far: %q", time.Since(killed).Round(time.Second), sh.stderr.String())
+	}
+	errOut := sh.stderr.String()
+	t.Logf("the shell ended %v after the kill, exit %d:\n%s", time.Since(killed).Round(time.Millisecond), code, errOut)
+	for _, w := range []string{"no admin answered for 2s while following plan " + id, "follow it with plan wait -id " + id} {
+		if !strings.Contains(errOut, w) {
+			t.Errorf("stderr lacks %q", w)
+		}
+	}
+	if code != 3 {
+		t.Errorf("exit %d, want 3 (no admin answers)", code)
+	}
 }
