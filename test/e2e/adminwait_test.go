@@ -35,17 +35,7 @@ func TestAdminWaitFollowsPlanThroughAnotherAdmin(t *testing.T) {
 
 	// The shell talks to the admin leader only (no -helper-hosts).
 	args := append([]string{"admin", "-host", "127.0.0.1", "-port", strconv.Itoa(victim.port)}, strings.Fields(deploy[0])...)
-	sh := startProc(t, "admin -wait", args...)
-	var id string
-	waitFor(t, 30*time.Second, "the shell to print the plan it started", func() bool {
-		if m := startedPlanRE.FindStringSubmatch(sh.stdout.String()); m != nil {
-			id = m[1]
-		}
-		return id != "" || !sh.running()
-	})
-	if !sh.running() {
-		t.Fatalf("the shell exited before the kill: %s", sh.stderr.String())
-	}
+	sh, id := startWaiting(t, "admin -wait", args...)
 	n, _ := strconv.Atoi(id)
 	// Kill once the plan is under way: the shell, which asked show admins
 	// as soon as it had the plan's id, follows it.
@@ -86,18 +76,8 @@ func TestAdminWaitFollowsPlanThroughAnotherAdmin(t *testing.T) {
 // with exit 3, naming the plan, which goes on.
 func noAdminLeft(t *testing.T, survivor, other *storageNode) {
 	// verify-data's task on the killed node retries, so the plan runs on.
-	sh := startProc(t, "admin -wait, no admin left", "admin", "-host", "127.0.0.1", "-port", strconv.Itoa(survivor.port),
+	sh, id := startWaiting(t, "admin -wait, no admin left", "admin", "-host", "127.0.0.1", "-port", strconv.Itoa(survivor.port),
 		"-failover-timeout", "2s", "plan", "verify-data", "-wait")
-	var id string
-	waitFor(t, 30*time.Second, "the shell to print the plan it started", func() bool {
-		if m := startedPlanRE.FindStringSubmatch(sh.stdout.String()); m != nil {
-			id = m[1]
-		}
-		return id != "" || !sh.running()
-	})
-	if !sh.running() {
-		t.Fatalf("the shell exited before the kill: %s", sh.stderr.String())
-	}
 	other.kill()
 	killed := time.Now()
 	code, ok := sh.waitExit(45 * time.Second)
@@ -114,4 +94,22 @@ func noAdminLeft(t *testing.T, survivor, other *storageNode) {
 	if code != 3 {
 		t.Errorf("exit %d, want 3 (no admin answers)", code)
 	}
+}
+
+// startWaiting starts cairn admin with args, a plan command with -wait, and
+// returns the process, still waiting, and the id of the plan it started.
+func startWaiting(t *testing.T, name string, args ...string) (*proc, string) {
+	t.Helper()
+	sh := startProc(t, name, args...)
+	var id string
+	waitFor(t, 30*time.Second, "the shell to print the plan it started", func() bool {
+		if m := startedPlanRE.FindStringSubmatch(sh.stdout.String()); m != nil {
+			id = m[1]
+		}
+		return id != "" || !sh.running()
+	})
+	if !sh.running() {
+		t.Fatalf("the shell exited before the kill: %s", sh.stderr.String())
+	}
+	return sh, id
 }
