@@ -22,12 +22,7 @@ const aheadLag = 1 << 39
 // the storage checks, whose advice fits, and one that waits to be
 // readmitted (rebuilding, rejoining) is on its way back.
 func stuckFollowers(sh topology.Shard, infos map[uint64]*controlpb.NodeInfo) map[uint64]string {
-	var leader *controlpb.ShardState
-	for _, r := range sh.Replicas {
-		if st := shardState(infos[uint64(r)], uint64(sh.ID)); st.GetIsLeader() {
-			leader = st
-		}
-	}
+	leader := leaderState(sh, infos)
 	if leader == nil {
 		return nil
 	}
@@ -55,7 +50,7 @@ func stuckFollowers(sh topology.Shard, infos map[uint64]*controlpb.NodeInfo) map
 	}
 	for _, r := range sh.Replicas {
 		st := shardState(infos[uint64(r)], uint64(sh.ID))
-		if st != nil && !st.GetIsLeader() && st.GetApplied() > leader.GetApplied()+aheadLag {
+		if farAhead(st, leader) {
 			stuck[uint64(r)] = fmt.Sprintf("it has applied index %d, far beyond its leader's %d: it holds a history its leader never had (it was restored alone, or started on an old copy of its root)",
 				st.GetApplied(), leader.GetApplied())
 		}
@@ -69,13 +64,22 @@ func stuckFollowers(sh topology.Shard, infos map[uint64]*controlpb.NodeInfo) map
 // (repair_stuck.go): it may be the first of a shard restored one node at
 // a time, whose other replicas are about to be restored too.
 func restoredAhead(sh topology.Shard, sn uint64, infos map[uint64]*controlpb.NodeInfo) bool {
-	var leaderApplied uint64
-	found := false
+	return farAhead(shardState(infos[sn], uint64(sh.ID)), leaderState(sh, infos))
+}
+
+// farAhead reports whether follower st has applied more than aheadLag
+// beyond its leader (nil: none known).
+func farAhead(st, leader *controlpb.ShardState) bool {
+	return st != nil && leader != nil && !st.GetIsLeader() && st.GetApplied() > leader.GetApplied()+aheadLag
+}
+
+// leaderState is the state of shard sh's leader among infos, or nil.
+func leaderState(sh topology.Shard, infos map[uint64]*controlpb.NodeInfo) *controlpb.ShardState {
+	var leader *controlpb.ShardState
 	for _, r := range sh.Replicas {
 		if st := shardState(infos[uint64(r)], uint64(sh.ID)); st.GetIsLeader() {
-			leaderApplied, found = st.GetApplied(), true
+			leader = st
 		}
 	}
-	st := shardState(infos[sn], uint64(sh.ID))
-	return found && st != nil && st.GetApplied() > leaderApplied+aheadLag
+	return leader
 }

@@ -182,7 +182,8 @@ type Raft struct {
 	held      heldCommits // a leader's commit-only appends (raft_commit.go)
 	readIndex []*readRequest
 	ticks     int
-	// impossibleLogged is when impossibleAck last logged (loop goroutine only).
+	// impossibleLogged is when impossibleAck or noteLostLog last logged:
+	// one line per 10 s for both (loop goroutine only).
 	impossibleLogged time.Time
 	// staleLogged is when staleCommit last logged, and staleSince and
 	// staleLast bound its current streak of dropped heartbeats (loop
