@@ -2,11 +2,9 @@ package httpapi
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"net/http"
 	"strings"
-	"sync"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -18,64 +16,48 @@ import (
 // Credentials on a secure node (docs/design/20261127_security.md §5): a
 // request carries "Authorization: Bearer TOKEN" (a token from POST
 // /v1/login) or "Authorization: Basic ..." (user and password: the handler
-// logs in once and keeps the token for two thirds of its life, keyed by a
-// hash of the pair). Either way the token goes on with the request to the
-// node, which checks it and the user's role as it checks a gRPC caller's.
-// A request without credentials reaches the node without a token, and a
-// secure node refuses it (401, kind login_required).
-
-// basicCache holds the tokens of Basic credentials.
-type basicCache struct {
-	mu sync.Mutex
-	m  map[[32]byte]cachedToken
-}
-
-type cachedToken struct {
-	token string
-	until time.Time
-}
-
-const maxCachedLogins = 1024
+// logs in once and keeps the token, auth.BasicTokens). Either way the
+// token goes on with the request to the node, which checks it and the
+// user's role as it checks a gRPC caller's. A request without credentials
+// reaches the node without a token, and a secure node refuses it (401,
+// kind login_required). A cached Basic token the node refuses (401: the
+// user was changed or removed since the login) is forgotten, so the next
+// request logs in again.
 
 // withCredentials returns r's context carrying r's token, or an error to
-// answer (a failed Basic login).
-func (h *Handler) withCredentials(r *http.Request) (context.Context, error) {
+// answer (a failed Basic login), and what to do if the node refuses the
+// token (forget a cached Basic token; nothing for a Bearer token).
+func (h *Handler) withCredentials(r *http.Request) (context.Context, func(), error) {
 	ctx := r.Context()
 	a := r.Header.Get("Authorization")
 	if tok, ok := strings.CutPrefix(a, "Bearer "); ok {
-		return metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+strings.TrimSpace(tok)), nil
+		return metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+strings.TrimSpace(tok)), func() {}, nil
 	}
 	user, pw, ok := r.BasicAuth()
 	if !ok {
-		return ctx, nil
+		return ctx, func() {}, nil
 	}
-	tok, err := h.basicToken(ctx, user, pw)
+	tok, err := h.basic.Token(ctx, user, pw, func(ctx context.Context, user, pw string) (string, time.Time, error) {
+		tok, exp, _, err := h.c.Login(ctx, user, pw)
+		return tok, exp, err
+	})
 	if err != nil {
-		return ctx, err
+		return ctx, nil, err
 	}
-	return metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+tok), nil
+	return metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+tok), func() { h.basic.Forget(user, pw) }, nil
 }
 
-func (h *Handler) basicToken(ctx context.Context, user, pw string) (string, error) {
-	k := sha256.Sum256([]byte(user + "\x00" + pw))
-	now := time.Now()
-	h.basic.mu.Lock()
-	if t, ok := h.basic.m[k]; ok && now.Before(t.until) {
-		h.basic.mu.Unlock()
-		return t.token, nil
+// statusWriter remembers the status of the answer it carries.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
 	}
-	h.basic.mu.Unlock()
-	tok, exp, _, err := h.c.Login(ctx, user, pw)
-	if err != nil {
-		return "", err
-	}
-	h.basic.mu.Lock()
-	defer h.basic.mu.Unlock()
-	if h.basic.m == nil || len(h.basic.m) >= maxCachedLogins {
-		h.basic.m = make(map[[32]byte]cachedToken)
-	}
-	h.basic.m[k] = cachedToken{token: tok, until: now.Add(exp.Sub(now) * 2 / 3)}
-	return tok, nil
+	w.ResponseWriter.WriteHeader(code)
 }
 
 // login answers POST /v1/login {"user": ..., "password": ...} with

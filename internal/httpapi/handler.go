@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cairndb/cairn/client"
+	"github.com/cairndb/cairn/internal/auth"
 	"github.com/cairndb/cairn/internal/cli"
 )
 
@@ -27,7 +28,7 @@ type Handler struct {
 	// fixedRoutes is the method of each path without a key, for the 405
 	// of another method (the ServeMux's catch-all would answer 404).
 	fixedRoutes map[string]string
-	basic       basicCache // tokens of Basic credentials (auth.go)
+	basic       auth.BasicTokens // tokens of Basic credentials (auth.go)
 	// bodyTimeout bounds the wait for a request's body (body.go).
 	bodyTimeout time.Duration
 }
@@ -74,12 +75,19 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	ctx, err := h.withCredentials(r)
+	ctx, refused, err := h.withCredentials(r)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
 	r = r.WithContext(ctx)
+	sw := &statusWriter{ResponseWriter: w}
+	defer func() {
+		if sw.status == http.StatusUnauthorized {
+			refused()
+		}
+	}()
+	w = sw
 	for prefix, methods := range h.keyRoutes {
 		if !strings.HasPrefix(r.URL.Path, prefix) {
 			continue

@@ -280,10 +280,11 @@ func (n *Lite) start() error {
 			return client.Open(ctx, client.Config{Hosts: []string{n.Addr()}, Store: meta.Name, TLS: selfTLS(n.cfg.Root, tlsCfg), UnaryCalls: tlsCfg != nil})
 		}, int64(n.cfg.Limits.MaxValueBytes))
 	}
+	web := withConsole(n.httpAPI.Handler(), liteConsole)
 	if tlsCfg != nil {
-		n.port = servePortTLS(n.lis, tlsCfg, n.grpc, n.httpAPI.Handler(), n.calls.ServeConn, n.served)
+		n.port = servePortTLS(n.lis, tlsCfg, n.grpc, web, n.calls.ServeConn, n.served)
 	} else {
-		n.port = servePort(n.lis, n.grpc, n.httpAPI.Handler(), n.calls.ServeConn, n.served)
+		n.port = servePort(n.lis, n.grpc, web, n.calls.ServeConn, n.served)
 	}
 	n.scrub = startScrub(n.engine, n.cfg.Scrub, n.log)
 	return nil

@@ -354,10 +354,11 @@ func (n *SN) start(addr string, topo *topology.Topology) error {
 			return client.Open(ctx, client.Config{Hosts: []string{n.Addr()}, Store: t.Store, TLS: n.sec.dialTLS(), UnaryCalls: n.sec != nil})
 		}, int64(n.cfg.Limits.MaxValueBytes))
 	}
+	web := withConsole(n.httpAPI.Handler(), n.consoleHandler())
 	if n.sec != nil {
-		n.port = servePortTLS(n.lis, n.sec.server, n.grpc, n.httpAPI.Handler(), n.calls.ServeConn, n.served)
+		n.port = servePortTLS(n.lis, n.sec.server, n.grpc, web, n.calls.ServeConn, n.served)
 	} else {
-		n.port = servePort(n.lis, n.grpc, n.httpAPI.Handler(), n.calls.ServeConn, n.served)
+		n.port = servePort(n.lis, n.grpc, web, n.calls.ServeConn, n.served)
 	}
 	if n.cfg.PprofAddr != "" {
 		if n.debug, err = startDebug(n.cfg.PprofAddr, n.metrics); err != nil {

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/net/html"
 
 	"github.com/cairndb/cairn/internal/bench/result"
+	"github.com/cairndb/cairn/internal/chromiumtest"
 )
 
 // fixtureCharts is the number of charts the fixture's report has: per phase
@@ -19,45 +20,16 @@ import (
 // time chart: load 1+1+1, run 1+2+1.
 const fixtureCharts = 7
 
-func parseHTML(t *testing.T, b []byte) *html.Node {
-	t.Helper()
-	doc, err := html.Parse(bytes.NewReader(b))
-	if err != nil {
-		t.Fatalf("report is not HTML: %v", err)
-	}
-	return doc
-}
+func parseHTML(t *testing.T, b []byte) *html.Node { return chromiumtest.Parse(t, b) }
 
-// findAll returns the nodes under n (inclusive) for which match is true, in
-// document order.
-func findAll(n *html.Node, match func(*html.Node) bool) []*html.Node {
-	var out []*html.Node
-	if match(n) {
-		out = append(out, n)
-	}
-	for c := n.FirstChild; c != nil; c = c.NextSibling {
-		out = append(out, findAll(c, match)...)
-	}
-	return out
-}
-
-func attrOf(n *html.Node, key string) (string, bool) {
-	for _, a := range n.Attr {
-		if a.Key == key {
-			return a.Val, true
-		}
-	}
-	return "", false
-}
-
-func hasClass(n *html.Node, class string) bool {
-	v, _ := attrOf(n, "class")
-	return slices.Contains(strings.Fields(v), class)
-}
-
-func isElem(name string) func(*html.Node) bool {
-	return func(n *html.Node) bool { return n.Type == html.ElementNode && n.Data == name }
-}
+// The DOM helpers, from chromiumtest.
+var (
+	findAll  = chromiumtest.FindAll
+	attrOf   = chromiumtest.Attr
+	hasClass = chromiumtest.HasClass
+	isElem   = chromiumtest.IsElem
+	text     = chromiumtest.Text
+)
 
 func isChart(n *html.Node) bool { return isElem("svg")(n) && hasClass(n, "chart") }
 
@@ -71,14 +43,6 @@ func isMark(n *html.Node) bool {
 	return (n.Data == "path" && strings.TrimSpace(d) != "") || n.Data == "rect"
 }
 
-func text(n *html.Node) string {
-	var b strings.Builder
-	for _, t := range findAll(n, func(n *html.Node) bool { return n.Type == html.TextNode }) {
-		b.WriteString(t.Data)
-	}
-	return b.String()
-}
-
 // title is a chart's <title>.
 func title(svg *html.Node) string {
 	if ts := findAll(svg, isElem("title")); len(ts) > 0 {
@@ -87,17 +51,7 @@ func title(svg *html.Node) string {
 	return ""
 }
 
-func byID(t *testing.T, doc *html.Node, id string) *html.Node {
-	t.Helper()
-	ns := findAll(doc, func(n *html.Node) bool {
-		v, ok := attrOf(n, "id")
-		return n.Type == html.ElementNode && ok && v == id
-	})
-	if len(ns) != 1 {
-		t.Fatalf("%d elements with id %q, want 1", len(ns), id)
-	}
-	return ns[0]
-}
+func byID(t *testing.T, doc *html.Node, id string) *html.Node { return chromiumtest.ByID(t, doc, id) }
 
 func render(t *testing.T, inputs []Input, opts Options) []byte {
 	t.Helper()
