@@ -245,7 +245,9 @@ func TestGateRefusals(t *testing.T) {
 	type key struct{}
 	var seen any
 	src := &recordingSource{fakeSource: whitePaper(), ctxValue: func(ctx context.Context) { seen = ctx.Value(key{}) }}
-	h := New(src, func(r *http.Request) (context.Context, error) { return context.WithValue(r.Context(), key{}, "alice"), nil })
+	h := New(src, func(r *http.Request) (context.Context, error) {
+		return context.WithValue(r.Context(), key{}, "alice"), nil
+	})
 	if res, body := get(t, h, "GET", "/console/state.json"); res.StatusCode != 200 {
 		t.Fatalf("an admitted caller: %d %s", res.StatusCode, body)
 	}

@@ -47,7 +47,8 @@ func (h *Handler) withCredentials(r *http.Request) (context.Context, func(), err
 	return metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+tok), func() { h.basic.Forget(user, pw) }, nil
 }
 
-// statusWriter remembers the status of the answer it carries.
+// statusWriter remembers the status of the answer it carries. Unwrap lets
+// http.ResponseController reach the connection (body.go's deadlines).
 type statusWriter struct {
 	http.ResponseWriter
 	status int
@@ -59,6 +60,8 @@ func (w *statusWriter) WriteHeader(code int) {
 	}
 	w.ResponseWriter.WriteHeader(code)
 }
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // login answers POST /v1/login {"user": ..., "password": ...} with
 // {"token": ..., "expires_at_ms": ..., "role": ...}.
