@@ -31,7 +31,7 @@ func addNodeTuningFlags(f *pflag.FlagSet, t nodeTuning) {
 	f.DurationVar(t.shutdownGrace, "shutdown-grace", *t.shutdownGrace, "how long shutdown waits for in-flight requests")
 	f.IntVar(t.streamWorkers, "stream-workers", *t.streamWorkers, "goroutines kept to run requests (0: one new goroutine per request)")
 	f.IntVar(t.gcPercent, "gc-percent", *t.gcPercent, "Go GC percent for this process (0: the runtime's; the GOGC environment variable wins)")
-	f.BoolVar(t.noHTTP, "no-http", false, "serve gRPC only on the port: no HTTP/JSON API and no call socket (docs/design/20261127_every_language.md, docs/design/20261128_call_socket.md)")
+	f.BoolVar(t.noHTTP, "no-http", false, "serve gRPC only on the port: no HTTP/JSON API, no web console (storage nodes serve one at /console) and no call socket (docs/design/20261127_every_language.md, docs/design/20261128_call_socket.md)")
 	f.StringVar(t.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	f.StringVar(t.pprofAddr, "pprof", "", "serve Go profiles (/debug/pprof/) and Prometheus metrics (/metrics) on this host:port, a listener of its own (default off; use loopback)")
 	f.Var(byteSize{&t.scrub.Rate}, "scrub-rate", "background scrub: read every sstable block, the MANIFEST and the WALs at this many bytes per second (or 8MiB...), checking checksums (0: off)")

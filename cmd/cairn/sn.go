@@ -134,7 +134,18 @@ func runSN(ctx context.Context, cfg node.SNConfig) error {
 		fmt.Printf("cairn sn: storage node ready at %s, not in a store yet (cairn admin --host %s --port %d, then configure or plan deploy-sn)\n",
 			n.Addr(), cfg.Host, cfg.Port)
 	}
+	if !cfg.NoHTTP { // a line of its own: the ready line's form is parsed (internal/cluster)
+		fmt.Printf("cairn sn: web console at %s\n", consoleURL(cfg.Secure, n.Addr()))
+	}
 	return serveUntilStopped(ctx, n, cfg.Logger)
+}
+
+// consoleURL is the node's web console.
+func consoleURL(secure bool, addr string) string {
+	if secure {
+		return "https://" + addr + "/console"
+	}
+	return "http://" + addr + "/console"
 }
 
 func parsePeers(specs []string) (map[topology.NodeID]string, error) {

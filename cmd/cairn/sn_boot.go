@@ -84,6 +84,9 @@ not in a store yet serves only the admin: create a store on it with
 'plan deploy-sn'. A deployed node restarts as what it was. SIGINT or SIGTERM
 stops it cleanly.
 
+Its port also serves a read-only web console: http://HOST:PORT/console
+(https on a secure node, which asks for a user's login).
+
 A node whose whole root is gone for good comes back under its old id with
 --rejoin-as snN --helper-hosts HOST:PORT on an empty root: the admin (show
 rejoin-config) gives its uid, address, capacity, peers and topology, and
