@@ -54,7 +54,9 @@ func rows(t *testing.T, doc *html.Node, id, attr string) (cells [][]string, keys
 func TestConsoleRendersInChromium(t *testing.T) {
 	chromiumtest.Require(t)
 	src := &countingSource{fakeSource: whitePaper()}
-	srv := httptest.NewServer(New(src, nil))
+	h := New(src, nil)
+	h.reuse = 0 // each poll collects anew, so the test sees which answer was drawn
+	srv := httptest.NewServer(h)
 	defer srv.Close()
 	u, _ := url.Parse(srv.URL)
 	// --virtual-time-budget lets the page's timers run for 5 s of virtual

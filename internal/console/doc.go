@@ -41,7 +41,12 @@
 //
 // # Concurrency
 //
-// A Handler is safe for concurrent use and keeps no state between
-// requests; each request runs its commands in parallel, each on its own
-// goroutine, and waits for all of them.
+// A Handler is safe for concurrent use. It runs the commands of one state
+// in parallel, one goroutine each, and keeps the newest state for
+// StateReuse (1 s): every open tab polls, and ping and verify each ask
+// every node, so the requests of that second get the same state, and
+// requests that come while a state is collected wait for it (singleflight)
+// rather than start another round. On a secure node the state a caller
+// gets may have been collected under another user's login; every command
+// behind it needs role readonly, which every user has.
 package console

@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
+
+	"golang.org/x/sync/singleflight"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -38,17 +41,28 @@ const StateTimeout = 5 * time.Second
 // Owns reports whether path is one of the console's.
 func Owns(path string) bool { return path == Path || strings.HasPrefix(path, Path+"/") }
 
+// StateReuse is how long a state is served again to the next requests:
+// every open tab polls, and ping and verify each ask every node, so tabs
+// share one round of commands per second.
+const StateReuse = time.Second
+
 // Handler serves the console.
 type Handler struct {
 	src     Source
 	gate    Gate
 	timeout time.Duration
+	reuse   time.Duration
+
+	flight singleflight.Group // one collect at a time
+	mu     sync.Mutex
+	last   State // the newest state, collected at lastAt
+	lastAt time.Time
 }
 
 // New returns the console of src, its callers checked by gate (nil: no
 // check, on a node that is not secure).
 func New(src Source, gate Gate) *Handler {
-	return &Handler{src: src, gate: gate, timeout: StateTimeout}
+	return &Handler{src: src, gate: gate, timeout: StateTimeout, reuse: StateReuse}
 }
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -80,7 +94,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // page answers GET /console: the page with the first state in it.
 func (h *Handler) page(w http.ResponseWriter, r *http.Request) {
-	st := h.collect(r.Context())
+	st := h.current(r.Context())
 	b, err := json.Marshal(st) // escapes <, > and &: safe inside the page's data block
 	if err != nil {
 		plain(w, http.StatusInternalServerError, "console: "+err.Error())
@@ -97,7 +111,7 @@ func (h *Handler) page(w http.ResponseWriter, r *http.Request) {
 
 // state answers GET /console/state.json.
 func (h *Handler) state(w http.ResponseWriter, r *http.Request) {
-	st := h.collect(r.Context())
+	st := h.current(r.Context())
 	secureHeaders(w)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)

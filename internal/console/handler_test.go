@@ -295,3 +295,29 @@ func TestReadOnlyRoutes(t *testing.T) {
 		}
 	}
 }
+
+func TestConcurrentRequestsShareOneCollect(t *testing.T) {
+	src := whitePaper()
+	src.block = map[string]bool{"show events": true} // holds each collect until its timeout
+	h := New(src, nil)
+	h.timeout = 300 * time.Millisecond
+	h.reuse = time.Hour
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			if res, body := get(t, h, "GET", "/console/state.json"); res.StatusCode != 200 {
+				t.Errorf("state.json: %d %s", res.StatusCode, body)
+			}
+		})
+	}
+	wg.Wait()
+	get(t, h, "GET", "/console")
+	if src.calls != len(queries) {
+		t.Errorf("9 requests within the reuse window ran %d commands, want one round of %d", src.calls, len(queries))
+	}
+	h.reuse = 0
+	get(t, h, "GET", "/console/state.json")
+	if src.calls != 2*len(queries) {
+		t.Errorf("a request after the reuse window: %d commands in all, want %d", src.calls, 2*len(queries))
+	}
+}

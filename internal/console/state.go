@@ -64,6 +64,33 @@ var queries = []query{
 	{command: "show events", args: map[string]string{"last": lastEvents}, section: func(s *State) *Section { return &s.Events }},
 }
 
+// current returns a state collected within h.reuse, or collects one; a
+// request that comes while one is collected waits for it. The collect runs
+// with the caller's values (its login, checked by Gate) but not its
+// cancellation, so a tab that goes away does not spoil its waiters' state.
+func (h *Handler) current(ctx context.Context) State {
+	h.mu.Lock()
+	if !h.lastAt.IsZero() && time.Since(h.lastAt) < h.reuse {
+		st := h.last
+		h.mu.Unlock()
+		return st
+	}
+	h.mu.Unlock()
+	ch := h.flight.DoChan("state", func() (any, error) {
+		st := h.collect(context.WithoutCancel(ctx))
+		h.mu.Lock()
+		h.last, h.lastAt = st, time.Now()
+		h.mu.Unlock()
+		return st, nil
+	})
+	select {
+	case r := <-ch:
+		return r.Val.(State)
+	case <-ctx.Done():
+		return State{Node: h.src.Self(), Time: time.Now().UTC(), Ping: Section{Error: "the request ended: " + ctx.Err().Error()}}
+	}
+}
+
 // collect runs the queries in parallel, each bounded by h.timeout.
 func (h *Handler) collect(ctx context.Context) State {
 	start := time.Now()
