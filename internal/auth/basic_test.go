@@ -76,14 +76,7 @@ func TestHTTPCaller(t *testing.T) {
 	if u, code, _ := call(basic("rw", "password-rw")); u != "rw" || code != codes.OK {
 		t.Fatalf("rw: %q %v", u, code)
 	}
-	other, err := OpenUsers(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := other.Set("rw", "new-password", RoleReadWrite); err != nil {
-		t.Fatal(err)
-	}
-	g.now = func() time.Time { return time.Now().Add(2 * time.Second) } // past the reload interval
+	setElsewhere(t, g, dir, "rw", "new-password", RoleReadWrite)
 	if u, code, kind := call(basic("rw", "password-rw")); code != codes.Unauthenticated || kind != KindLoginFailed || u != "" {
 		t.Errorf("the old password after the change: %q %v %q, want a failed login", u, code, kind)
 	}

@@ -37,6 +37,21 @@ func testGuard(t *testing.T) (*Guard, string) {
 	return g, dir
 }
 
+// setElsewhere sets a user's password and role through another handle on
+// the users file in dir (as another process would), and moves g's clock
+// past its reload interval so that g reads the change.
+func setElsewhere(t *testing.T, g *Guard, dir, name, password string, role Role) {
+	t.Helper()
+	other, err := OpenUsers(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := other.Set(name, password, role); err != nil {
+		t.Fatal(err)
+	}
+	g.now = func() time.Time { return time.Now().Add(2 * time.Second) }
+}
+
 func kindOf(err error) (codes.Code, string) {
 	st := status.Convert(err)
 	for _, d := range st.Details() {
@@ -87,14 +102,7 @@ func TestGuardRolesAndRevocation(t *testing.T) {
 		t.Errorf("wrong password: %v %q", code, kind)
 	}
 	// A new password, set by another process, ends rw's sessions.
-	other, err := OpenUsers(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := other.Set("rw", "new-password", RoleReadWrite); err != nil {
-		t.Fatal(err)
-	}
-	g.now = func() time.Time { return time.Now().Add(2 * time.Second) } // past the reload interval
+	setElsewhere(t, g, dir, "rw", "new-password", RoleReadWrite)
 	if code, kind := kindOf(authErr(g.authorize(with(rw), "/cairn.v1.KV/Get"))); code != codes.Unauthenticated || kind != KindTokenRevoked {
 		t.Errorf("old session after a new password: %v %q", code, kind)
 	}

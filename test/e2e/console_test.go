@@ -200,19 +200,7 @@ func TestLiteHasNoConsole(t *testing.T) {
 // refuses plaintext, and audits the login but not the polls.
 func checkSecureConsole(t *testing.T, sn *storageNode, sec string) {
 	t.Helper()
-	lg, err := auth.ReadLogin(filepath.Join(sec, "viewer.security"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tc, err := lg.TLS()
-	if err != nil {
-		t.Fatal(err)
-	}
-	pw, err := lg.Password()
-	if err != nil {
-		t.Fatal(err)
-	}
-	hc := &http.Client{Timeout: 20 * time.Second, Transport: &http.Transport{TLSClientConfig: tc}}
+	hc, _, pw := httpsLogin(t, filepath.Join(sec, "viewer.security"))
 	base := "https://" + sn.addr() + "/console"
 	for _, c := range []struct {
 		what, user, pw string
@@ -264,4 +252,23 @@ func tlsConfig(t *testing.T, dir string) *tls.Config {
 		t.Fatal(err)
 	}
 	return tc
+}
+
+// httpsLogin reads a login file: an HTTPS client that trusts its CA
+// (curl --cacert), and its user and password.
+func httpsLogin(t *testing.T, file string) (*http.Client, string, string) {
+	t.Helper()
+	lg, err := auth.ReadLogin(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc, err := lg.TLS()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pw, err := lg.Password()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &http.Client{Timeout: 20 * time.Second, Transport: &http.Transport{TLSClientConfig: tc}}, lg.User, pw
 }

@@ -83,19 +83,7 @@ func TestSecureLite(t *testing.T) {
 	wantHTTP(t, "plaintext HTTP", code, body, http.StatusUpgradeRequired, map[string]any{"error.kind": "tls_required"})
 
 	// HTTPS with the store CA works (curl --cacert ca.pem).
-	lg, err := auth.ReadLogin(login)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tc, err := lg.TLS()
-	if err != nil {
-		t.Fatal(err)
-	}
-	pw, err := lg.Password()
-	if err != nil {
-		t.Fatal(err)
-	}
-	hc := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: tc}}
+	hc, user, pw := httpsLogin(t, login)
 	httpsGet := func(auth func(*http.Request)) (int, string) {
 		req, _ := http.NewRequest(http.MethodGet, "https://"+l.addr+"/v1/kv/a/-/b", nil)
 		auth(req)
@@ -115,12 +103,12 @@ func TestSecureLite(t *testing.T) {
 		t.Errorf("https get without credentials: %d %s", code, body)
 	}
 	// Basic credentials (curl -u admin:PASSWORD --cacert ca.pem).
-	if code, body := httpsGet(func(r *http.Request) { r.SetBasicAuth(lg.User, pw) }); code != 200 || !strings.Contains(body, `"value": "hello"`) {
+	if code, body := httpsGet(func(r *http.Request) { r.SetBasicAuth(user, pw) }); code != 200 || !strings.Contains(body, `"value": "hello"`) {
 		t.Errorf("https get with Basic: %d %s", code, body)
 	}
 	// A token from POST /v1/login, as a Bearer.
 	resp, err := hc.Post("https://"+l.addr+"/v1/login", "application/json",
-		strings.NewReader(`{"user": "`+lg.User+`", "password": "`+pw+`"}`))
+		strings.NewReader(`{"user": "`+user+`", "password": "`+pw+`"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +144,7 @@ func TestSecureLite(t *testing.T) {
 	}
 
 	// The node still serves the right client, over the Go client too.
-	c, err := client.Open(ctx, client.Config{Hosts: []string{l.addr}, Store: "kvstore", TLS: tc, User: lg.User, Password: pw})
+	c, err := client.Open(ctx, client.Config{Hosts: []string{l.addr}, Store: "kvstore", TLS: hc.Transport.(*http.Transport).TLSClientConfig, User: user, Password: pw})
 	if err != nil {
 		t.Fatalf("secure Go client: %v", err)
 	}
