@@ -87,11 +87,21 @@ type pingStorage struct {
 	// Text is what ping prints after "storage: " ("" when ok).
 	Text      string   `json:"text"`
 	AsideDirs []string `json:"aside_dirs"` // directories of corrupt stores set aside
+	// AvailBytes is the data directory's free space at the node's last
+	// check (-1: unknown), MinFreeBytes the margin under which puts are
+	// refused (low-disk).
+	AvailBytes   int64 `json:"avail_bytes"`
+	MinFreeBytes int64 `json:"min_free_bytes"`
 }
 
 func pingStorageOf(info *controlpb.NodeInfo) *pingStorage {
-	p := &pingStorage{State: storageState(info), Text: storageText(info.GetStorage()), AsideDirs: []string{}}
-	for _, d := range info.GetStorage().GetAsideDirs() {
+	st := info.GetStorage()
+	p := &pingStorage{State: storageState(info), Text: storageText(st), AsideDirs: []string{},
+		AvailBytes: -1, MinFreeBytes: st.GetMinFreeBytes()}
+	if st != nil {
+		p.AvailBytes = st.GetAvailBytes()
+	}
+	for _, d := range st.GetAsideDirs() {
 		p.AsideDirs = append(p.AsideDirs, d.GetPath())
 	}
 	return p

@@ -82,8 +82,11 @@ func TestConsoleRendersInChromium(t *testing.T) {
 	if fmt.Sprint(names) != "[rg1-rn1 rg1-rn2 rg1-rn3 rg2-rn1 rg2-rn2 rg2-rn3]" {
 		t.Fatalf("replica rows %v: want sn3's from the topology too", names)
 	}
-	if reps[1][4] != "2" || reps[2][2] != "UNREACHABLE" {
-		t.Errorf("replica rows %q: want rg1-rn2 2 behind, rg1-rn3 UNREACHABLE", reps)
+	if reps[1][4] != "2" || reps[2][2] != "UNREACHABLE" || !strings.Contains(reps[1][2], "cannot follow its leader") || reps[0][2] != "RUNNING,MASTER" {
+		t.Errorf("replica rows %q: want rg1-rn2 2 behind and stuck, rg1-rn3 UNREACHABLE", reps)
+	}
+	if nodes[0][6] != "ok · 12.3 GiB free" || nodes[1][6] != "ok" {
+		t.Errorf("storage cells %q and %q: want sn1's free space, none for sn2 (not reported)", nodes[0][6], nodes[1][6])
 	}
 	plans, ids := rows(t, doc, "plans", "data-plan")
 	if fmt.Sprint(ids) != "[3 2 1]" || plans[0][1] != "plan deploy-sn -host h<b>3</b>" || plans[0][3] != "1 of 2" || plans[0][4] != "start" {

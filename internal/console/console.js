@@ -47,6 +47,14 @@
     return "warn";
   }
 
+  // bytes words a byte count in binary units: 12.3 GiB.
+  function bytes(n) {
+    const units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+    let i = 0;
+    while (n >= 1024 && i < units.length - 1) { n /= 1024; i++; }
+    return (i === 0 ? String(n) : n.toFixed(1)) + " " + units[i];
+  }
+
   function badge(text, cls) {
     const b = el("span", text, "badge " + (cls || ""));
     return b;
@@ -97,7 +105,8 @@
     for (const n of (topo && topo.nodes) || []) capacity[n.id] = n.capacity;
     fill("nodes", ((ping && ping.storage_nodes) || []).map((n) => {
       const st = n.storage || {};
-      const storage = st.state ? st.state + (st.text ? ": " + st.text : "") : "";
+      let storage = st.state ? st.state + (st.text ? ": " + st.text : "") : "";
+      if (st.state && st.avail_bytes >= 0) storage += " · " + bytes(st.avail_bytes) + " free";
       const admin = n.admin ? n.admin.status : "";
       return [{ "data-sn": n.sn }, ["sn" + n.sn, n.addr, n.zone, capacity[n.sn] ?? "",
         [n.status, healthClass(n.status)], [admin, admin ? healthClass(admin) : ""],
@@ -117,6 +126,9 @@
         out.push({ name: r.service, shard: String(r.service).split("-")[0], sn: n.sn, status: r.status, applied: r.applied });
       }
     }
+    const stuck = new Set();
+    for (const sh of (ping && ping.shards) || []) for (const name of sh.stuck || []) stuck.add(name);
+    for (const r of out) if (stuck.has(r.name)) r.stuck = true;
     const seen = new Set(out.map((r) => r.name));
     for (const sh of (topo && topo.shards) || []) {
       for (const sn of sh.replicas || []) {
@@ -142,7 +154,8 @@
         parts[sh.shard] ?? "", lead ? "sn" + lead.sn : ["none", "bad"]]];
     }));
     fill("replicas", reps.map((r) => [{ "data-replica": r.name }, [r.name, "sn" + r.sn,
-      [r.status, healthClass(r.status)], r.applied ?? "", [r.lag, r.lag > 1000 ? "warn" : ""]]]));
+      r.stuck ? [r.status + " · cannot follow its leader (verify configuration says why)", "bad"] : [r.status, healthClass(r.status)],
+      r.applied ?? "", [r.lag, r.lag > 1000 ? "warn" : ""]]]));
   }
 
   function command(p) {
