@@ -79,6 +79,10 @@ type pingNode struct {
 	Admin    *pingReplica  `json:"admin"` // null: no admin here
 	Replicas []pingReplica `json:"replicas"`
 	Storage  *pingStorage  `json:"storage"` // null: the node does not answer
+	// Requests and RequestErrors count the KV calls the node served since
+	// its KV service started (0 for a node that does not answer).
+	Requests      uint64 `json:"requests"`
+	RequestErrors uint64 `json:"request_errors"`
 }
 
 // pingStorage is a node's storage in ping's JSON.
@@ -222,6 +226,7 @@ func pingNodesFor(m *Meta, infos map[uint64]*controlpb.NodeInfo, lead, self uint
 		}
 		if info := infos[sn.ID]; info != nil {
 			n.Status, n.Version, n.Storage = "RUNNING", info.GetVersion(), pingStorageOf(info)
+			n.Requests, n.RequestErrors = info.GetRequests(), info.GetRequestErrors()
 			if info.GetAdmin() {
 				n.Admin = &pingReplica{Service: "admin on " + snName(sn.ID), Status: adminState(sn.ID, lead, self, infos), Applied: info.GetAdminApplied()}
 			}

@@ -4,9 +4,11 @@ package console
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http/httptest"
 	"net/url"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -18,13 +20,30 @@ import (
 )
 
 // countingSource numbers its show events answers, so a test sees which
-// answer the page drew: the page's own (1) or a poll's (2 and on).
+// answer the page drew: the page's own (1) or a poll's (2 and on); and
+// its ping says sn1 served 1,000 more requests, 10 of them failed, at
+// each answer, and sn2 none.
 type countingSource struct {
 	*fakeSource
-	events atomic.Int64
+	events, pings atomic.Int64
 }
 
 func (c *countingSource) Command(ctx context.Context, command string, args map[string]string) (*cairnpb.AdminReply, error) {
+	if command == "ping" {
+		r, err := c.fakeSource.Command(ctx, command, args)
+		if err != nil {
+			return nil, err
+		}
+		var doc map[string]any
+		if err := json.Unmarshal(r.Json, &doc); err != nil {
+			return nil, err
+		}
+		n := c.pings.Add(1)
+		sn1 := doc["storage_nodes"].([]any)[0].(map[string]any)
+		sn1["requests"], sn1["request_errors"] = 1000*n, 10*n
+		r.Json, err = json.Marshal(doc)
+		return r, err
+	}
 	if command != "show events" {
 		return c.fakeSource.Command(ctx, command, args)
 	}
@@ -71,7 +90,7 @@ func TestConsoleRendersInChromium(t *testing.T) {
 	if fmt.Sprint(sns) != "[1 2 3]" {
 		t.Fatalf("node rows %v, want sn1, sn2 and sn3: %q", sns, nodes)
 	}
-	if nodes[2][4] != "UNREACHABLE" || nodes[0][4] != "RUNNING" || nodes[0][3] != "2" || nodes[0][5] != "RUNNING,MASTER" {
+	if nodes[2][4] != "UNREACHABLE" || nodes[0][4] != "RUNNING" || nodes[0][3] != "2" || nodes[0][6] != "RUNNING,MASTER" {
 		t.Errorf("node rows %q: want sn1 RUNNING with capacity 2 and the admin leader, sn3 UNREACHABLE", nodes)
 	}
 	shards, _ := rows(t, doc, "shards", "data-shard")
@@ -85,8 +104,8 @@ func TestConsoleRendersInChromium(t *testing.T) {
 	if reps[1][4] != "2" || reps[2][2] != "UNREACHABLE" || !strings.Contains(reps[1][2], "cannot follow its leader") || reps[0][2] != "RUNNING,MASTER" {
 		t.Errorf("replica rows %q: want rg1-rn2 2 behind and stuck, rg1-rn3 UNREACHABLE", reps)
 	}
-	if nodes[0][6] != "ok · 12.3 GiB free" || nodes[1][6] != "ok" {
-		t.Errorf("storage cells %q and %q: want sn1's free space, none for sn2 (not reported)", nodes[0][6], nodes[1][6])
+	if nodes[0][7] != "ok · 12.3 GiB free" || nodes[1][7] != "ok" {
+		t.Errorf("storage cells %q and %q: want sn1's free space, none for sn2 (not reported)", nodes[0][7], nodes[1][7])
 	}
 	plans, ids := rows(t, doc, "plans", "data-plan")
 	if fmt.Sprint(ids) != "[3 2 1]" || plans[0][1] != "plan deploy-sn -host h<b>3</b>" || plans[0][3] != "1 of 2" || plans[0][4] != "start" {
@@ -95,6 +114,12 @@ func TestConsoleRendersInChromium(t *testing.T) {
 	verify := chromiumtest.Text(chromiumtest.ByID(t, doc, "verify"))
 	if !strings.Contains(verify, "violation · sn3: storage node at 127.0.0.1:7000 does not answer") || !strings.Contains(verify, "warning · admin") {
 		t.Errorf("verify list %q", verify)
+	}
+
+	// Requests per second, from the counts of two states: sn1's, with its
+	// failures; sn2 served none; sn3 does not answer.
+	if !regexp.MustCompile(`^[\d,.]+/s \([\d,.]+/s failed\)$`).MatchString(nodes[0][5]) || nodes[1][5] != "0.0/s" || nodes[2][5] != "—" {
+		t.Errorf("request rates %q, %q, %q: want sn1's with its failures, 0.0/s for sn2, none for sn3", nodes[0][5], nodes[1][5], nodes[2][5])
 	}
 
 	// The store's strings are text, not markup: no element came of them,

@@ -79,6 +79,8 @@
         if (ss[k]) sum.append(badge(ss[k] + " " + k.replace("_", "-"), k === "writable_degraded" ? "warn" : "bad"));
       }
       sum.append(badge("admin " + ping.admin_status, healthClass(ping.admin_status)));
+      const known = Object.values(rates);
+      if (known.length) sum.append(badge(perSecond(known.reduce((a, r) => a + r[0], 0)) + " requests", ""));
     }
     if (verify) {
       const v = (verify.violations || []).length, w = (verify.warnings || []).length;
@@ -100,6 +102,40 @@
     if (!ul.children.length) ul.append(el("li", "no violations, no warnings", "ok"));
   }
 
+  // Requests per second: each node's KV calls between the last two states
+  // with different times; none until a second state comes, or for a node
+  // whose count went down (it restarted, or installed a topology).
+  let counted = null; // {t: ms, bySN: {sn: [requests, errors]}}
+  let rates = {};     // sn -> [requests/s, errors/s]
+  function updateRates(s, ping) {
+    if (!ping) return;
+    const t = Date.parse(s.time);
+    if (counted && !(t > counted.t)) return; // the same state again
+    const now = {};
+    for (const n of ping.storage_nodes || []) {
+      if (n.status === "RUNNING") now[n.sn] = [n.requests || 0, n.request_errors || 0];
+    }
+    if (counted) {
+      const dt = (t - counted.t) / 1000;
+      rates = {};
+      for (const [sn, [r, e]] of Object.entries(now)) {
+        const p = counted.bySN[sn];
+        if (p && r >= p[0] && e >= p[1]) rates[sn] = [(r - p[0]) / dt, (e - p[1]) / dt];
+      }
+    }
+    counted = { t: t, bySN: now };
+  }
+
+  function perSecond(x) {
+    return (x < 10 ? x.toFixed(1) : Math.round(x).toLocaleString("en-US")) + "/s";
+  }
+
+  function rateCell(sn) {
+    const r = rates[sn];
+    if (!r) return ["—", "dim"];
+    return [perSecond(r[0]) + (r[1] > 0 ? " (" + perSecond(r[1]) + " failed)" : ""), r[1] > 0 ? "warn" : ""];
+  }
+
   function drawNodes(ping, topo) {
     const capacity = {};
     for (const n of (topo && topo.nodes) || []) capacity[n.id] = n.capacity;
@@ -109,7 +145,7 @@
       if (st.state && st.avail_bytes >= 0) storage += " · " + bytes(st.avail_bytes) + " free";
       const admin = n.admin ? n.admin.status : "";
       return [{ "data-sn": n.sn }, ["sn" + n.sn, n.addr, n.zone, capacity[n.sn] ?? "",
-        [n.status, healthClass(n.status)], [admin, admin ? healthClass(admin) : ""],
+        [n.status, healthClass(n.status)], rateCell(n.sn), [admin, admin ? healthClass(admin) : ""],
         [storage, healthClass(st.state || "ok")], n.version || ""]];
     }));
   }
@@ -185,6 +221,7 @@
     section("sec-shards", s.ping);
     const verify = section("sec-verify", s.verify);
     const topo = s.topology && !s.topology.error ? s.topology.data : undefined;
+    updateRates(s, ping);
     drawHeader(s, ping, topo, verify);
     drawVerify(verify);
     drawNodes(ping, topo);

@@ -52,6 +52,12 @@ func (n *SN) describe() *controlpb.NodeInfo {
 		}
 	}
 	info.Storage = n.storageInfo(info.Shards)
+	if kv := n.kv.Load(); kv != nil {
+		for _, o := range kv.Stats() {
+			info.Requests += o.Calls
+			info.RequestErrors += o.Errors
+		}
+	}
 	return info
 }
 

@@ -23,10 +23,21 @@ import (
 // Basic credentials; it returns the status, headers and body.
 func webGet(t *testing.T, hc *http.Client, url, user, pw string) (int, http.Header, string) {
 	t.Helper()
+	return webDo(t, hc, http.MethodGet, url, "", user, pw)
+}
+
+// webPut puts value at url (the HTTP API) with a plain client.
+func webPut(t *testing.T, url, value string) (int, http.Header, string) {
+	t.Helper()
+	return webDo(t, nil, http.MethodPut, url, value, "", "")
+}
+
+func webDo(t *testing.T, hc *http.Client, method, url, body, user, pw string) (int, http.Header, string) {
+	t.Helper()
 	if hc == nil {
 		hc = &http.Client{Timeout: 20 * time.Second}
 	}
-	req, err := http.NewRequest(http.MethodGet, url, nil)
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +46,7 @@ func webGet(t *testing.T, hc *http.Client, url, user, pw string) (int, http.Head
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		t.Fatalf("GET %s: %v", url, err)
+		t.Fatalf("%s %s: %v", method, url, err)
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
@@ -140,6 +151,28 @@ func TestConsoleShowsTheWhitePaperStore(t *testing.T) {
 	}
 	if events := tableRows(t, doc, "events", "data-seq"); len(events) == 0 {
 		t.Error("the console shows no events")
+	}
+
+	// Each node counts the KV calls it serves, for the console's requests
+	// per second: ping -json carries the counts.
+	if code, _, body := webPut(t, "http://"+sn2.addr()+"/v1/kv/console/-/k", "v"); code != 200 {
+		t.Fatalf("PUT through sn2: %d %s", code, body)
+	}
+	_, out, _ := admin(t, nodes[0], "-json", "ping")
+	var ping struct {
+		Nodes []struct {
+			Requests uint64 `json:"requests"`
+		} `json:"storage_nodes"`
+	}
+	if err := json.Unmarshal([]byte(out), &ping); err != nil {
+		t.Fatalf("ping -json: %v\n%s", err, out)
+	}
+	var served uint64
+	for _, n := range ping.Nodes {
+		served += n.Requests
+	}
+	if served == 0 {
+		t.Errorf("ping -json counts no KV request after a PUT: %s", out)
 	}
 
 	// sn3 dies: the console's next state says so.

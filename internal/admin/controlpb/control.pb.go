@@ -119,20 +119,26 @@ func (*DescribeRequest) Descriptor() ([]byte, []int) {
 
 // NodeInfo is what a storage node says about itself.
 type NodeInfo struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Uid           string                 `protobuf:"bytes,1,opt,name=uid,proto3" json:"uid,omitempty"`   // random id written by `cairn sn init`
-	Host          string                 `protobuf:"bytes,2,opt,name=host,proto3" json:"host,omitempty"` // from its config
-	Port          uint32                 `protobuf:"varint,3,opt,name=port,proto3" json:"port,omitempty"`
-	Capacity      uint32                 `protobuf:"varint,4,opt,name=capacity,proto3" json:"capacity,omitempty"`
-	StorageDirs   []string               `protobuf:"bytes,5,rep,name=storage_dirs,json=storageDirs,proto3" json:"storage_dirs,omitempty"`
-	Store         string                 `protobuf:"bytes,6,opt,name=store,proto3" json:"store,omitempty"`                                 // "" until it joins a store
-	SnId          uint64                 `protobuf:"varint,7,opt,name=sn_id,json=snId,proto3" json:"sn_id,omitempty"`                      // 0 until it joins a store
-	Admin         bool                   `protobuf:"varint,8,opt,name=admin,proto3" json:"admin,omitempty"`                                // hosts an admin replica
-	TopologySeq   uint64                 `protobuf:"varint,9,opt,name=topology_seq,json=topologySeq,proto3" json:"topology_seq,omitempty"` // 0: no topology installed
-	Shards        []*ShardState          `protobuf:"bytes,10,rep,name=shards,proto3" json:"shards,omitempty"`
-	Version       string                 `protobuf:"bytes,11,opt,name=version,proto3" json:"version,omitempty"`
-	AdminApplied  uint64                 `protobuf:"varint,12,opt,name=admin_applied,json=adminApplied,proto3" json:"admin_applied,omitempty"`
-	Storage       *StorageInfo           `protobuf:"bytes,13,opt,name=storage,proto3" json:"storage,omitempty"`
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	Uid          string                 `protobuf:"bytes,1,opt,name=uid,proto3" json:"uid,omitempty"`   // random id written by `cairn sn init`
+	Host         string                 `protobuf:"bytes,2,opt,name=host,proto3" json:"host,omitempty"` // from its config
+	Port         uint32                 `protobuf:"varint,3,opt,name=port,proto3" json:"port,omitempty"`
+	Capacity     uint32                 `protobuf:"varint,4,opt,name=capacity,proto3" json:"capacity,omitempty"`
+	StorageDirs  []string               `protobuf:"bytes,5,rep,name=storage_dirs,json=storageDirs,proto3" json:"storage_dirs,omitempty"`
+	Store        string                 `protobuf:"bytes,6,opt,name=store,proto3" json:"store,omitempty"`                                 // "" until it joins a store
+	SnId         uint64                 `protobuf:"varint,7,opt,name=sn_id,json=snId,proto3" json:"sn_id,omitempty"`                      // 0 until it joins a store
+	Admin        bool                   `protobuf:"varint,8,opt,name=admin,proto3" json:"admin,omitempty"`                                // hosts an admin replica
+	TopologySeq  uint64                 `protobuf:"varint,9,opt,name=topology_seq,json=topologySeq,proto3" json:"topology_seq,omitempty"` // 0: no topology installed
+	Shards       []*ShardState          `protobuf:"bytes,10,rep,name=shards,proto3" json:"shards,omitempty"`
+	Version      string                 `protobuf:"bytes,11,opt,name=version,proto3" json:"version,omitempty"`
+	AdminApplied uint64                 `protobuf:"varint,12,opt,name=admin_applied,json=adminApplied,proto3" json:"admin_applied,omitempty"`
+	Storage      *StorageInfo           `protobuf:"bytes,13,opt,name=storage,proto3" json:"storage,omitempty"`
+	// requests and request_errors count the KV calls the node served, of
+	// every method, since its KV service last started (at start-up, and at
+	// each topology it installs): cairn_requests_total and
+	// cairn_request_errors_total summed. The web console shows their rate.
+	Requests      uint64 `protobuf:"varint,14,opt,name=requests,proto3" json:"requests,omitempty"`
+	RequestErrors uint64 `protobuf:"varint,15,opt,name=request_errors,json=requestErrors,proto3" json:"request_errors,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -256,6 +262,20 @@ func (x *NodeInfo) GetStorage() *StorageInfo {
 		return x.Storage
 	}
 	return nil
+}
+
+func (x *NodeInfo) GetRequests() uint64 {
+	if x != nil {
+		return x.Requests
+	}
+	return 0
+}
+
+func (x *NodeInfo) GetRequestErrors() uint64 {
+	if x != nil {
+		return x.RequestErrors
+	}
+	return 0
 }
 
 // StorageInfo is the state of a node's storage (its engine and the
@@ -2787,7 +2807,7 @@ const file_internal_admin_controlpb_control_proto_rawDesc = "" +
 	"\x13InstallUsersRequest\x12\x14\n" +
 	"\x05store\x18\x01 \x01(\tR\x05store\x12\x14\n" +
 	"\x05users\x18\x02 \x01(\fR\x05users\"\x11\n" +
-	"\x0fDescribeRequest\"\x95\x03\n" +
+	"\x0fDescribeRequest\"\xd8\x03\n" +
 	"\bNodeInfo\x12\x10\n" +
 	"\x03uid\x18\x01 \x01(\tR\x03uid\x12\x12\n" +
 	"\x04host\x18\x02 \x01(\tR\x04host\x12\x12\n" +
@@ -2802,7 +2822,9 @@ const file_internal_admin_controlpb_control_proto_rawDesc = "" +
 	" \x03(\v2\x1c.cairn.control.v1.ShardStateR\x06shards\x12\x18\n" +
 	"\aversion\x18\v \x01(\tR\aversion\x12#\n" +
 	"\radmin_applied\x18\f \x01(\x04R\fadminApplied\x127\n" +
-	"\astorage\x18\r \x01(\v2\x1d.cairn.control.v1.StorageInfoR\astorage\"\xf7\x01\n" +
+	"\astorage\x18\r \x01(\v2\x1d.cairn.control.v1.StorageInfoR\astorage\x12\x1a\n" +
+	"\brequests\x18\x0e \x01(\x04R\brequests\x12%\n" +
+	"\x0erequest_errors\x18\x0f \x01(\x04R\rrequestErrors\"\xf7\x01\n" +
 	"\vStorageInfo\x12\x14\n" +
 	"\x05state\x18\x01 \x01(\tR\x05state\x12\x16\n" +
 	"\x06detail\x18\x02 \x01(\tR\x06detail\x12\x1f\n" +
