@@ -66,4 +66,24 @@ func TestAdminWithoutLeaderAnswersFromLocalCopy(t *testing.T) {
 	t.Logf("cairn admin show plans:\n%s", errOut)
 	checkAdmin(t, nodes[0], 3, want, "show", "plans")
 	checkAdmin(t, nodes[0], 3, want, "plan", "deploy-zone", "-name", "Z2", "-rf", "1")
+
+	// The web console says the same: ping and verify from the local copy,
+	// with the note; the plans and events need the leader and say why.
+	code, _, body := webGet(t, nil, "http://"+nodes[0].addr()+"/console/state.json", "", "")
+	var st struct {
+		Ping struct {
+			Data struct {
+				Note string `json:"note"`
+			} `json:"data"`
+		} `json:"ping"`
+		Verify, Plans, Events struct {
+			Error string `json:"error"`
+		}
+	}
+	if err := json.Unmarshal([]byte(body), &st); code != 200 || err != nil {
+		t.Fatalf("the console without an admin leader: %d %v\n%s", code, err, body)
+	}
+	if !strings.HasPrefix(st.Ping.Data.Note, note) || st.Verify.Error != "" || !strings.Contains(st.Plans.Error, want[0]) || !strings.Contains(st.Events.Error, want[0]) {
+		t.Errorf("the console without an admin leader: %+v", st)
+	}
 }
