@@ -80,7 +80,7 @@ func TestConsoleRendersInChromium(t *testing.T) {
 	u, _ := url.Parse(srv.URL)
 	// --virtual-time-budget lets the page's timers run for 5 s of virtual
 	// time before the DOM is dumped: its first polls of state.json.
-	dom := chromiumtest.Run(t, "--explicitly-allowed-ports="+u.Port(), "--virtual-time-budget=5000", "--dump-dom", srv.URL+"/console")
+	dom := chromiumtest.Run(t, "--explicitly-allowed-ports="+u.Port(), "--virtual-time-budget=5000", "--dump-dom", srv.URL+"/console#plan-3")
 	doc := chromiumtest.Parse(t, dom)
 
 	if got := chromiumtest.Text(chromiumtest.ByID(t, doc, "store")); got != "kvstore" {
@@ -108,8 +108,23 @@ func TestConsoleRendersInChromium(t *testing.T) {
 		t.Errorf("storage cells %q and %q: want sn1's free space, none for sn2 (not reported)", nodes[0][7], nodes[1][7])
 	}
 	plans, ids := rows(t, doc, "plans", "data-plan")
-	if fmt.Sprint(ids) != "[3 2 1]" || plans[0][1] != "plan deploy-sn -host h<b>3</b>" || plans[0][3] != "1 of 2" || plans[0][4] != "start" {
+	if fmt.Sprint(ids) != "[3 2 1]" || !strings.HasPrefix(plans[0][1], "plan deploy-sn -host h<b>3</b>") || plans[0][3] != "1 of 2" || plans[0][4] != "start" {
 		t.Errorf("plan rows %v %q", ids, plans)
+	}
+	// The address named plan 3: its tasks are open, the others' closed.
+	details := chromiumtest.FindAll(chromiumtest.ByID(t, doc, "plans"), chromiumtest.IsElem("details"))
+	if len(details) != 3 {
+		t.Fatalf("%d plans open to their tasks, want 3", len(details))
+	}
+	for i, d := range details {
+		_, open := chromiumtest.Attr(d, "open")
+		if open != (i == 0) {
+			t.Errorf("plan %s's tasks open: %v, want %v (the address names plan 3)", ids[i], open, i == 0)
+		}
+	}
+	tasks := chromiumtest.FindAll(details[0], chromiumtest.IsElem("li"))
+	if len(tasks) != 2 || chromiumtest.Text(tasks[0]) != "register · SUCCEEDED" || chromiumtest.Text(tasks[1]) != "start · RUNNING" {
+		t.Errorf("plan 3's tasks: %d, %q", len(tasks), chromiumtest.Text(details[0]))
 	}
 	verify := chromiumtest.Text(chromiumtest.ByID(t, doc, "verify"))
 	if !strings.Contains(verify, "violation · sn3: storage node at 127.0.0.1:7000 does not answer") || !strings.Contains(verify, "warning · admin") {

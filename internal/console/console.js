@@ -14,7 +14,7 @@
   }
 
   // fill replaces tbody's rows of table id with rows, each [attrs, cells];
-  // a cell is a string or [text, class].
+  // a cell is a string, [text, class], or an element.
   function fill(id, rows) {
     const body = $(id).tBodies[0];
     body.replaceChildren();
@@ -22,6 +22,12 @@
       const tr = el("tr");
       for (const [k, v] of Object.entries(attrs)) tr.setAttribute(k, String(v));
       for (const c of cells) {
+        if (c instanceof Node) {
+          const td = el("td", null, "wrap");
+          td.append(c);
+          tr.append(td);
+          continue;
+        }
         const [text, cls] = Array.isArray(c) ? c : [c, ""];
         tr.append(el("td", text, cls));
       }
@@ -199,6 +205,31 @@
     return [p.name, ...args.map(([k, v]) => (v === "true" ? "-" + k : "-" + k + " " + v))].join(" ");
   }
 
+  // The plans whose tasks are shown: those the operator opened, kept
+  // across redraws, and the one named by the address (#plan-ID).
+  const openPlans = new Set();
+  if (location.hash.startsWith("#plan-")) openPlans.add(location.hash.slice("#plan-".length));
+
+  function taskClass(state) {
+    return { SUCCEEDED: "ok", ERROR: "bad", RUNNING: "warn" }[state] || "dim";
+  }
+
+  // planCell is a plan's command, which opens to its tasks.
+  function planCell(p) {
+    const id = String(p.id);
+    const d = el("details");
+    d.open = openPlans.has(id);
+    d.addEventListener("toggle", () => (d.open ? openPlans.add(id) : openPlans.delete(id)));
+    d.append(el("summary", "plan " + command(p)));
+    const ol = el("ol", null, "tasks");
+    for (const t of p.tasks || []) {
+      const tries = t.attempts > 1 ? " (attempt " + t.attempts + ")" : "";
+      ol.append(el("li", t.desc + " · " + (t.state || "PENDING") + tries + (t.error ? ": " + t.error : ""), taskClass(t.state)));
+    }
+    d.append(ol);
+    return d;
+  }
+
   function drawPlans(plans) {
     fill("plans", (plans || []).map((p) => {
       const tasks = p.tasks || [];
@@ -206,7 +237,7 @@
       const current = tasks.find((t) => t.state && t.state !== "SUCCEEDED") || null;
       let task = current ? current.desc + (current.error ? ": " + current.error : "") : "";
       if (!task && p.error) task = p.error;
-      return [{ "data-plan": p.id }, [String(p.id), ["plan " + command(p), "wrap"], [p.state, healthClass(p.state)],
+      return [{ "data-plan": p.id }, [String(p.id), planCell(p), [p.state, healthClass(p.state)],
         done + " of " + tasks.length, [task, "wrap"], when(p.created), when(p.ended)]];
     }));
   }

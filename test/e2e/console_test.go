@@ -146,7 +146,7 @@ func TestConsoleShowsTheWhitePaperStore(t *testing.T) {
 		t.Errorf("shard rows %q, want rg1 and rg2 healthy, 3 of 3, 50 partitions each", shards)
 	}
 	plans := tableRows(t, doc, "plans", "data-plan")
-	if p := plans["6"]; !strings.HasPrefix(p, "6 | plan deploy-topology -name MyStoreLayout | SUCCEEDED |") {
+	if p := plans["6"]; !strings.HasPrefix(p, "6 | plan deploy-topology -name MyStoreLayout") || !strings.Contains(p, "| SUCCEEDED | 6 of 6 |") {
 		t.Errorf("plan 6 row %q, want deploy-topology SUCCEEDED (all rows: %q)", p, plans)
 	}
 	if events := tableRows(t, doc, "events", "data-seq"); len(events) == 0 {
