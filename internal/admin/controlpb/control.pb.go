@@ -134,9 +134,10 @@ type NodeInfo struct {
 	AdminApplied uint64                 `protobuf:"varint,12,opt,name=admin_applied,json=adminApplied,proto3" json:"admin_applied,omitempty"`
 	Storage      *StorageInfo           `protobuf:"bytes,13,opt,name=storage,proto3" json:"storage,omitempty"`
 	// requests and request_errors count the KV calls the node served, of
-	// every method, since its KV service last started (at start-up, and at
-	// each topology it installs): cairn_requests_total and
-	// cairn_request_errors_total summed. The web console shows their rate.
+	// every method, since its KV service started (when the node started or
+	// joined its store, or reopened its storage after an incident):
+	// cairn_requests_total and cairn_request_errors_total summed. The web
+	// console shows their rate.
 	Requests      uint64 `protobuf:"varint,14,opt,name=requests,proto3" json:"requests,omitempty"`
 	RequestErrors uint64 `protobuf:"varint,15,opt,name=request_errors,json=requestErrors,proto3" json:"request_errors,omitempty"`
 	unknownFields protoimpl.UnknownFields
