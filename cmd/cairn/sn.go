@@ -134,7 +134,9 @@ func runSN(ctx context.Context, cfg node.SNConfig) error {
 		fmt.Printf("cairn sn: storage node ready at %s, not in a store yet (cairn admin --host %s --port %d, then configure or plan deploy-sn)\n",
 			n.Addr(), cfg.Host, cfg.Port)
 	}
-	if !cfg.NoHTTP { // a line of its own: the ready line's form is parsed (internal/cluster)
+	// A node of cairn sn init has an admin to ask (a cairn cluster node has
+	// none). A line of its own: the ready line's form is parsed (internal/cluster).
+	if !cfg.NoHTTP && cfg.Init != nil {
 		fmt.Printf("cairn sn: web console at %s\n", consoleURL(cfg.Secure, n.Addr()))
 	}
 	return serveUntilStopped(ctx, n, cfg.Logger)
