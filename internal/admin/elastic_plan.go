@@ -209,12 +209,8 @@ func (s *Service) taskPublish(ctx context.Context, p *Plan, t *Task) error {
 	}
 	only := *m.Deployed
 	only.Shards = fresh
-	for missing := s.shardsWithoutLeader(ctx, &only); len(missing) > 0; missing = s.shardsWithoutLeader(ctx, &only) {
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("no leader yet for the new shards %v", missing)
-		case <-time.After(100 * time.Millisecond):
-		}
+	if err := s.awaitLeaders(ctx, &only, preferredWait); err != nil {
+		return fmt.Errorf("the new shards: %w", err)
 	}
 	for _, sh := range fresh {
 		cmd := &commandpb.Command{Body: &commandpb.Command_InitTable{InitTable: &commandpb.InitTable{N: m.Deployed.Partitions, Partitions: []uint32{}}}}

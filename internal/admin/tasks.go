@@ -225,28 +225,55 @@ func (s *Service) taskInstallTopology(ctx context.Context, p *Plan, t *Task) err
 	return err
 }
 
-// taskAwaitLeaders waits until every shard has a leader that a majority
-// of its replicas' nodes report.
+// taskAwaitLeaders waits until every shard of the plan's topology has a
+// leader (awaitLeaders).
 func (s *Service) taskAwaitLeaders(ctx context.Context, p *Plan) error {
 	topo, err := planTopology(p)
 	if err != nil {
 		return err
 	}
+	return s.awaitLeaders(ctx, topo, preferredWait)
+}
+
+// preferredWait bounds how long awaitLeaders waits, once every shard has
+// a leader, for each to be led by its preferred node.
+const preferredWait = 10 * time.Second
+
+// awaitLeaders waits until every shard of topo has a leader, and then, for
+// at most settle, until each is led by its preferred node. A leader that
+// is not the preferred one hands over within seconds (replica
+// preferLeader), and a verify configuration run in that handover finds no
+// leader: a plan that ends with leaders in place leaves a store that
+// verifies clean at once (the white paper's script verifies right after
+// deploy-topology). A preferred node that does not take over within
+// settle (down, or far behind) does not fail the plan.
+func (s *Service) awaitLeaders(ctx context.Context, topo *topology.Topology, settle time.Duration) error {
+	var allLed time.Time
 	for {
-		missing := s.shardsWithoutLeader(ctx, topo)
+		missing, elsewhere := s.shardLeaders(ctx, topo)
 		if len(missing) == 0 {
-			return nil
+			if allLed.IsZero() {
+				allLed = time.Now()
+			}
+			if len(elsewhere) == 0 || time.Since(allLed) >= settle {
+				return nil
+			}
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("no leader yet for shards %v", missing)
+			if len(missing) > 0 {
+				return fmt.Errorf("no leader yet for shards %v", missing)
+			}
+			return ctx.Err()
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
 }
 
-func (s *Service) shardsWithoutLeader(ctx context.Context, topo *topology.Topology) []string {
-	led := make(map[uint64]bool)
+// shardLeaders asks topo's nodes which shards they lead: the shards no
+// node leads, and those led by a node other than their preferred one.
+func (s *Service) shardLeaders(ctx context.Context, topo *topology.Topology) (missing, elsewhere []string) {
+	led := make(map[uint64]topology.NodeID)
 	for _, n := range topo.Nodes {
 		info, err := s.control(n.Addr).Describe(ctx, &controlpb.DescribeRequest{})
 		if err != nil {
@@ -254,17 +281,19 @@ func (s *Service) shardsWithoutLeader(ctx context.Context, topo *topology.Topolo
 		}
 		for _, sh := range info.GetShards() {
 			if sh.GetIsLeader() {
-				led[sh.GetShard()] = true
+				led[sh.GetShard()] = n.ID
 			}
 		}
 	}
-	var missing []string
 	for _, sh := range topo.Shards {
-		if !led[uint64(sh.ID)] {
+		switch lead, ok := led[uint64(sh.ID)]; {
+		case !ok:
 			missing = append(missing, topology.ShardName(sh.ID))
+		case sh.Preferred != 0 && lead != sh.Preferred:
+			elsewhere = append(elsewhere, topology.ShardName(sh.ID))
 		}
 	}
-	return missing
+	return missing, elsewhere
 }
 
 func (s *Service) taskRecordTopology(ctx context.Context, p *Plan) error {
