@@ -101,10 +101,13 @@ func serveFake(t testing.TB, f *fakeKV) (addr string, srv *grpc.Server) {
 	return lis.Addr().String(), srv
 }
 
-// deadAddr returns an address nothing listens on.
+// deadAddr returns an address where nothing listens. It is on 127.0.0.2,
+// where no fake node listens (they take 127.0.0.1 ports): a port freed on
+// 127.0.0.1 could be handed to the next fake node, and the topology would
+// then hold one address twice (a clean-clone CI run saw exactly that).
 func deadAddr(t *testing.T) string {
 	t.Helper()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	lis, err := net.Listen("tcp", "127.0.0.2:0")
 	if err != nil {
 		t.Fatal(err)
 	}
