@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/grpc"
-
 	"github.com/cairndb/cairn/internal/admin/controlpb"
 	"github.com/cairndb/cairn/internal/topology"
 )
@@ -46,12 +44,7 @@ func TestAwaitLeadersWaitsForThePreferred(t *testing.T) {
 	topo := &topology.Topology{Store: "kvstore", Seq: 1,
 		Nodes:  []topology.Node{{ID: 1, Addr: "127.0.0.1:" + strconv.Itoa(serveControl(t, n1))}, {ID: 2, Addr: "127.0.0.1:" + strconv.Itoa(serveControl(t, n2))}},
 		Shards: []topology.Shard{{ID: 1, Replicas: []topology.NodeID{1, 2}, Preferred: 2}}}
-	s := &Service{conns: map[string]*grpc.ClientConn{}}
-	t.Cleanup(func() {
-		for _, c := range s.conns {
-			c.Close()
-		}
-	})
+	s := connService(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 

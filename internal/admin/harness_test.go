@@ -101,6 +101,20 @@ func (f *fakeSizer) PartitionSizes(_ context.Context, r *controlpb.PartitionSize
 }
 
 // serveControl serves c on a free port and returns the port.
+// connService is a Service with only its connection cache, for tests of
+// what it asks storage nodes (fake ones, serveControl); the connections
+// close when t ends.
+func connService(t *testing.T) *Service {
+	t.Helper()
+	s := &Service{conns: map[string]*grpc.ClientConn{}}
+	t.Cleanup(func() {
+		for _, c := range s.conns {
+			c.Close()
+		}
+	})
+	return s
+}
+
 func serveControl(t *testing.T, c controlpb.ControlServer) int {
 	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")

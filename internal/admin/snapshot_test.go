@@ -59,12 +59,7 @@ func TestCopySnapshotShard(t *testing.T) {
 	}
 	m.Deployed.Shards = []topology.Shard{{ID: 1, Replicas: []topology.NodeID{1, 2, 3, 4, 5}}}
 	infos := map[uint64]*controlpb.NodeInfo{1: {}, 2: {}, 3: {}, 4: {}} // sn5 did not answer
-	s := &Service{conns: map[string]*grpc.ClientConn{}}
-	t.Cleanup(func() {
-		for _, c := range s.conns {
-			c.Close()
-		}
-	})
+	s := connService(t)
 	p := SnapshotShard{Shard: 1, SN: 1, Index: 7, Bytes: 100, CRC32C: "0a0b0c0d", Path: "/r1/snapshots/s1"}
 	s.copySnapshotShard(context.Background(), m, infos, "s1", &p)
 
@@ -207,12 +202,7 @@ func TestSnapshotShardWaitsForElection(t *testing.T) {
 	m := &Meta{Store: "kvstore", Deployed: &topology.Topology{Store: "kvstore", Seq: 1,
 		Shards: []topology.Shard{{ID: 1, Replicas: []topology.NodeID{1, 2}}}}}
 	m.SNs = []SN{{ID: 1, Host: "127.0.0.1", Port: serveControl(t, a)}, {ID: 2, Host: "127.0.0.1", Port: serveControl(t, b)}}
-	s := &Service{conns: map[string]*grpc.ClientConn{}}
-	t.Cleanup(func() {
-		for _, c := range s.conns {
-			c.Close()
-		}
-	})
+	s := connService(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	part, err := s.snapshotShard(ctx, m, nil, "s1", 1)
