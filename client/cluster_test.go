@@ -42,8 +42,8 @@ func startCluster(t *testing.T, n, shards, rf int) *testCluster {
 func startClusterGrace(t *testing.T, n, shards, rf int, grace time.Duration) *testCluster {
 	t.Helper()
 	var nodes []topology.Node
-	for i := 1; i <= n; i++ {
-		nodes = append(nodes, topology.Node{ID: topology.NodeID(i), Addr: freeAddr(t)})
+	for i, addr := range freeAddrs(t, n) {
+		nodes = append(nodes, topology.Node{ID: topology.NodeID(i + 1), Addr: addr})
 	}
 	topo, err := topology.Build("kvstore", 20, nodes, shards, rf)
 	if err != nil {
@@ -81,14 +81,22 @@ func (tc *testCluster) restart(t *testing.T, id topology.NodeID) {
 	tc.sns[i] = sn
 }
 
-func freeAddr(t *testing.T) string {
+// freeAddrs returns n distinct free addresses on 127.0.0.1. Their
+// listeners stay open until all n are chosen: a port freed at once can be
+// handed out again by the next listen (a clean-clone CI run got one port
+// twice, and a topology with one address twice).
+func freeAddrs(t *testing.T, n int) []string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	var out []string
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		out = append(out, l.Addr().String())
 	}
-	defer l.Close()
-	return l.Addr().String()
+	return out
 }
 
 var logLevel = slog.LevelError

@@ -93,8 +93,8 @@ func startProcCluster(t *testing.T, n, shards, rf int) map[topology.NodeID]*proc
 	t.Helper()
 	bin := cairnBinary(t)
 	var nodes []topology.Node
-	for i := 1; i <= n; i++ {
-		nodes = append(nodes, topology.Node{ID: topology.NodeID(i), Addr: freeAddr(t)})
+	for i, addr := range freeAddrs(t, n) {
+		nodes = append(nodes, topology.Node{ID: topology.NodeID(i + 1), Addr: addr})
 	}
 	topo, err := topology.Build("kvstore", 20, nodes, shards, rf)
 	if err != nil {
