@@ -8,6 +8,7 @@ import (
 
 	"github.com/cairndb/cairn/api/cairnpb"
 	"github.com/cairndb/cairn/internal/admin/controlpb"
+	"github.com/cairndb/cairn/internal/latency"
 	"github.com/cairndb/cairn/internal/topology"
 )
 
@@ -83,6 +84,36 @@ type pingNode struct {
 	// its KV service started (0 for a node that does not answer).
 	Requests      uint64 `json:"requests"`
 	RequestErrors uint64 `json:"request_errors"`
+	// ReadLatency and WriteLatency are how long those calls took the node,
+	// reads and writes apart (null for a node that does not answer).
+	ReadLatency  *pingLatency `json:"read_latency"`
+	WriteLatency *pingLatency `json:"write_latency"`
+}
+
+// pingLatency is a histogram of a node's call durations, in ping's JSON:
+// Counts[i] calls took at most BoundsMicros[i] (and more than the bound
+// before it); the last count is of calls above the last bound.
+type pingLatency struct {
+	BoundsMicros []int64  `json:"bounds_us"`
+	Counts       []uint64 `json:"counts"`
+	SumMicros    uint64   `json:"sum_us"`
+}
+
+// latencyBounds is internal/latency's Bounds in microseconds.
+var latencyBounds = func() []int64 {
+	out := make([]int64, len(latency.Bounds))
+	for i, b := range latency.Bounds {
+		out[i] = b.Microseconds()
+	}
+	return out
+}()
+
+// pingLatencyOf is l for ping's JSON (nil from a node too old to send it).
+func pingLatencyOf(l *controlpb.Latency) *pingLatency {
+	if l == nil {
+		return nil
+	}
+	return &pingLatency{BoundsMicros: latencyBounds, Counts: l.GetCounts(), SumMicros: l.GetSumMicros()}
 }
 
 // pingStorage is a node's storage in ping's JSON.
@@ -227,6 +258,7 @@ func pingNodesFor(m *Meta, infos map[uint64]*controlpb.NodeInfo, lead, self uint
 		if info := infos[sn.ID]; info != nil {
 			n.Status, n.Version, n.Storage = "RUNNING", info.GetVersion(), pingStorageOf(info)
 			n.Requests, n.RequestErrors = info.GetRequests(), info.GetRequestErrors()
+			n.ReadLatency, n.WriteLatency = pingLatencyOf(info.GetReadLatency()), pingLatencyOf(info.GetWriteLatency())
 			if info.GetAdmin() {
 				n.Admin = &pingReplica{Service: "admin on " + snName(sn.ID), Status: adminState(sn.ID, lead, self, infos), Applied: info.GetAdminApplied()}
 			}

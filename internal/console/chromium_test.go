@@ -22,7 +22,8 @@ import (
 // countingSource numbers its show events answers, so a test sees which
 // answer the page drew: the page's own (1) or a poll's (2 and on); and
 // its ping says sn1 served 1,000 more requests, 10 of them failed, at
-// each answer, and sn2 none.
+// each answer (100 reads of at most 50µs, 98 writes of at most 1ms and 2 of
+// at most 20ms among them), and sn2 none.
 type countingSource struct {
 	*fakeSource
 	events, pings atomic.Int64
@@ -41,6 +42,11 @@ func (c *countingSource) Command(ctx context.Context, command string, args map[s
 		n := c.pings.Add(1)
 		sn1 := doc["storage_nodes"].([]any)[0].(map[string]any)
 		sn1["requests"], sn1["request_errors"] = 1000*n, 10*n
+		bounds := []int64{20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000, 100000, 200000, 500000, 1000000, 2000000, 5000000, 10000000}
+		reads, writes := make([]int64, len(bounds)+1), make([]int64, len(bounds)+1)
+		reads[1], writes[5], writes[9] = 100*n, 98*n, 2*n
+		sn1["read_latency"] = map[string]any{"bounds_us": bounds, "counts": reads}
+		sn1["write_latency"] = map[string]any{"bounds_us": bounds, "counts": writes}
 		r.Json, err = json.Marshal(doc)
 		return r, err
 	}
@@ -90,7 +96,7 @@ func TestConsoleRendersInChromium(t *testing.T) {
 	if fmt.Sprint(sns) != "[1 2 3]" {
 		t.Fatalf("node rows %v, want sn1, sn2 and sn3: %q", sns, nodes)
 	}
-	if nodes[2][4] != "UNREACHABLE" || nodes[0][4] != "RUNNING" || nodes[0][3] != "2" || nodes[0][6] != "RUNNING,MASTER" {
+	if nodes[2][4] != "UNREACHABLE" || nodes[0][4] != "RUNNING" || nodes[0][3] != "2" || nodes[0][7] != "RUNNING,MASTER" {
 		t.Errorf("node rows %q: want sn1 RUNNING with capacity 2 and the admin leader, sn3 UNREACHABLE", nodes)
 	}
 	shards, _ := rows(t, doc, "shards", "data-shard")
@@ -104,8 +110,8 @@ func TestConsoleRendersInChromium(t *testing.T) {
 	if reps[1][4] != "2" || reps[2][2] != "UNREACHABLE" || !strings.Contains(reps[1][2], "cannot follow its leader") || reps[0][2] != "RUNNING,MASTER" {
 		t.Errorf("replica rows %q: want rg1-rn2 2 behind and stuck, rg1-rn3 UNREACHABLE", reps)
 	}
-	if nodes[0][7] != "ok · 12.3 GiB free" || nodes[1][7] != "ok" {
-		t.Errorf("storage cells %q and %q: want sn1's free space, none for sn2 (not reported)", nodes[0][7], nodes[1][7])
+	if nodes[0][8] != "ok · 12.3 GiB free" || nodes[1][8] != "ok" {
+		t.Errorf("storage cells %q and %q: want sn1's free space, none for sn2 (not reported)", nodes[0][8], nodes[1][8])
 	}
 	plans, ids := rows(t, doc, "plans", "data-plan")
 	if fmt.Sprint(ids) != "[3 2 1]" || !strings.HasPrefix(plans[0][1], "plan deploy-sn -host h<b>3</b>") || plans[0][3] != "1 of 2" || plans[0][4] != "start" {
@@ -135,6 +141,11 @@ func TestConsoleRendersInChromium(t *testing.T) {
 	// failures; sn2 served none; sn3 does not answer.
 	if !regexp.MustCompile(`^[\d,.]+/s \([\d,.]+/s failed\)$`).MatchString(nodes[0][5]) || nodes[1][5] != "0.0/s" || nodes[2][5] != "—" {
 		t.Errorf("request rates %q, %q, %q: want sn1's with its failures, 0.0/s for sn2, none for sn3", nodes[0][5], nodes[1][5], nodes[2][5])
+	}
+	// Latency, from the histograms of the same two states: the bound of
+	// the bucket that holds the 99th percentile of the calls between them.
+	if nodes[0][6] != "reads ≤ 50 µs · writes ≤ 20 ms" || nodes[1][6] != "—" || nodes[2][6] != "—" {
+		t.Errorf("latency cells %q, %q, %q: want sn1's p99 for reads and writes, none for sn2 (no calls) and sn3", nodes[0][6], nodes[1][6], nodes[2][6])
 	}
 
 	// The store's strings are text, not markup: no element came of them,

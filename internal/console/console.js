@@ -108,28 +108,62 @@
     if (!ul.children.length) ul.append(el("li", "no violations, no warnings", "ok"));
   }
 
-  // Requests per second: each node's KV calls between the last two states
-  // with different times; none until a second state comes, or for a node
-  // whose count went down (it restarted, or installed a topology).
-  let counted = null; // {t: ms, bySN: {sn: [requests, errors]}}
+  // Requests per second and latency: each node's KV calls between the last
+  // two states with different times; none until a second state comes, or
+  // for a node whose counts went down (it restarted, or installed a
+  // topology). The latency is the 99th percentile of the calls in that
+  // interval, read from the node's histogram: the bound of its bucket.
+  let counted = null; // {t: ms, bySN: {sn: {req, err, read, write}}}
   let rates = {};     // sn -> [requests/s, errors/s]
+  let p99s = {};      // sn -> [read p99, write p99] (strings, "" for no calls)
   function updateRates(s, ping) {
     if (!ping) return;
     const t = Date.parse(s.time);
     if (counted && !(t > counted.t)) return; // the same state again
     const now = {};
     for (const n of ping.storage_nodes || []) {
-      if (n.status === "RUNNING") now[n.sn] = [n.requests || 0, n.request_errors || 0];
+      if (n.status === "RUNNING") {
+        now[n.sn] = { req: n.requests || 0, err: n.request_errors || 0, read: n.read_latency, write: n.write_latency };
+      }
     }
     if (counted) {
       const dt = (t - counted.t) / 1000;
       rates = {};
-      for (const [sn, [r, e]] of Object.entries(now)) {
+      p99s = {};
+      for (const [sn, c] of Object.entries(now)) {
         const p = counted.bySN[sn];
-        if (p && r >= p[0] && e >= p[1]) rates[sn] = [(r - p[0]) / dt, (e - p[1]) / dt];
+        if (!p || c.req < p.req || c.err < p.err) continue;
+        rates[sn] = [(c.req - p.req) / dt, (c.err - p.err) / dt];
+        p99s[sn] = [p99(c.read, p.read), p99(c.write, p.write)];
       }
     }
     counted = { t: t, bySN: now };
+  }
+
+  // p99 is the 99th percentile of the calls histogram now counted beyond
+  // before, as "≤ bound" ("" if there were none, or the counts went down).
+  function p99(now, before) {
+    if (!now || !before || !now.counts || !before.counts) return "";
+    const d = now.counts.map((c, i) => c - (before.counts[i] || 0));
+    if (d.some((c) => c < 0)) return "";
+    const total = d.reduce((a, c) => a + c, 0);
+    if (!total) return "";
+    const want = Math.max(1, Math.ceil(total * 0.99));
+    let seen = 0;
+    for (let i = 0; i < d.length; i++) {
+      seen += d[i];
+      if (seen >= want) {
+        const b = now.bounds_us || [];
+        return i < b.length ? "≤ " + micros(b[i]) : "> " + micros(b[b.length - 1]);
+      }
+    }
+    return "";
+  }
+
+  function micros(us) {
+    if (us < 1000) return us + " µs";
+    if (us < 1000000) return us / 1000 + " ms";
+    return us / 1000000 + " s";
   }
 
   function perSecond(x) {
@@ -142,6 +176,14 @@
     return [perSecond(r[0]) + (r[1] > 0 ? " (" + perSecond(r[1]) + " failed)" : ""), r[1] > 0 ? "warn" : ""];
   }
 
+  function latencyCell(sn) {
+    const [read, write] = p99s[sn] || ["", ""];
+    const parts = [];
+    if (read) parts.push("reads " + read);
+    if (write) parts.push("writes " + write);
+    return parts.length ? [parts.join(" · "), ""] : ["—", "dim"];
+  }
+
   function drawNodes(ping, topo) {
     const capacity = {};
     for (const n of (topo && topo.nodes) || []) capacity[n.id] = n.capacity;
@@ -151,7 +193,7 @@
       if (st.state && st.avail_bytes >= 0) storage += " · " + bytes(st.avail_bytes) + " free";
       const admin = n.admin ? n.admin.status : "";
       return [{ "data-sn": n.sn }, ["sn" + n.sn, n.addr, n.zone, capacity[n.sn] ?? "",
-        [n.status, healthClass(n.status)], rateCell(n.sn), [admin, admin ? healthClass(admin) : ""],
+        [n.status, healthClass(n.status)], rateCell(n.sn), latencyCell(n.sn), [admin, admin ? healthClass(admin) : ""],
         [storage, healthClass(st.state || "ok")], n.version || ""]];
     }));
   }

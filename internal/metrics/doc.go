@@ -8,7 +8,8 @@
 // server.OpStats. Nothing on the request path touches Prometheus: the
 // counters are the engine's, replicas' and server's own atomics, so a node
 // that nobody scrapes pays a few atomic adds per commit, per Ready and per
-// call.
+// call, and a clock read per call and per real fsync for the histograms
+// (internal/latency's fixed buckets, exported as Prometheus histograms).
 //
 // The names (docs/operations.md, "Metrics"):
 //
@@ -16,6 +17,7 @@
 //	cairn_storage_commit_keys_total      keys in them
 //	cairn_storage_commit_bytes_total     bytes in them
 //	cairn_storage_wal_fsyncs_total       WAL fsyncs that reached the disk
+//	cairn_storage_wal_fsync_duration_seconds  histogram: how long they took
 //	cairn_storage_flushes_total          memtable flushes
 //	cairn_storage_compactions_total      compactions
 //	cairn_storage_memtable_bytes         memtables' size
@@ -36,6 +38,7 @@
 //	cairn_raft_messages_sent_total{shard}     Raft messages sent
 //	cairn_requests_total{op}             KV calls served (get, multi_get, put, ...)
 //	cairn_request_errors_total{op}       those that failed
+//	cairn_request_duration_seconds{op}   histogram: the node's time on them
 //	cairn_call_streams_open{transport}   clients' call streams open: grpc, socket
 //	cairn_call_sockets_total             call sockets accepted
 //

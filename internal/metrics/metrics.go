@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/cairndb/cairn/internal/latency"
 	"github.com/cairndb/cairn/internal/replica"
 	"github.com/cairndb/cairn/internal/server"
 	"github.com/cairndb/cairn/internal/storage"
@@ -58,6 +59,7 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	for _, o := range s.Requests {
 		counter(ch, requests, o.Calls, o.Op)
 		counter(ch, requestErrors, o.Errors, o.Op)
+		histogram(ch, requestTime, o.Time, o.Op)
 	}
 	if st := s.Streams; st != nil {
 		gauge(ch, callStreams, st.Streams, "grpc")
@@ -71,6 +73,7 @@ func collectStorage(ch chan<- prometheus.Metric, st *storage.Stats) {
 	counter(ch, commitKeys, st.CommitKeys)
 	counter(ch, commitBytes, st.CommitBytes)
 	counter(ch, walFsyncs, st.WALSyncs)
+	histogram(ch, walFsyncTime, st.WALSyncTime)
 	counter(ch, flushes, st.Flushes)
 	counter(ch, compactions, st.Compactions)
 	gauge(ch, memtableBytes, st.MemtableBytes)
@@ -99,6 +102,17 @@ func collectShard(ch chan<- prometheus.Metric, r replica.RaftStats) {
 
 func counter(ch chan<- prometheus.Metric, d *prometheus.Desc, v uint64, labels ...string) {
 	ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), labels...)
+}
+
+// histogram sends h with Prometheus's cumulative buckets, in seconds.
+func histogram(ch chan<- prometheus.Metric, d *prometheus.Desc, h latency.Snapshot, labels ...string) {
+	buckets := make(map[float64]uint64, len(latency.Bounds))
+	var below uint64
+	for i, b := range latency.Bounds {
+		below += h.Counts[i]
+		buckets[b.Seconds()] = below
+	}
+	ch <- prometheus.MustNewConstHistogram(d, h.Count(), h.Sum.Seconds(), buckets, labels...)
 }
 
 func gauge(ch chan<- prometheus.Metric, d *prometheus.Desc, v uint64, labels ...string) {

@@ -5,7 +5,9 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/cairndb/cairn/internal/latency"
 	"github.com/cairndb/cairn/internal/replica"
 	"github.com/cairndb/cairn/internal/server"
 	"github.com/cairndb/cairn/internal/storage"
@@ -46,6 +48,38 @@ func TestHandlerWritesSnapshot(t *testing.T) {
 	empty := get(t, Snapshot{})
 	if strings.Contains(empty, "\ncairn_") || !strings.Contains(empty, "\ngo_goroutines ") {
 		t.Errorf("an empty snapshot: want no cairn_ metric and the Go runtime's; got\n%s", empty)
+	}
+}
+
+// TestHistograms: a method's call durations and the WAL's fsyncs appear as
+// Prometheus histograms, with cumulative buckets in seconds, the sum, and
+// a count that matches the buckets.
+func TestHistograms(t *testing.T) {
+	var calls, fsyncs latency.Histogram
+	for _, d := range []time.Duration{30 * time.Microsecond, 40 * time.Microsecond, 3 * time.Millisecond, time.Minute} {
+		calls.Record(d)
+	}
+	fsyncs.Record(700 * time.Microsecond)
+	body := get(t, Snapshot{
+		Storage:  &storage.Stats{WALSyncs: 1, WALSyncTime: fsyncs.Snapshot()},
+		Requests: []server.OpStats{{Op: "get", Calls: 4, Time: calls.Snapshot()}},
+	})
+	for _, line := range []string{
+		`cairn_request_duration_seconds_bucket{op="get",le="2e-05"} 0`,
+		`cairn_request_duration_seconds_bucket{op="get",le="5e-05"} 2`,
+		`cairn_request_duration_seconds_bucket{op="get",le="0.002"} 2`,
+		`cairn_request_duration_seconds_bucket{op="get",le="0.005"} 3`,
+		`cairn_request_duration_seconds_bucket{op="get",le="10"} 3`,
+		`cairn_request_duration_seconds_bucket{op="get",le="+Inf"} 4`,
+		`cairn_request_duration_seconds_sum{op="get"} 60.00307`,
+		`cairn_request_duration_seconds_count{op="get"} 4`,
+		`cairn_storage_wal_fsync_duration_seconds_bucket{le="0.0005"} 0`,
+		`cairn_storage_wal_fsync_duration_seconds_bucket{le="0.001"} 1`,
+		`cairn_storage_wal_fsync_duration_seconds_count 1`,
+	} {
+		if !strings.Contains(body, "\n"+line+"\n") {
+			t.Errorf("no line %q in\n%s", line, body)
+		}
 	}
 }
 

@@ -8,6 +8,7 @@ var (
 	commitKeys    = desc("cairn_storage_commit_keys_total", "Keys (sets, deletions, range deletions) in the committed batches.")
 	commitBytes   = desc("cairn_storage_commit_bytes_total", "Bytes of the committed batches.")
 	walFsyncs     = desc("cairn_storage_wal_fsyncs_total", "WAL fsyncs that reached the disk: those SYNC writes asked for, and one before each WAL file closes.")
+	walFsyncTime  = desc("cairn_storage_wal_fsync_duration_seconds", "How long the WAL fsyncs that reached the disk took.")
 	flushes       = desc("cairn_storage_flushes_total", "Memtable flushes.")
 	compactions   = desc("cairn_storage_compactions_total", "Compactions.")
 	memtableBytes = desc("cairn_storage_memtable_bytes", "Size of the memtables.")
@@ -29,6 +30,7 @@ var (
 	callStreams   = desc("cairn_call_streams_open", "Clients' call streams open now, by transport: grpc (cairn.v1.KVStream) or socket (the call socket).", "transport")
 	callSockets   = desc("cairn_call_sockets_total", "Call sockets accepted (past their preface) since the node started.")
 	requests      = desc("cairn_requests_total", "KV calls served, unary or on a call stream, by method.", "op")
+	requestTime   = desc("cairn_request_duration_seconds", "How long the node spent on KV calls, by method: from the call reaching the method to its answer, waits for replication and fsyncs included, the network not. Failed calls included.", "op")
 	requestErrors = desc("cairn_request_errors_total", "KV calls that failed (invalid input, not the leader, a timeout...), by method; a write whose condition did not hold did not fail.", "op")
 )
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cairndb/cairn/internal/admin/controlpb"
+	"github.com/cairndb/cairn/internal/latency"
 	"github.com/cairndb/cairn/internal/storage/files"
 	"github.com/cairndb/cairn/internal/topology"
 	"google.golang.org/grpc/codes"
@@ -53,12 +54,24 @@ func (n *SN) describe() *controlpb.NodeInfo {
 	}
 	info.Storage = n.storageInfo(info.Shards)
 	if kv := n.kv.Load(); kv != nil {
+		var reads, writes latency.Snapshot
 		for _, o := range kv.Stats() {
 			info.Requests += o.Calls
 			info.RequestErrors += o.Errors
+			if o.Read {
+				reads = reads.Add(o.Time)
+			} else {
+				writes = writes.Add(o.Time)
+			}
 		}
+		info.ReadLatency, info.WriteLatency = latencyPB(reads), latencyPB(writes)
 	}
 	return info
+}
+
+// latencyPB is s for NodeInfo.
+func latencyPB(s latency.Snapshot) *controlpb.Latency {
+	return &controlpb.Latency{Counts: s.Counts[:], SumMicros: uint64(s.Sum.Microseconds())}
 }
 
 func (c controlRPC) Describe(context.Context, *controlpb.DescribeRequest) (*controlpb.NodeInfo, error) {

@@ -76,10 +76,17 @@ func TestLiteServesMetrics(t *testing.T) {
 		`cairn_requests_total{op="put"}`:       30,
 		`cairn_requests_total{op="get"}`:       1,
 		`cairn_request_errors_total{op="get"}`: 1,
+		// The histograms count the same calls, failed ones included.
+		`cairn_request_duration_seconds_count{op="put"}`:            30,
+		`cairn_request_duration_seconds_bucket{op="put",le="+Inf"}`: 30,
+		`cairn_request_duration_seconds_count{op="get"}`:            1,
 	} {
 		if got := after[name] - before[name]; got < want {
 			t.Errorf("%s grew by %v over 30 puts and a bad get, want at least %v", name, got, want)
 		}
+	}
+	if d := after[`cairn_request_duration_seconds_sum{op="put"}`] - before[`cairn_request_duration_seconds_sum{op="put"}`]; d <= 0 {
+		t.Errorf("30 puts took %vs in all, as the histogram's sum has it", d)
 	}
 	if e := after[`cairn_request_errors_total{op="put"}`]; e != 0 {
 		t.Errorf("%v failed puts, want none", e)

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"sync"
+	"time"
 
 	"google.golang.org/grpc/status"
 
@@ -21,7 +22,7 @@ const MaxPutManyRecords = 1000
 // together. A put that fails (invalid, or not this node's to write) gets
 // its own error in its result; the others go on.
 func (s *Server) PutMany(ctx context.Context, req *cairnpb.PutManyRequest) (_ *cairnpb.PutManyResponse, err error) {
-	defer s.calls.done(opPutMany, &err)
+	defer s.calls.done(opPutMany, time.Now(), &err)
 	if err := checkHeader(req.GetHeader()); err != nil {
 		return nil, s.status(err)
 	}

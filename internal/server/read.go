@@ -19,7 +19,7 @@ const (
 
 // Get reads one record.
 func (s *Server) Get(ctx context.Context, req *cairnpb.GetRequest) (_ *cairnpb.GetResponse, err error) {
-	defer s.calls.done(opGet, &err)
+	defer s.calls.done(opGet, time.Now(), &err)
 	if err := checkHeader(req.GetHeader()); err != nil {
 		return nil, s.status(err)
 	}
@@ -58,7 +58,7 @@ func getResponse(r storage.Record) *cairnpb.GetResponse {
 
 // MultiGet reads records under a complete major path, whole or in pages.
 func (s *Server) MultiGet(ctx context.Context, req *cairnpb.MultiGetRequest) (_ *cairnpb.MultiGetResponse, err error) {
-	defer s.calls.done(opMultiGet, &err)
+	defer s.calls.done(opMultiGet, time.Now(), &err)
 	sc, err := s.multiGetScan(req)
 	if err != nil {
 		return nil, s.status(err)
@@ -128,7 +128,7 @@ func (s *Server) multiGetScan(req *cairnpb.MultiGetRequest) (storage.Scan, error
 // StoreScan reads a page of the whole store, or of the records under a
 // partial major path.
 func (s *Server) StoreScan(ctx context.Context, req *cairnpb.StoreScanRequest) (_ *cairnpb.StoreScanResponse, err error) {
-	defer s.calls.done(opStoreScan, &err)
+	defer s.calls.done(opStoreScan, time.Now(), &err)
 	sc, err := s.storeScan(req)
 	if err != nil {
 		return nil, s.status(err)

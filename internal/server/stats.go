@@ -1,11 +1,17 @@
 package server
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+	"time"
+
+	"github.com/cairndb/cairn/internal/latency"
+)
 
 // op is a KV method, for Stats.
 type op int
 
 const (
+	// The reads come first (Stats's Read).
 	opGet op = iota
 	opMultiGet
 	opStoreScan
@@ -19,14 +25,22 @@ const (
 
 var opNames = [numOps]string{"get", "multi_get", "store_scan", "put", "delete", "execute", "multi_delete", "put_many"}
 
-// opCounts counts each method's calls and the calls that failed. Unary
-// calls and the call stream's (serveCall) both run the methods, so both
-// count; a call the node refuses before it reaches them (a bad token, a
-// stream call of no known op) does not.
-type opCounts [numOps]struct{ calls, errs atomic.Uint64 }
+// opCounts counts each method's calls and the calls that failed, and
+// keeps the calls' durations. Unary calls and the call stream's
+// (serveCall) both run the methods, so both count; a call the node
+// refuses before it reaches them (a bad token, a stream call of no known
+// op) does not.
+type opCounts [numOps]struct {
+	calls, errs atomic.Uint64
+	time        latency.Histogram
+}
 
-// done counts a call of o that ended with *err.
-func (c *opCounts) done(o op, err *error) {
+// done counts a call of o that started at start and ended with *err. The
+// methods defer it with time.Now() as start, so the duration runs from the
+// method's first line to its return: the node's own time on the call,
+// waits for Raft and fsyncs included, the network's not.
+func (c *opCounts) done(o op, start time.Time, err *error) {
+	c[o].time.Since(start)
 	c[o].calls.Add(1)
 	if *err != nil {
 		c[o].errs.Add(1)
@@ -39,14 +53,17 @@ func (c *opCounts) done(o op, err *error) {
 // aborted, did not fail.
 type OpStats struct {
 	Op            string // get, multi_get, store_scan, put, delete, execute, multi_delete, put_many
+	Read          bool // get, multi_get, store_scan
 	Calls, Errors uint64
+	Time          latency.Snapshot // the calls' durations, failed ones included
 }
 
 // Stats returns every method's counts. Safe from any goroutine.
 func (s *Server) Stats() []OpStats {
 	out := make([]OpStats, numOps)
 	for i := range numOps {
-		out[i] = OpStats{Op: opNames[i], Calls: s.calls[i].calls.Load(), Errors: s.calls[i].errs.Load()}
+		c := &s.calls[i]
+		out[i] = OpStats{Op: opNames[i], Read: i <= opStoreScan, Calls: c.calls.Load(), Errors: c.errs.Load(), Time: c.time.Snapshot()}
 	}
 	return out
 }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"time"
 
 	"github.com/cairndb/cairn/api/cairnpb"
 	"github.com/cairndb/cairn/internal/storage"
@@ -10,7 +11,7 @@ import (
 
 // Put handles put and its conditional forms.
 func (s *Server) Put(ctx context.Context, req *cairnpb.PutRequest) (_ *cairnpb.WriteResponse, err error) {
-	defer s.calls.done(opPut, &err)
+	defer s.calls.done(opPut, time.Now(), &err)
 	if err := checkHeader(req.GetHeader()); err != nil {
 		return nil, s.status(err)
 	}
@@ -23,7 +24,7 @@ func (s *Server) Put(ctx context.Context, req *cairnpb.PutRequest) (_ *cairnpb.W
 
 // Delete handles delete and deleteIfVersion.
 func (s *Server) Delete(ctx context.Context, req *cairnpb.DeleteRequest) (_ *cairnpb.WriteResponse, err error) {
-	defer s.calls.done(opDelete, &err)
+	defer s.calls.done(opDelete, time.Now(), &err)
 	if err := checkHeader(req.GetHeader()); err != nil {
 		return nil, s.status(err)
 	}
@@ -44,7 +45,7 @@ func (s *Server) writeOne(ctx context.Context, h *cairnpb.RequestHeader, d *cair
 
 // Execute applies a list of operations on one major path atomically.
 func (s *Server) Execute(ctx context.Context, req *cairnpb.ExecuteRequest) (_ *cairnpb.ExecuteResponse, err error) {
-	defer s.calls.done(opExecute, &err)
+	defer s.calls.done(opExecute, time.Now(), &err)
 	if err := checkHeader(req.GetHeader()); err != nil {
 		return nil, s.status(err)
 	}
@@ -63,7 +64,7 @@ func (s *Server) Execute(ctx context.Context, req *cairnpb.ExecuteRequest) (_ *c
 
 // MultiDelete deletes the records under a parent key.
 func (s *Server) MultiDelete(ctx context.Context, req *cairnpb.MultiDeleteRequest) (_ *cairnpb.MultiDeleteResponse, err error) {
-	defer s.calls.done(opMultiDelete, &err)
+	defer s.calls.done(opMultiDelete, time.Now(), &err)
 	if err := checkHeader(req.GetHeader()); err != nil {
 		return nil, s.status(err)
 	}

@@ -4,6 +4,8 @@ import (
 	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/cairndb/cairn/internal/latency"
 )
 
 // Stats is a snapshot of an engine's counters and gauges, for the metrics
@@ -17,6 +19,8 @@ type Stats struct {
 	// WALSyncs counts the WAL fsyncs that reached the disk: those a SYNC
 	// write asked for, and the one before each WAL file closes (walFS).
 	WALSyncs uint64
+	// WALSyncTime holds those fsyncs' durations.
+	WALSyncTime latency.Snapshot
 
 	Flushes, Compactions uint64 // Pebble's memtable flushes and compactions, so far
 	MemtableBytes        uint64 // the memtables' size now
@@ -48,6 +52,7 @@ func (e *Engine) Stats() Stats {
 		CommitKeys:    e.wrote.keys.Load(),
 		CommitBytes:   e.wrote.bytes.Load(),
 		WALSyncs:      uint64(e.fs.realSyncs.Load()),
+		WALSyncTime:   e.fs.syncTime.Snapshot(),
 		Flushes:       uint64(m.Flush.Count),
 		Compactions:   uint64(m.Compact.Count),
 		MemtableBytes: m.MemTable.Size,

@@ -29,8 +29,9 @@ func TestStatsCountCommits(t *testing.T) {
 	if mid.CommitBytes <= before.CommitBytes {
 		t.Fatalf("bytes did not grow: %d then %d", before.CommitBytes, mid.CommitBytes)
 	}
-	if mid.WALSyncs != before.WALSyncs {
-		t.Fatalf("WRITE_NO_SYNC commits fsynced: %d then %d", before.WALSyncs, mid.WALSyncs)
+	if mid.WALSyncs != before.WALSyncs || mid.WALSyncTime != before.WALSyncTime {
+		t.Fatalf("WRITE_NO_SYNC commits fsynced: %d then %d, durations %+v then %+v",
+			before.WALSyncs, mid.WALSyncs, before.WALSyncTime, mid.WALSyncTime)
 	}
 	if mid.MemtableBytes == 0 {
 		t.Fatal("memtable size 0 after writes")
@@ -39,6 +40,11 @@ func TestStatsCountCommits(t *testing.T) {
 	after := e.Stats()
 	if after.WALSyncs <= mid.WALSyncs {
 		t.Fatalf("a SYNC commit did not count a fsync: %d then %d", mid.WALSyncs, after.WALSyncs)
+	}
+	// Every real fsync has its duration, and only those.
+	if got, want := after.WALSyncTime.Count()-mid.WALSyncTime.Count(), after.WALSyncs-mid.WALSyncs; got != want || after.WALSyncTime.Sum <= mid.WALSyncTime.Sum {
+		t.Fatalf("fsync durations: %d more recorded (sum %v then %v), want %d, one per real fsync",
+			got, mid.WALSyncTime.Sum, after.WALSyncTime.Sum, want)
 	}
 	db, l := e.acquire()
 	err := db.Flush()

@@ -3,8 +3,11 @@ package storage
 import (
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/cairndb/cairn/internal/latency"
 )
 
 // walFS wraps the engine's FS so that Pebble's WAL is fsynced only when a
@@ -26,7 +29,8 @@ import (
 type walFS struct {
 	vfs.FS
 	needSync  atomic.Int32
-	realSyncs atomic.Int64 // fsyncs performed, for tests and metrics
+	realSyncs atomic.Int64      // fsyncs performed, for tests and metrics
+	syncTime  latency.Histogram // their durations, for metrics
 }
 
 func isWAL(name string) bool { return strings.HasSuffix(name, ".log") }
@@ -73,11 +77,15 @@ func (f *walFile) real() {
 	f.dirty.Store(false)
 }
 
+// timed records a real sync's duration, from start to now.
+func (f *walFile) timed(start time.Time) { f.fs.syncTime.Since(start) }
+
 func (f *walFile) Sync() error {
 	if f.skip() {
 		return nil
 	}
 	f.real()
+	defer f.timed(time.Now())
 	return f.File.Sync()
 }
 
@@ -86,6 +94,7 @@ func (f *walFile) SyncData() error {
 		return nil
 	}
 	f.real()
+	defer f.timed(time.Now())
 	return f.File.SyncData()
 }
 
@@ -94,13 +103,17 @@ func (f *walFile) SyncTo(length int64) (bool, error) {
 		return false, nil
 	}
 	f.real()
+	defer f.timed(time.Now())
 	return f.File.SyncTo(length)
 }
 
 func (f *walFile) Close() error {
 	if f.dirty.Load() {
 		f.fs.realSyncs.Add(1)
-		if err := f.File.Sync(); err != nil {
+		start := time.Now()
+		err := f.File.Sync()
+		f.timed(start)
+		if err != nil {
 			_ = f.File.Close()
 			return err
 		}

@@ -153,26 +153,37 @@ func TestConsoleShowsTheWhitePaperStore(t *testing.T) {
 		t.Error("the console shows no events")
 	}
 
-	// Each node counts the KV calls it serves, for the console's requests
-	// per second: ping -json carries the counts.
+	// Each node counts the KV calls it serves and how long they took, for
+	// the console's requests per second and latency: ping -json carries
+	// the counts and the histograms.
 	if code, _, body := webPut(t, "http://"+sn2.addr()+"/v1/kv/console/-/k", "v"); code != 200 {
 		t.Fatalf("PUT through sn2: %d %s", code, body)
 	}
 	_, out, _ := admin(t, nodes[0], "-json", "ping")
 	var ping struct {
 		Nodes []struct {
-			Requests uint64 `json:"requests"`
+			Requests     uint64 `json:"requests"`
+			WriteLatency struct {
+				Bounds []int64  `json:"bounds_us"`
+				Counts []uint64 `json:"counts"`
+			} `json:"write_latency"`
 		} `json:"storage_nodes"`
 	}
 	if err := json.Unmarshal([]byte(out), &ping); err != nil {
 		t.Fatalf("ping -json: %v\n%s", err, out)
 	}
-	var served uint64
+	var served, timed uint64
 	for _, n := range ping.Nodes {
 		served += n.Requests
+		if len(n.WriteLatency.Counts) != len(n.WriteLatency.Bounds)+1 {
+			t.Errorf("ping -json: a write histogram of %d counts for %d bounds", len(n.WriteLatency.Counts), len(n.WriteLatency.Bounds))
+		}
+		for _, c := range n.WriteLatency.Counts {
+			timed += c
+		}
 	}
-	if served == 0 {
-		t.Errorf("ping -json counts no KV request after a PUT: %s", out)
+	if served == 0 || timed == 0 {
+		t.Errorf("ping -json counts %d KV requests and %d timed writes after a PUT: %s", served, timed, out)
 	}
 
 	// sn3 dies: the console's next state says so.

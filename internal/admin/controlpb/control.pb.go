@@ -140,6 +140,11 @@ type NodeInfo struct {
 	// console shows their rate.
 	Requests      uint64 `protobuf:"varint,14,opt,name=requests,proto3" json:"requests,omitempty"`
 	RequestErrors uint64 `protobuf:"varint,15,opt,name=request_errors,json=requestErrors,proto3" json:"request_errors,omitempty"`
+	// How long those calls took the node, reads (get, multi_get,
+	// store_scan) and writes (put, delete, execute, multi_delete, put_many)
+	// apart: cairn_request_duration_seconds summed over the methods of each.
+	ReadLatency   *Latency `protobuf:"bytes,16,opt,name=read_latency,json=readLatency,proto3" json:"read_latency,omitempty"`
+	WriteLatency  *Latency `protobuf:"bytes,17,opt,name=write_latency,json=writeLatency,proto3" json:"write_latency,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -279,6 +284,75 @@ func (x *NodeInfo) GetRequestErrors() uint64 {
 	return 0
 }
 
+func (x *NodeInfo) GetReadLatency() *Latency {
+	if x != nil {
+		return x.ReadLatency
+	}
+	return nil
+}
+
+func (x *NodeInfo) GetWriteLatency() *Latency {
+	if x != nil {
+		return x.WriteLatency
+	}
+	return nil
+}
+
+// Latency is a histogram of durations in internal/latency's buckets, whose
+// upper bounds are 20µs 50µs 100µs 200µs 500µs 1ms 2ms 5ms 10ms 20ms 50ms
+// 100ms 200ms 500ms 1s 2s 5s 10s, and a last bucket above 10s.
+type Latency struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Counts        []uint64               `protobuf:"varint,1,rep,packed,name=counts,proto3" json:"counts,omitempty"`                 // per bucket, not cumulative
+	SumMicros     uint64                 `protobuf:"varint,2,opt,name=sum_micros,json=sumMicros,proto3" json:"sum_micros,omitempty"` // of every duration counted
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Latency) Reset() {
+	*x = Latency{}
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Latency) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Latency) ProtoMessage() {}
+
+func (x *Latency) ProtoReflect() protoreflect.Message {
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Latency.ProtoReflect.Descriptor instead.
+func (*Latency) Descriptor() ([]byte, []int) {
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *Latency) GetCounts() []uint64 {
+	if x != nil {
+		return x.Counts
+	}
+	return nil
+}
+
+func (x *Latency) GetSumMicros() uint64 {
+	if x != nil {
+		return x.SumMicros
+	}
+	return 0
+}
+
 // StorageInfo is the state of a node's storage (its engine and the
 // admin's): what ping, verify configuration and show events report.
 type StorageInfo struct {
@@ -304,7 +378,7 @@ type StorageInfo struct {
 
 func (x *StorageInfo) Reset() {
 	*x = StorageInfo{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[3]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -316,7 +390,7 @@ func (x *StorageInfo) String() string {
 func (*StorageInfo) ProtoMessage() {}
 
 func (x *StorageInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[3]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -329,7 +403,7 @@ func (x *StorageInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StorageInfo.ProtoReflect.Descriptor instead.
 func (*StorageInfo) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{3}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *StorageInfo) GetState() string {
@@ -384,7 +458,7 @@ type AsideDir struct {
 
 func (x *AsideDir) Reset() {
 	*x = AsideDir{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[4]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -396,7 +470,7 @@ func (x *AsideDir) String() string {
 func (*AsideDir) ProtoMessage() {}
 
 func (x *AsideDir) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[4]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -409,7 +483,7 @@ func (x *AsideDir) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AsideDir.ProtoReflect.Descriptor instead.
 func (*AsideDir) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{4}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *AsideDir) GetPath() string {
@@ -445,7 +519,7 @@ type Incident struct {
 
 func (x *Incident) Reset() {
 	*x = Incident{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[5]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -457,7 +531,7 @@ func (x *Incident) String() string {
 func (*Incident) ProtoMessage() {}
 
 func (x *Incident) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[5]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -470,7 +544,7 @@ func (x *Incident) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Incident.ProtoReflect.Descriptor instead.
 func (*Incident) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{5}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Incident) GetSeq() int64 {
@@ -557,7 +631,7 @@ type ShardState struct {
 
 func (x *ShardState) Reset() {
 	*x = ShardState{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[6]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -569,7 +643,7 @@ func (x *ShardState) String() string {
 func (*ShardState) ProtoMessage() {}
 
 func (x *ShardState) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[6]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -582,7 +656,7 @@ func (x *ShardState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShardState.ProtoReflect.Descriptor instead.
 func (*ShardState) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{6}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ShardState) GetShard() uint64 {
@@ -660,7 +734,7 @@ type JoinRequest struct {
 
 func (x *JoinRequest) Reset() {
 	*x = JoinRequest{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[7]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -672,7 +746,7 @@ func (x *JoinRequest) String() string {
 func (*JoinRequest) ProtoMessage() {}
 
 func (x *JoinRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[7]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -685,7 +759,7 @@ func (x *JoinRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JoinRequest.ProtoReflect.Descriptor instead.
 func (*JoinRequest) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{7}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *JoinRequest) GetStore() string {
@@ -730,7 +804,7 @@ type HostAdminRequest struct {
 
 func (x *HostAdminRequest) Reset() {
 	*x = HostAdminRequest{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[8]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -742,7 +816,7 @@ func (x *HostAdminRequest) String() string {
 func (*HostAdminRequest) ProtoMessage() {}
 
 func (x *HostAdminRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[8]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -755,7 +829,7 @@ func (x *HostAdminRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HostAdminRequest.ProtoReflect.Descriptor instead.
 func (*HostAdminRequest) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{8}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *HostAdminRequest) GetStore() string {
@@ -796,7 +870,7 @@ type DropAdminRequest struct {
 
 func (x *DropAdminRequest) Reset() {
 	*x = DropAdminRequest{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[9]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -808,7 +882,7 @@ func (x *DropAdminRequest) String() string {
 func (*DropAdminRequest) ProtoMessage() {}
 
 func (x *DropAdminRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[9]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -821,7 +895,7 @@ func (x *DropAdminRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DropAdminRequest.ProtoReflect.Descriptor instead.
 func (*DropAdminRequest) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{9}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *DropAdminRequest) GetStore() string {
@@ -849,7 +923,7 @@ type InstallTopologyRequest struct {
 
 func (x *InstallTopologyRequest) Reset() {
 	*x = InstallTopologyRequest{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[10]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -861,7 +935,7 @@ func (x *InstallTopologyRequest) String() string {
 func (*InstallTopologyRequest) ProtoMessage() {}
 
 func (x *InstallTopologyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[10]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -874,7 +948,7 @@ func (x *InstallTopologyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InstallTopologyRequest.ProtoReflect.Descriptor instead.
 func (*InstallTopologyRequest) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{10}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *InstallTopologyRequest) GetStore() string {
@@ -909,7 +983,7 @@ type SetServiceRequest struct {
 
 func (x *SetServiceRequest) Reset() {
 	*x = SetServiceRequest{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[11]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -921,7 +995,7 @@ func (x *SetServiceRequest) String() string {
 func (*SetServiceRequest) ProtoMessage() {}
 
 func (x *SetServiceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[11]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -934,7 +1008,7 @@ func (x *SetServiceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetServiceRequest.ProtoReflect.Descriptor instead.
 func (*SetServiceRequest) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{11}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *SetServiceRequest) GetStore() string {
@@ -969,7 +1043,7 @@ type SnapshotShardRequest struct {
 
 func (x *SnapshotShardRequest) Reset() {
 	*x = SnapshotShardRequest{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[12]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -981,7 +1055,7 @@ func (x *SnapshotShardRequest) String() string {
 func (*SnapshotShardRequest) ProtoMessage() {}
 
 func (x *SnapshotShardRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[12]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -994,7 +1068,7 @@ func (x *SnapshotShardRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshotShardRequest.ProtoReflect.Descriptor instead.
 func (*SnapshotShardRequest) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{12}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *SnapshotShardRequest) GetStore() string {
@@ -1030,7 +1104,7 @@ type SnapshotShardReply struct {
 
 func (x *SnapshotShardReply) Reset() {
 	*x = SnapshotShardReply{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[13]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1042,7 +1116,7 @@ func (x *SnapshotShardReply) String() string {
 func (*SnapshotShardReply) ProtoMessage() {}
 
 func (x *SnapshotShardReply) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[13]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1055,7 +1129,7 @@ func (x *SnapshotShardReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshotShardReply.ProtoReflect.Descriptor instead.
 func (*SnapshotShardReply) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{13}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *SnapshotShardReply) GetIndex() uint64 {
@@ -1097,7 +1171,7 @@ type FetchSnapshotRequest struct {
 
 func (x *FetchSnapshotRequest) Reset() {
 	*x = FetchSnapshotRequest{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[14]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1109,7 +1183,7 @@ func (x *FetchSnapshotRequest) String() string {
 func (*FetchSnapshotRequest) ProtoMessage() {}
 
 func (x *FetchSnapshotRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[14]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1122,7 +1196,7 @@ func (x *FetchSnapshotRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FetchSnapshotRequest.ProtoReflect.Descriptor instead.
 func (*FetchSnapshotRequest) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{14}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *FetchSnapshotRequest) GetStore() string {
@@ -1166,7 +1240,7 @@ type SnapshotChunk struct {
 
 func (x *SnapshotChunk) Reset() {
 	*x = SnapshotChunk{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[15]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1178,7 +1252,7 @@ func (x *SnapshotChunk) String() string {
 func (*SnapshotChunk) ProtoMessage() {}
 
 func (x *SnapshotChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[15]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1191,7 +1265,7 @@ func (x *SnapshotChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshotChunk.ProtoReflect.Descriptor instead.
 func (*SnapshotChunk) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{15}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *SnapshotChunk) GetHeader() *SnapshotHeader {
@@ -1219,7 +1293,7 @@ type SnapshotHeader struct {
 
 func (x *SnapshotHeader) Reset() {
 	*x = SnapshotHeader{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[16]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1231,7 +1305,7 @@ func (x *SnapshotHeader) String() string {
 func (*SnapshotHeader) ProtoMessage() {}
 
 func (x *SnapshotHeader) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[16]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1244,7 +1318,7 @@ func (x *SnapshotHeader) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshotHeader.ProtoReflect.Descriptor instead.
 func (*SnapshotHeader) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{16}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *SnapshotHeader) GetName() string {
@@ -1280,7 +1354,7 @@ type CopySnapshotRequest struct {
 
 func (x *CopySnapshotRequest) Reset() {
 	*x = CopySnapshotRequest{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[17]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1292,7 +1366,7 @@ func (x *CopySnapshotRequest) String() string {
 func (*CopySnapshotRequest) ProtoMessage() {}
 
 func (x *CopySnapshotRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[17]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1305,7 +1379,7 @@ func (x *CopySnapshotRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CopySnapshotRequest.ProtoReflect.Descriptor instead.
 func (*CopySnapshotRequest) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{17}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *CopySnapshotRequest) GetStore() string {
@@ -1347,7 +1421,7 @@ type CopySnapshotReply struct {
 
 func (x *CopySnapshotReply) Reset() {
 	*x = CopySnapshotReply{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[18]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1359,7 +1433,7 @@ func (x *CopySnapshotReply) String() string {
 func (*CopySnapshotReply) ProtoMessage() {}
 
 func (x *CopySnapshotReply) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[18]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1372,7 +1446,7 @@ func (x *CopySnapshotReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CopySnapshotReply.ProtoReflect.Descriptor instead.
 func (*CopySnapshotReply) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{18}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *CopySnapshotReply) GetBytes() uint64 {
@@ -1406,7 +1480,7 @@ type RemoveSnapshotRequest struct {
 
 func (x *RemoveSnapshotRequest) Reset() {
 	*x = RemoveSnapshotRequest{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[19]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1418,7 +1492,7 @@ func (x *RemoveSnapshotRequest) String() string {
 func (*RemoveSnapshotRequest) ProtoMessage() {}
 
 func (x *RemoveSnapshotRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[19]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1431,7 +1505,7 @@ func (x *RemoveSnapshotRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveSnapshotRequest.ProtoReflect.Descriptor instead.
 func (*RemoveSnapshotRequest) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{19}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *RemoveSnapshotRequest) GetStore() string {
@@ -1458,7 +1532,7 @@ type LeaveRequest struct {
 
 func (x *LeaveRequest) Reset() {
 	*x = LeaveRequest{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[20]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1470,7 +1544,7 @@ func (x *LeaveRequest) String() string {
 func (*LeaveRequest) ProtoMessage() {}
 
 func (x *LeaveRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[20]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1483,7 +1557,7 @@ func (x *LeaveRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LeaveRequest.ProtoReflect.Descriptor instead.
 func (*LeaveRequest) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{20}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *LeaveRequest) GetStore() string {
@@ -1512,7 +1586,7 @@ type ShardChecksumRequest struct {
 
 func (x *ShardChecksumRequest) Reset() {
 	*x = ShardChecksumRequest{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[21]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1524,7 +1598,7 @@ func (x *ShardChecksumRequest) String() string {
 func (*ShardChecksumRequest) ProtoMessage() {}
 
 func (x *ShardChecksumRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[21]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1537,7 +1611,7 @@ func (x *ShardChecksumRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShardChecksumRequest.ProtoReflect.Descriptor instead.
 func (*ShardChecksumRequest) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{21}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ShardChecksumRequest) GetStore() string {
@@ -1579,7 +1653,7 @@ type ShardChecksumReply struct {
 
 func (x *ShardChecksumReply) Reset() {
 	*x = ShardChecksumReply{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[22]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1591,7 +1665,7 @@ func (x *ShardChecksumReply) String() string {
 func (*ShardChecksumReply) ProtoMessage() {}
 
 func (x *ShardChecksumReply) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[22]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1604,7 +1678,7 @@ func (x *ShardChecksumReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShardChecksumReply.ProtoReflect.Descriptor instead.
 func (*ShardChecksumReply) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{22}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ShardChecksumReply) GetProposed() bool {
@@ -1639,7 +1713,7 @@ type ChecksumResultRequest struct {
 
 func (x *ChecksumResultRequest) Reset() {
 	*x = ChecksumResultRequest{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[23]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1651,7 +1725,7 @@ func (x *ChecksumResultRequest) String() string {
 func (*ChecksumResultRequest) ProtoMessage() {}
 
 func (x *ChecksumResultRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[23]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1664,7 +1738,7 @@ func (x *ChecksumResultRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChecksumResultRequest.ProtoReflect.Descriptor instead.
 func (*ChecksumResultRequest) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{23}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ChecksumResultRequest) GetStore() string {
@@ -1708,7 +1782,7 @@ type ChecksumResultReply struct {
 
 func (x *ChecksumResultReply) Reset() {
 	*x = ChecksumResultReply{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[24]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1720,7 +1794,7 @@ func (x *ChecksumResultReply) String() string {
 func (*ChecksumResultReply) ProtoMessage() {}
 
 func (x *ChecksumResultReply) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[24]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1733,7 +1807,7 @@ func (x *ChecksumResultReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChecksumResultReply.ProtoReflect.Descriptor instead.
 func (*ChecksumResultReply) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{24}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ChecksumResultReply) GetKnown() bool {
@@ -1811,7 +1885,7 @@ type PartitionChecksum struct {
 
 func (x *PartitionChecksum) Reset() {
 	*x = PartitionChecksum{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[25]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1823,7 +1897,7 @@ func (x *PartitionChecksum) String() string {
 func (*PartitionChecksum) ProtoMessage() {}
 
 func (x *PartitionChecksum) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[25]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1836,7 +1910,7 @@ func (x *PartitionChecksum) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PartitionChecksum.ProtoReflect.Descriptor instead.
 func (*PartitionChecksum) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{25}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *PartitionChecksum) GetPartition() uint32 {
@@ -1878,7 +1952,7 @@ type RebuildReplicaRequest struct {
 
 func (x *RebuildReplicaRequest) Reset() {
 	*x = RebuildReplicaRequest{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[26]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1890,7 +1964,7 @@ func (x *RebuildReplicaRequest) String() string {
 func (*RebuildReplicaRequest) ProtoMessage() {}
 
 func (x *RebuildReplicaRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[26]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1903,7 +1977,7 @@ func (x *RebuildReplicaRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RebuildReplicaRequest.ProtoReflect.Descriptor instead.
 func (*RebuildReplicaRequest) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{26}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *RebuildReplicaRequest) GetStore() string {
@@ -1937,7 +2011,7 @@ type RebuildReplicaReply struct {
 
 func (x *RebuildReplicaReply) Reset() {
 	*x = RebuildReplicaReply{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[27]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1949,7 +2023,7 @@ func (x *RebuildReplicaReply) String() string {
 func (*RebuildReplicaReply) ProtoMessage() {}
 
 func (x *RebuildReplicaReply) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[27]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1962,7 +2036,7 @@ func (x *RebuildReplicaReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RebuildReplicaReply.ProtoReflect.Descriptor instead.
 func (*RebuildReplicaReply) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{27}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *RebuildReplicaReply) GetRejoining() bool {
@@ -1990,7 +2064,7 @@ type VerifyBlocksRequest struct {
 
 func (x *VerifyBlocksRequest) Reset() {
 	*x = VerifyBlocksRequest{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[28]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2002,7 +2076,7 @@ func (x *VerifyBlocksRequest) String() string {
 func (*VerifyBlocksRequest) ProtoMessage() {}
 
 func (x *VerifyBlocksRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[28]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2015,7 +2089,7 @@ func (x *VerifyBlocksRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifyBlocksRequest.ProtoReflect.Descriptor instead.
 func (*VerifyBlocksRequest) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{28}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *VerifyBlocksRequest) GetStore() string {
@@ -2059,7 +2133,7 @@ type VerifyBlocksReply struct {
 
 func (x *VerifyBlocksReply) Reset() {
 	*x = VerifyBlocksReply{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[29]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2071,7 +2145,7 @@ func (x *VerifyBlocksReply) String() string {
 func (*VerifyBlocksReply) ProtoMessage() {}
 
 func (x *VerifyBlocksReply) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[29]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2084,7 +2158,7 @@ func (x *VerifyBlocksReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifyBlocksReply.ProtoReflect.Descriptor instead.
 func (*VerifyBlocksReply) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{29}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *VerifyBlocksReply) GetDone() bool {
@@ -2171,7 +2245,7 @@ type PartitionSizesRequest struct {
 
 func (x *PartitionSizesRequest) Reset() {
 	*x = PartitionSizesRequest{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[30]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2183,7 +2257,7 @@ func (x *PartitionSizesRequest) String() string {
 func (*PartitionSizesRequest) ProtoMessage() {}
 
 func (x *PartitionSizesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[30]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2196,7 +2270,7 @@ func (x *PartitionSizesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PartitionSizesRequest.ProtoReflect.Descriptor instead.
 func (*PartitionSizesRequest) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{30}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *PartitionSizesRequest) GetStore() string {
@@ -2230,7 +2304,7 @@ type PartitionSizesReply struct {
 
 func (x *PartitionSizesReply) Reset() {
 	*x = PartitionSizesReply{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[31]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2242,7 +2316,7 @@ func (x *PartitionSizesReply) String() string {
 func (*PartitionSizesReply) ProtoMessage() {}
 
 func (x *PartitionSizesReply) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[31]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2255,7 +2329,7 @@ func (x *PartitionSizesReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PartitionSizesReply.ProtoReflect.Descriptor instead.
 func (*PartitionSizesReply) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{31}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *PartitionSizesReply) GetPartitions() uint32 {
@@ -2283,7 +2357,7 @@ type ShardCommandRequest struct {
 
 func (x *ShardCommandRequest) Reset() {
 	*x = ShardCommandRequest{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[32]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2295,7 +2369,7 @@ func (x *ShardCommandRequest) String() string {
 func (*ShardCommandRequest) ProtoMessage() {}
 
 func (x *ShardCommandRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[32]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2308,7 +2382,7 @@ func (x *ShardCommandRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShardCommandRequest.ProtoReflect.Descriptor instead.
 func (*ShardCommandRequest) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{32}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *ShardCommandRequest) GetStore() string {
@@ -2343,7 +2417,7 @@ type ShardCommandReply struct {
 
 func (x *ShardCommandReply) Reset() {
 	*x = ShardCommandReply{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[33]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2355,7 +2429,7 @@ func (x *ShardCommandReply) String() string {
 func (*ShardCommandReply) ProtoMessage() {}
 
 func (x *ShardCommandReply) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[33]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2368,7 +2442,7 @@ func (x *ShardCommandReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShardCommandReply.ProtoReflect.Descriptor instead.
 func (*ShardCommandReply) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{33}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *ShardCommandReply) GetLeader() uint64 {
@@ -2402,7 +2476,7 @@ type ShardTableRequest struct {
 
 func (x *ShardTableRequest) Reset() {
 	*x = ShardTableRequest{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[34]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2414,7 +2488,7 @@ func (x *ShardTableRequest) String() string {
 func (*ShardTableRequest) ProtoMessage() {}
 
 func (x *ShardTableRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[34]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2427,7 +2501,7 @@ func (x *ShardTableRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShardTableRequest.ProtoReflect.Descriptor instead.
 func (*ShardTableRequest) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{34}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *ShardTableRequest) GetStore() string {
@@ -2454,7 +2528,7 @@ type ShardTableReply struct {
 
 func (x *ShardTableReply) Reset() {
 	*x = ShardTableReply{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[35]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2466,7 +2540,7 @@ func (x *ShardTableReply) String() string {
 func (*ShardTableReply) ProtoMessage() {}
 
 func (x *ShardTableReply) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[35]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2479,7 +2553,7 @@ func (x *ShardTableReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShardTableReply.ProtoReflect.Descriptor instead.
 func (*ShardTableReply) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{35}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ShardTableReply) GetTable() []byte {
@@ -2509,7 +2583,7 @@ type MovePartitionRequest struct {
 
 func (x *MovePartitionRequest) Reset() {
 	*x = MovePartitionRequest{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[36]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2521,7 +2595,7 @@ func (x *MovePartitionRequest) String() string {
 func (*MovePartitionRequest) ProtoMessage() {}
 
 func (x *MovePartitionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[36]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2534,7 +2608,7 @@ func (x *MovePartitionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MovePartitionRequest.ProtoReflect.Descriptor instead.
 func (*MovePartitionRequest) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{36}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *MovePartitionRequest) GetStore() string {
@@ -2584,7 +2658,7 @@ type MoveProgress struct {
 
 func (x *MoveProgress) Reset() {
 	*x = MoveProgress{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[37]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2596,7 +2670,7 @@ func (x *MoveProgress) String() string {
 func (*MoveProgress) ProtoMessage() {}
 
 func (x *MoveProgress) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[37]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2609,7 +2683,7 @@ func (x *MoveProgress) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MoveProgress.ProtoReflect.Descriptor instead.
 func (*MoveProgress) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{37}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *MoveProgress) GetPhase() string {
@@ -2653,7 +2727,7 @@ type ChangeReplicaRequest struct {
 
 func (x *ChangeReplicaRequest) Reset() {
 	*x = ChangeReplicaRequest{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[38]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2665,7 +2739,7 @@ func (x *ChangeReplicaRequest) String() string {
 func (*ChangeReplicaRequest) ProtoMessage() {}
 
 func (x *ChangeReplicaRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[38]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2678,7 +2752,7 @@ func (x *ChangeReplicaRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChangeReplicaRequest.ProtoReflect.Descriptor instead.
 func (*ChangeReplicaRequest) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{38}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *ChangeReplicaRequest) GetStore() string {
@@ -2730,7 +2804,7 @@ type ChangeReplicaReply struct {
 
 func (x *ChangeReplicaReply) Reset() {
 	*x = ChangeReplicaReply{}
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[39]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2742,7 +2816,7 @@ func (x *ChangeReplicaReply) String() string {
 func (*ChangeReplicaReply) ProtoMessage() {}
 
 func (x *ChangeReplicaReply) ProtoReflect() protoreflect.Message {
-	mi := &file_internal_admin_controlpb_control_proto_msgTypes[39]
+	mi := &file_internal_admin_controlpb_control_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2755,7 +2829,7 @@ func (x *ChangeReplicaReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChangeReplicaReply.ProtoReflect.Descriptor instead.
 func (*ChangeReplicaReply) Descriptor() ([]byte, []int) {
-	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{39}
+	return file_internal_admin_controlpb_control_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *ChangeReplicaReply) GetDone() bool {
@@ -2808,7 +2882,7 @@ const file_internal_admin_controlpb_control_proto_rawDesc = "" +
 	"\x13InstallUsersRequest\x12\x14\n" +
 	"\x05store\x18\x01 \x01(\tR\x05store\x12\x14\n" +
 	"\x05users\x18\x02 \x01(\fR\x05users\"\x11\n" +
-	"\x0fDescribeRequest\"\xd8\x03\n" +
+	"\x0fDescribeRequest\"\xd6\x04\n" +
 	"\bNodeInfo\x12\x10\n" +
 	"\x03uid\x18\x01 \x01(\tR\x03uid\x12\x12\n" +
 	"\x04host\x18\x02 \x01(\tR\x04host\x12\x12\n" +
@@ -2825,7 +2899,13 @@ const file_internal_admin_controlpb_control_proto_rawDesc = "" +
 	"\radmin_applied\x18\f \x01(\x04R\fadminApplied\x127\n" +
 	"\astorage\x18\r \x01(\v2\x1d.cairn.control.v1.StorageInfoR\astorage\x12\x1a\n" +
 	"\brequests\x18\x0e \x01(\x04R\brequests\x12%\n" +
-	"\x0erequest_errors\x18\x0f \x01(\x04R\rrequestErrors\"\xf7\x01\n" +
+	"\x0erequest_errors\x18\x0f \x01(\x04R\rrequestErrors\x12<\n" +
+	"\fread_latency\x18\x10 \x01(\v2\x19.cairn.control.v1.LatencyR\vreadLatency\x12>\n" +
+	"\rwrite_latency\x18\x11 \x01(\v2\x19.cairn.control.v1.LatencyR\fwriteLatency\"@\n" +
+	"\aLatency\x12\x16\n" +
+	"\x06counts\x18\x01 \x03(\x04R\x06counts\x12\x1d\n" +
+	"\n" +
+	"sum_micros\x18\x02 \x01(\x04R\tsumMicros\"\xf7\x01\n" +
 	"\vStorageInfo\x12\x14\n" +
 	"\x05state\x18\x01 \x01(\tR\x05state\x12\x16\n" +
 	"\x06detail\x18\x02 \x01(\tR\x06detail\x12\x1f\n" +
@@ -3088,115 +3168,118 @@ func file_internal_admin_controlpb_control_proto_rawDescGZIP() []byte {
 	return file_internal_admin_controlpb_control_proto_rawDescData
 }
 
-var file_internal_admin_controlpb_control_proto_msgTypes = make([]protoimpl.MessageInfo, 46)
+var file_internal_admin_controlpb_control_proto_msgTypes = make([]protoimpl.MessageInfo, 47)
 var file_internal_admin_controlpb_control_proto_goTypes = []any{
 	(*InstallUsersRequest)(nil),    // 0: cairn.control.v1.InstallUsersRequest
 	(*DescribeRequest)(nil),        // 1: cairn.control.v1.DescribeRequest
 	(*NodeInfo)(nil),               // 2: cairn.control.v1.NodeInfo
-	(*StorageInfo)(nil),            // 3: cairn.control.v1.StorageInfo
-	(*AsideDir)(nil),               // 4: cairn.control.v1.AsideDir
-	(*Incident)(nil),               // 5: cairn.control.v1.Incident
-	(*ShardState)(nil),             // 6: cairn.control.v1.ShardState
-	(*JoinRequest)(nil),            // 7: cairn.control.v1.JoinRequest
-	(*HostAdminRequest)(nil),       // 8: cairn.control.v1.HostAdminRequest
-	(*DropAdminRequest)(nil),       // 9: cairn.control.v1.DropAdminRequest
-	(*InstallTopologyRequest)(nil), // 10: cairn.control.v1.InstallTopologyRequest
-	(*SetServiceRequest)(nil),      // 11: cairn.control.v1.SetServiceRequest
-	(*SnapshotShardRequest)(nil),   // 12: cairn.control.v1.SnapshotShardRequest
-	(*SnapshotShardReply)(nil),     // 13: cairn.control.v1.SnapshotShardReply
-	(*FetchSnapshotRequest)(nil),   // 14: cairn.control.v1.FetchSnapshotRequest
-	(*SnapshotChunk)(nil),          // 15: cairn.control.v1.SnapshotChunk
-	(*SnapshotHeader)(nil),         // 16: cairn.control.v1.SnapshotHeader
-	(*CopySnapshotRequest)(nil),    // 17: cairn.control.v1.CopySnapshotRequest
-	(*CopySnapshotReply)(nil),      // 18: cairn.control.v1.CopySnapshotReply
-	(*RemoveSnapshotRequest)(nil),  // 19: cairn.control.v1.RemoveSnapshotRequest
-	(*LeaveRequest)(nil),           // 20: cairn.control.v1.LeaveRequest
-	(*ShardChecksumRequest)(nil),   // 21: cairn.control.v1.ShardChecksumRequest
-	(*ShardChecksumReply)(nil),     // 22: cairn.control.v1.ShardChecksumReply
-	(*ChecksumResultRequest)(nil),  // 23: cairn.control.v1.ChecksumResultRequest
-	(*ChecksumResultReply)(nil),    // 24: cairn.control.v1.ChecksumResultReply
-	(*PartitionChecksum)(nil),      // 25: cairn.control.v1.PartitionChecksum
-	(*RebuildReplicaRequest)(nil),  // 26: cairn.control.v1.RebuildReplicaRequest
-	(*RebuildReplicaReply)(nil),    // 27: cairn.control.v1.RebuildReplicaReply
-	(*VerifyBlocksRequest)(nil),    // 28: cairn.control.v1.VerifyBlocksRequest
-	(*VerifyBlocksReply)(nil),      // 29: cairn.control.v1.VerifyBlocksReply
-	(*PartitionSizesRequest)(nil),  // 30: cairn.control.v1.PartitionSizesRequest
-	(*PartitionSizesReply)(nil),    // 31: cairn.control.v1.PartitionSizesReply
-	(*ShardCommandRequest)(nil),    // 32: cairn.control.v1.ShardCommandRequest
-	(*ShardCommandReply)(nil),      // 33: cairn.control.v1.ShardCommandReply
-	(*ShardTableRequest)(nil),      // 34: cairn.control.v1.ShardTableRequest
-	(*ShardTableReply)(nil),        // 35: cairn.control.v1.ShardTableReply
-	(*MovePartitionRequest)(nil),   // 36: cairn.control.v1.MovePartitionRequest
-	(*MoveProgress)(nil),           // 37: cairn.control.v1.MoveProgress
-	(*ChangeReplicaRequest)(nil),   // 38: cairn.control.v1.ChangeReplicaRequest
-	(*ChangeReplicaReply)(nil),     // 39: cairn.control.v1.ChangeReplicaReply
-	nil,                            // 40: cairn.control.v1.ShardState.StuckEntry
-	nil,                            // 41: cairn.control.v1.JoinRequest.PeersEntry
-	nil,                            // 42: cairn.control.v1.HostAdminRequest.PeersEntry
-	nil,                            // 43: cairn.control.v1.InstallTopologyRequest.PeersEntry
-	nil,                            // 44: cairn.control.v1.PartitionSizesReply.BytesEntry
-	nil,                            // 45: cairn.control.v1.ChangeReplicaRequest.PeersEntry
+	(*Latency)(nil),                // 3: cairn.control.v1.Latency
+	(*StorageInfo)(nil),            // 4: cairn.control.v1.StorageInfo
+	(*AsideDir)(nil),               // 5: cairn.control.v1.AsideDir
+	(*Incident)(nil),               // 6: cairn.control.v1.Incident
+	(*ShardState)(nil),             // 7: cairn.control.v1.ShardState
+	(*JoinRequest)(nil),            // 8: cairn.control.v1.JoinRequest
+	(*HostAdminRequest)(nil),       // 9: cairn.control.v1.HostAdminRequest
+	(*DropAdminRequest)(nil),       // 10: cairn.control.v1.DropAdminRequest
+	(*InstallTopologyRequest)(nil), // 11: cairn.control.v1.InstallTopologyRequest
+	(*SetServiceRequest)(nil),      // 12: cairn.control.v1.SetServiceRequest
+	(*SnapshotShardRequest)(nil),   // 13: cairn.control.v1.SnapshotShardRequest
+	(*SnapshotShardReply)(nil),     // 14: cairn.control.v1.SnapshotShardReply
+	(*FetchSnapshotRequest)(nil),   // 15: cairn.control.v1.FetchSnapshotRequest
+	(*SnapshotChunk)(nil),          // 16: cairn.control.v1.SnapshotChunk
+	(*SnapshotHeader)(nil),         // 17: cairn.control.v1.SnapshotHeader
+	(*CopySnapshotRequest)(nil),    // 18: cairn.control.v1.CopySnapshotRequest
+	(*CopySnapshotReply)(nil),      // 19: cairn.control.v1.CopySnapshotReply
+	(*RemoveSnapshotRequest)(nil),  // 20: cairn.control.v1.RemoveSnapshotRequest
+	(*LeaveRequest)(nil),           // 21: cairn.control.v1.LeaveRequest
+	(*ShardChecksumRequest)(nil),   // 22: cairn.control.v1.ShardChecksumRequest
+	(*ShardChecksumReply)(nil),     // 23: cairn.control.v1.ShardChecksumReply
+	(*ChecksumResultRequest)(nil),  // 24: cairn.control.v1.ChecksumResultRequest
+	(*ChecksumResultReply)(nil),    // 25: cairn.control.v1.ChecksumResultReply
+	(*PartitionChecksum)(nil),      // 26: cairn.control.v1.PartitionChecksum
+	(*RebuildReplicaRequest)(nil),  // 27: cairn.control.v1.RebuildReplicaRequest
+	(*RebuildReplicaReply)(nil),    // 28: cairn.control.v1.RebuildReplicaReply
+	(*VerifyBlocksRequest)(nil),    // 29: cairn.control.v1.VerifyBlocksRequest
+	(*VerifyBlocksReply)(nil),      // 30: cairn.control.v1.VerifyBlocksReply
+	(*PartitionSizesRequest)(nil),  // 31: cairn.control.v1.PartitionSizesRequest
+	(*PartitionSizesReply)(nil),    // 32: cairn.control.v1.PartitionSizesReply
+	(*ShardCommandRequest)(nil),    // 33: cairn.control.v1.ShardCommandRequest
+	(*ShardCommandReply)(nil),      // 34: cairn.control.v1.ShardCommandReply
+	(*ShardTableRequest)(nil),      // 35: cairn.control.v1.ShardTableRequest
+	(*ShardTableReply)(nil),        // 36: cairn.control.v1.ShardTableReply
+	(*MovePartitionRequest)(nil),   // 37: cairn.control.v1.MovePartitionRequest
+	(*MoveProgress)(nil),           // 38: cairn.control.v1.MoveProgress
+	(*ChangeReplicaRequest)(nil),   // 39: cairn.control.v1.ChangeReplicaRequest
+	(*ChangeReplicaReply)(nil),     // 40: cairn.control.v1.ChangeReplicaReply
+	nil,                            // 41: cairn.control.v1.ShardState.StuckEntry
+	nil,                            // 42: cairn.control.v1.JoinRequest.PeersEntry
+	nil,                            // 43: cairn.control.v1.HostAdminRequest.PeersEntry
+	nil,                            // 44: cairn.control.v1.InstallTopologyRequest.PeersEntry
+	nil,                            // 45: cairn.control.v1.PartitionSizesReply.BytesEntry
+	nil,                            // 46: cairn.control.v1.ChangeReplicaRequest.PeersEntry
 }
 var file_internal_admin_controlpb_control_proto_depIdxs = []int32{
-	6,  // 0: cairn.control.v1.NodeInfo.shards:type_name -> cairn.control.v1.ShardState
-	3,  // 1: cairn.control.v1.NodeInfo.storage:type_name -> cairn.control.v1.StorageInfo
-	4,  // 2: cairn.control.v1.StorageInfo.aside_dirs:type_name -> cairn.control.v1.AsideDir
-	5,  // 3: cairn.control.v1.StorageInfo.incidents:type_name -> cairn.control.v1.Incident
-	40, // 4: cairn.control.v1.ShardState.stuck:type_name -> cairn.control.v1.ShardState.StuckEntry
-	41, // 5: cairn.control.v1.JoinRequest.peers:type_name -> cairn.control.v1.JoinRequest.PeersEntry
-	42, // 6: cairn.control.v1.HostAdminRequest.peers:type_name -> cairn.control.v1.HostAdminRequest.PeersEntry
-	43, // 7: cairn.control.v1.InstallTopologyRequest.peers:type_name -> cairn.control.v1.InstallTopologyRequest.PeersEntry
-	16, // 8: cairn.control.v1.SnapshotChunk.header:type_name -> cairn.control.v1.SnapshotHeader
-	25, // 9: cairn.control.v1.ChecksumResultReply.partitions:type_name -> cairn.control.v1.PartitionChecksum
-	44, // 10: cairn.control.v1.PartitionSizesReply.bytes:type_name -> cairn.control.v1.PartitionSizesReply.BytesEntry
-	45, // 11: cairn.control.v1.ChangeReplicaRequest.peers:type_name -> cairn.control.v1.ChangeReplicaRequest.PeersEntry
-	1,  // 12: cairn.control.v1.Control.Describe:input_type -> cairn.control.v1.DescribeRequest
-	7,  // 13: cairn.control.v1.Control.Join:input_type -> cairn.control.v1.JoinRequest
-	8,  // 14: cairn.control.v1.Control.HostAdmin:input_type -> cairn.control.v1.HostAdminRequest
-	9,  // 15: cairn.control.v1.Control.DropAdmin:input_type -> cairn.control.v1.DropAdminRequest
-	10, // 16: cairn.control.v1.Control.InstallTopology:input_type -> cairn.control.v1.InstallTopologyRequest
-	11, // 17: cairn.control.v1.Control.SetService:input_type -> cairn.control.v1.SetServiceRequest
-	12, // 18: cairn.control.v1.Control.SnapshotShard:input_type -> cairn.control.v1.SnapshotShardRequest
-	14, // 19: cairn.control.v1.Control.FetchSnapshot:input_type -> cairn.control.v1.FetchSnapshotRequest
-	17, // 20: cairn.control.v1.Control.CopySnapshot:input_type -> cairn.control.v1.CopySnapshotRequest
-	19, // 21: cairn.control.v1.Control.RemoveSnapshot:input_type -> cairn.control.v1.RemoveSnapshotRequest
-	20, // 22: cairn.control.v1.Control.Leave:input_type -> cairn.control.v1.LeaveRequest
-	21, // 23: cairn.control.v1.Control.ShardChecksum:input_type -> cairn.control.v1.ShardChecksumRequest
-	23, // 24: cairn.control.v1.Control.ChecksumResult:input_type -> cairn.control.v1.ChecksumResultRequest
-	26, // 25: cairn.control.v1.Control.RebuildReplica:input_type -> cairn.control.v1.RebuildReplicaRequest
-	28, // 26: cairn.control.v1.Control.VerifyBlocks:input_type -> cairn.control.v1.VerifyBlocksRequest
-	30, // 27: cairn.control.v1.Control.PartitionSizes:input_type -> cairn.control.v1.PartitionSizesRequest
-	32, // 28: cairn.control.v1.Control.ShardCommand:input_type -> cairn.control.v1.ShardCommandRequest
-	34, // 29: cairn.control.v1.Control.ShardTable:input_type -> cairn.control.v1.ShardTableRequest
-	36, // 30: cairn.control.v1.Control.MovePartition:input_type -> cairn.control.v1.MovePartitionRequest
-	38, // 31: cairn.control.v1.Control.ChangeReplica:input_type -> cairn.control.v1.ChangeReplicaRequest
-	0,  // 32: cairn.control.v1.Control.InstallUsers:input_type -> cairn.control.v1.InstallUsersRequest
-	2,  // 33: cairn.control.v1.Control.Describe:output_type -> cairn.control.v1.NodeInfo
-	2,  // 34: cairn.control.v1.Control.Join:output_type -> cairn.control.v1.NodeInfo
-	2,  // 35: cairn.control.v1.Control.HostAdmin:output_type -> cairn.control.v1.NodeInfo
-	2,  // 36: cairn.control.v1.Control.DropAdmin:output_type -> cairn.control.v1.NodeInfo
-	2,  // 37: cairn.control.v1.Control.InstallTopology:output_type -> cairn.control.v1.NodeInfo
-	2,  // 38: cairn.control.v1.Control.SetService:output_type -> cairn.control.v1.NodeInfo
-	13, // 39: cairn.control.v1.Control.SnapshotShard:output_type -> cairn.control.v1.SnapshotShardReply
-	15, // 40: cairn.control.v1.Control.FetchSnapshot:output_type -> cairn.control.v1.SnapshotChunk
-	18, // 41: cairn.control.v1.Control.CopySnapshot:output_type -> cairn.control.v1.CopySnapshotReply
-	2,  // 42: cairn.control.v1.Control.RemoveSnapshot:output_type -> cairn.control.v1.NodeInfo
-	2,  // 43: cairn.control.v1.Control.Leave:output_type -> cairn.control.v1.NodeInfo
-	22, // 44: cairn.control.v1.Control.ShardChecksum:output_type -> cairn.control.v1.ShardChecksumReply
-	24, // 45: cairn.control.v1.Control.ChecksumResult:output_type -> cairn.control.v1.ChecksumResultReply
-	27, // 46: cairn.control.v1.Control.RebuildReplica:output_type -> cairn.control.v1.RebuildReplicaReply
-	29, // 47: cairn.control.v1.Control.VerifyBlocks:output_type -> cairn.control.v1.VerifyBlocksReply
-	31, // 48: cairn.control.v1.Control.PartitionSizes:output_type -> cairn.control.v1.PartitionSizesReply
-	33, // 49: cairn.control.v1.Control.ShardCommand:output_type -> cairn.control.v1.ShardCommandReply
-	35, // 50: cairn.control.v1.Control.ShardTable:output_type -> cairn.control.v1.ShardTableReply
-	37, // 51: cairn.control.v1.Control.MovePartition:output_type -> cairn.control.v1.MoveProgress
-	39, // 52: cairn.control.v1.Control.ChangeReplica:output_type -> cairn.control.v1.ChangeReplicaReply
-	2,  // 53: cairn.control.v1.Control.InstallUsers:output_type -> cairn.control.v1.NodeInfo
-	33, // [33:54] is the sub-list for method output_type
-	12, // [12:33] is the sub-list for method input_type
-	12, // [12:12] is the sub-list for extension type_name
-	12, // [12:12] is the sub-list for extension extendee
-	0,  // [0:12] is the sub-list for field type_name
+	7,  // 0: cairn.control.v1.NodeInfo.shards:type_name -> cairn.control.v1.ShardState
+	4,  // 1: cairn.control.v1.NodeInfo.storage:type_name -> cairn.control.v1.StorageInfo
+	3,  // 2: cairn.control.v1.NodeInfo.read_latency:type_name -> cairn.control.v1.Latency
+	3,  // 3: cairn.control.v1.NodeInfo.write_latency:type_name -> cairn.control.v1.Latency
+	5,  // 4: cairn.control.v1.StorageInfo.aside_dirs:type_name -> cairn.control.v1.AsideDir
+	6,  // 5: cairn.control.v1.StorageInfo.incidents:type_name -> cairn.control.v1.Incident
+	41, // 6: cairn.control.v1.ShardState.stuck:type_name -> cairn.control.v1.ShardState.StuckEntry
+	42, // 7: cairn.control.v1.JoinRequest.peers:type_name -> cairn.control.v1.JoinRequest.PeersEntry
+	43, // 8: cairn.control.v1.HostAdminRequest.peers:type_name -> cairn.control.v1.HostAdminRequest.PeersEntry
+	44, // 9: cairn.control.v1.InstallTopologyRequest.peers:type_name -> cairn.control.v1.InstallTopologyRequest.PeersEntry
+	17, // 10: cairn.control.v1.SnapshotChunk.header:type_name -> cairn.control.v1.SnapshotHeader
+	26, // 11: cairn.control.v1.ChecksumResultReply.partitions:type_name -> cairn.control.v1.PartitionChecksum
+	45, // 12: cairn.control.v1.PartitionSizesReply.bytes:type_name -> cairn.control.v1.PartitionSizesReply.BytesEntry
+	46, // 13: cairn.control.v1.ChangeReplicaRequest.peers:type_name -> cairn.control.v1.ChangeReplicaRequest.PeersEntry
+	1,  // 14: cairn.control.v1.Control.Describe:input_type -> cairn.control.v1.DescribeRequest
+	8,  // 15: cairn.control.v1.Control.Join:input_type -> cairn.control.v1.JoinRequest
+	9,  // 16: cairn.control.v1.Control.HostAdmin:input_type -> cairn.control.v1.HostAdminRequest
+	10, // 17: cairn.control.v1.Control.DropAdmin:input_type -> cairn.control.v1.DropAdminRequest
+	11, // 18: cairn.control.v1.Control.InstallTopology:input_type -> cairn.control.v1.InstallTopologyRequest
+	12, // 19: cairn.control.v1.Control.SetService:input_type -> cairn.control.v1.SetServiceRequest
+	13, // 20: cairn.control.v1.Control.SnapshotShard:input_type -> cairn.control.v1.SnapshotShardRequest
+	15, // 21: cairn.control.v1.Control.FetchSnapshot:input_type -> cairn.control.v1.FetchSnapshotRequest
+	18, // 22: cairn.control.v1.Control.CopySnapshot:input_type -> cairn.control.v1.CopySnapshotRequest
+	20, // 23: cairn.control.v1.Control.RemoveSnapshot:input_type -> cairn.control.v1.RemoveSnapshotRequest
+	21, // 24: cairn.control.v1.Control.Leave:input_type -> cairn.control.v1.LeaveRequest
+	22, // 25: cairn.control.v1.Control.ShardChecksum:input_type -> cairn.control.v1.ShardChecksumRequest
+	24, // 26: cairn.control.v1.Control.ChecksumResult:input_type -> cairn.control.v1.ChecksumResultRequest
+	27, // 27: cairn.control.v1.Control.RebuildReplica:input_type -> cairn.control.v1.RebuildReplicaRequest
+	29, // 28: cairn.control.v1.Control.VerifyBlocks:input_type -> cairn.control.v1.VerifyBlocksRequest
+	31, // 29: cairn.control.v1.Control.PartitionSizes:input_type -> cairn.control.v1.PartitionSizesRequest
+	33, // 30: cairn.control.v1.Control.ShardCommand:input_type -> cairn.control.v1.ShardCommandRequest
+	35, // 31: cairn.control.v1.Control.ShardTable:input_type -> cairn.control.v1.ShardTableRequest
+	37, // 32: cairn.control.v1.Control.MovePartition:input_type -> cairn.control.v1.MovePartitionRequest
+	39, // 33: cairn.control.v1.Control.ChangeReplica:input_type -> cairn.control.v1.ChangeReplicaRequest
+	0,  // 34: cairn.control.v1.Control.InstallUsers:input_type -> cairn.control.v1.InstallUsersRequest
+	2,  // 35: cairn.control.v1.Control.Describe:output_type -> cairn.control.v1.NodeInfo
+	2,  // 36: cairn.control.v1.Control.Join:output_type -> cairn.control.v1.NodeInfo
+	2,  // 37: cairn.control.v1.Control.HostAdmin:output_type -> cairn.control.v1.NodeInfo
+	2,  // 38: cairn.control.v1.Control.DropAdmin:output_type -> cairn.control.v1.NodeInfo
+	2,  // 39: cairn.control.v1.Control.InstallTopology:output_type -> cairn.control.v1.NodeInfo
+	2,  // 40: cairn.control.v1.Control.SetService:output_type -> cairn.control.v1.NodeInfo
+	14, // 41: cairn.control.v1.Control.SnapshotShard:output_type -> cairn.control.v1.SnapshotShardReply
+	16, // 42: cairn.control.v1.Control.FetchSnapshot:output_type -> cairn.control.v1.SnapshotChunk
+	19, // 43: cairn.control.v1.Control.CopySnapshot:output_type -> cairn.control.v1.CopySnapshotReply
+	2,  // 44: cairn.control.v1.Control.RemoveSnapshot:output_type -> cairn.control.v1.NodeInfo
+	2,  // 45: cairn.control.v1.Control.Leave:output_type -> cairn.control.v1.NodeInfo
+	23, // 46: cairn.control.v1.Control.ShardChecksum:output_type -> cairn.control.v1.ShardChecksumReply
+	25, // 47: cairn.control.v1.Control.ChecksumResult:output_type -> cairn.control.v1.ChecksumResultReply
+	28, // 48: cairn.control.v1.Control.RebuildReplica:output_type -> cairn.control.v1.RebuildReplicaReply
+	30, // 49: cairn.control.v1.Control.VerifyBlocks:output_type -> cairn.control.v1.VerifyBlocksReply
+	32, // 50: cairn.control.v1.Control.PartitionSizes:output_type -> cairn.control.v1.PartitionSizesReply
+	34, // 51: cairn.control.v1.Control.ShardCommand:output_type -> cairn.control.v1.ShardCommandReply
+	36, // 52: cairn.control.v1.Control.ShardTable:output_type -> cairn.control.v1.ShardTableReply
+	38, // 53: cairn.control.v1.Control.MovePartition:output_type -> cairn.control.v1.MoveProgress
+	40, // 54: cairn.control.v1.Control.ChangeReplica:output_type -> cairn.control.v1.ChangeReplicaReply
+	2,  // 55: cairn.control.v1.Control.InstallUsers:output_type -> cairn.control.v1.NodeInfo
+	35, // [35:56] is the sub-list for method output_type
+	14, // [14:35] is the sub-list for method input_type
+	14, // [14:14] is the sub-list for extension type_name
+	14, // [14:14] is the sub-list for extension extendee
+	0,  // [0:14] is the sub-list for field type_name
 }
 
 func init() { file_internal_admin_controlpb_control_proto_init() }
@@ -3210,7 +3293,7 @@ func file_internal_admin_controlpb_control_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_internal_admin_controlpb_control_proto_rawDesc), len(file_internal_admin_controlpb_control_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   46,
+			NumMessages:   47,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
