@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -13,10 +14,13 @@ import (
 	"github.com/cairndb/cairn/internal/topology"
 )
 
-// Entry is one record of a bulk put.
+// Entry is one record of a bulk put. A TTL above 0 makes the record
+// expire TTL after the write, over the options' WithTTL; 0 leaves it to
+// the options (whose default is never).
 type Entry struct {
 	Key   Key
 	Value []byte
+	TTL   time.Duration
 }
 
 // PutManyResult is what became of one Entry: its new version, or why it
@@ -185,7 +189,11 @@ func (c *Client) putBatch(ctx context.Context, entries []Entry, b putManyBatch, 
 	o := c.cfg.resolve(opts)
 	req := &cairnpb.PutManyRequest{Durability: o.durability.toPB(), Ops: make([]*cairnpb.PutOp, len(b.idx))}
 	for j, i := range b.idx {
-		req.Ops[j] = OpPut(entries[i].Key, entries[i].Value).toPB(o).GetPut()
+		op := OpPut(entries[i].Key, entries[i].Value)
+		if entries[i].TTL > 0 {
+			op = op.TTL(entries[i].TTL)
+		}
+		req.Ops[j] = op.toPB(o).GetPut()
 	}
 	var resp *cairnpb.PutManyResponse
 	rt := route{kind: routeShard, shard: b.shard, write: true, leader: true}

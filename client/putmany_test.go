@@ -14,7 +14,8 @@ import (
 // PutMany writes records of many major paths over the shards of a
 // replicated store, one result per record in order; a record the server
 // refuses (a value over the limit) fails alone and the others of its major
-// path are written.
+// path are written. An entry's TTL is its own: every third record expires
+// in an hour, the others never.
 func TestPutMany(t *testing.T) {
 	tc := startCluster(t, 3, 2, 3)
 	c := tc.open(t, 10*time.Second)
@@ -22,7 +23,11 @@ func TestPutMany(t *testing.T) {
 	for m := range 40 {
 		for i := range 12 {
 			k := client.MustParseKey(fmt.Sprintf("/bulk/m%02d/-/r%02d", m, i))
-			entries = append(entries, client.Entry{Key: k, Value: []byte(k.String())})
+			e := client.Entry{Key: k, Value: []byte(k.String())}
+			if i%3 == 0 {
+				e.TTL = time.Hour
+			}
+			entries = append(entries, e)
 		}
 	}
 	bad := 7*12 + 3
@@ -45,6 +50,9 @@ func TestPutMany(t *testing.T) {
 		rec, found, err := c.Get(context.Background(), entries[i].Key, client.WithConsistency(client.Absolute))
 		if err != nil || !found || !bytes.Equal(rec.Value, entries[i].Value) || !bytes.Equal(rec.Version, r.Version) {
 			t.Fatalf("entry %d (%s) reads back %v %v %v", i, entries[i].Key, found, err, rec)
+		}
+		if left := time.Until(rec.Expiration); (entries[i].TTL > 0) != !rec.Expiration.IsZero() || left > time.Hour {
+			t.Fatalf("entry %d (%s) with TTL %v expires at %v", i, entries[i].Key, entries[i].TTL, rec.Expiration)
 		}
 	}
 }

@@ -38,12 +38,12 @@ retryable. See 'cairn --help'.`,
   cairn kv --hosts 10.0.0.1:5000,10.0.0.2:5000 --json multi-get /users/alice`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
-				return cli.Usagef("missing command (want put, get, delete, multi-get, scan or count; see 'cairn kv --help')")
+				return cli.Usagef("missing command (want put, get, delete, multi-get, scan, count, export or import; see 'cairn kv --help')")
 			}
 			if args[0] == "help" {
 				return nil
 			}
-			return cli.Usagef("%s", unknownCommand(cmd, args[0], "want put, get, delete, multi-get, scan or count"))
+			return cli.Usagef("%s", unknownCommand(cmd, args[0], "want put, get, delete, multi-get, scan, count, export or import"))
 		},
 		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 	}
@@ -57,7 +57,8 @@ retryable. See 'cairn --help'.`,
 	pf.StringVar(&g.Security, "security", "", "login file of a secure store (cairn.ssl.ca=..., as 'cairn security init' or 'cairn lite --secure' write it)")
 	pf.StringVar(&g.Consistency, "consistency", "", "read consistency: absolute, none_required, time_lag=LAG or version=HEX (default none_required)")
 
-	kv.AddCommand(kvPutCmd(&g), kvGetCmd(&g), kvDeleteCmd(&g), kvMultiGetCmd(&g), kvScanCmd(&g, false), kvScanCmd(&g, true))
+	kv.AddCommand(kvPutCmd(&g), kvGetCmd(&g), kvDeleteCmd(&g), kvMultiGetCmd(&g), kvScanCmd(&g, false), kvScanCmd(&g, true),
+		kvExportCmd(&g), kvImportCmd(&g))
 	kv.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		return kvFail(cmd, &cli.UsageError{Err: err})
 	})

@@ -19,6 +19,9 @@ type KV struct {
 	// Terminal is set when Out is a terminal: get then ends the value with
 	// a newline.
 	Terminal bool
+	// Progress gets export's and import's progress lines (stderr); nil:
+	// none.
+	Progress io.Writer
 }
 
 // PutArgs are put's arguments.

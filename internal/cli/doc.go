@@ -31,6 +31,17 @@
 // where a value that is not UTF-8 is in "value_base64" instead and
 // "expiration" is omitted for a record that never expires.
 //
+// # Export and import
+//
+// export writes an export file (exportfile.go draws it: JSON Lines, a
+// header, the records, an end line that counts them) to stdout or to
+// FILE.partial, renamed to FILE once synced whole. import reads one: a
+// named file is checked whole before anything is written (a *FileError
+// names the bad line, exit 2); stdin is checked as it is written. Records
+// go in PutMany chunks with the time they have left to live. Progress
+// lines go to KV.Progress (stderr) every 2 s
+// (docs/design/20261129_export_import.md).
+//
 // # Example
 //
 //	kv := &cli.KV{Client: c, In: os.Stdin, Out: os.Stdout}
