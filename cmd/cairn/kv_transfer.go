@@ -32,12 +32,7 @@ may or may not be in it. Progress goes to stderr every 2 seconds.`,
 				a.Parent = args[0]
 			}
 			a.Store = g.Store
-			return session(cmd, g, func(kv *cli.KV) error {
-				if !quiet {
-					kv.Progress = cmd.ErrOrStderr()
-				}
-				return kv.Export(cmd.Context(), a)
-			})
+			return withProgress(cmd, g, quiet, func(kv *cli.KV) error { return kv.Export(cmd.Context(), a) })
 		},
 	}
 	f := cmd.Flags()
@@ -72,16 +67,22 @@ to stderr every 2 seconds.`,
   cairn kv --hosts 10.0.0.1:5000 export | cairn kv --hosts 10.0.9.1:5000 import`,
 		Args: nArgs(0, 0, "no arguments (the file is --file)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return session(cmd, g, func(kv *cli.KV) error {
-				if !quiet {
-					kv.Progress = cmd.ErrOrStderr()
-				}
-				return kv.Import(cmd.Context(), a)
-			})
+			return withProgress(cmd, g, quiet, func(kv *cli.KV) error { return kv.Import(cmd.Context(), a) })
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&a.File, "file", "", "read this export file ('-' or none: stdin)")
 	f.BoolVar(&quiet, "quiet", false, "print no progress (errors still go to stderr)")
 	return cmd
+}
+
+// withProgress is session for a long command: its progress goes to stderr
+// unless quiet.
+func withProgress(cmd *cobra.Command, g *cli.Globals, quiet bool, run func(*cli.KV) error) error {
+	return session(cmd, g, func(kv *cli.KV) error {
+		if !quiet {
+			kv.Progress = cmd.ErrOrStderr()
+		}
+		return run(kv)
+	})
 }

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"time"
-	"unicode/utf8"
 
 	"github.com/cairndb/cairn/client"
 )
@@ -60,13 +59,7 @@ type exportEnd struct {
 func exportRecord(r client.Record) exportLine {
 	k := r.Key.String()
 	l := exportLine{Key: &k, Expiration: formatExpiration(r.Expiration)}
-	if utf8.Valid(r.Value) {
-		v := string(r.Value)
-		l.Value = &v
-	} else {
-		v := base64.StdEncoding.EncodeToString(r.Value)
-		l.ValueBase64 = &v
-	}
+	l.Value, l.ValueBase64 = jsonValue(r.Value)
 	return l
 }
 

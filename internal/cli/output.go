@@ -61,16 +61,21 @@ func ToJSON(r client.Record, keysOnly bool) RecordJSON {
 	if keysOnly {
 		return j
 	}
-	if utf8.Valid(r.Value) {
-		s := string(r.Value)
-		j.Value = &s
-	} else {
-		s := base64.StdEncoding.EncodeToString(r.Value)
-		j.ValueBase64 = &s
-	}
+	j.Value, j.ValueBase64 = jsonValue(r.Value)
 	j.Version = r.Version.String()
 	j.Expiration = formatExpiration(r.Expiration)
 	return j
+}
+
+// jsonValue is v for JSON: as text when it is valid UTF-8, else in
+// base64 (the other is nil).
+func jsonValue(v []byte) (text, b64 *string) {
+	if utf8.Valid(v) {
+		s := string(v)
+		return &s, nil
+	}
+	s := base64.StdEncoding.EncodeToString(v)
+	return nil, &s
 }
 
 func formatExpiration(t time.Time) string {
