@@ -27,8 +27,9 @@ With --json every command prints one JSON document (scan and multi-get: one
 array) on stdout, also when the key is missing or a condition did not hold:
 get prints {"key", "found"} and, when found, "value" or "value_base64",
 "version" and "expiration"; put prints {"key", "done"} and "version" when
-done; delete prints {"key", "deleted"}. A value that is valid UTF-8 is given
-as the string "value"; any other value as "value_base64" (standard base64).
+done; delete prints {"key", "deleted"}; multi-delete {"parent", "deleted"}
+(a count). A value that is valid UTF-8 is given as the string "value"; any
+other value as "value_base64" (standard base64).
 
 Exit codes: 0 ok; 1 not found, not done, or another failure; 2 bad input
 (including a wrong --store); 3 unavailable: no node answered, timed out, or
@@ -38,12 +39,12 @@ retryable. See 'cairn --help'.`,
   cairn kv --hosts 10.0.0.1:5000,10.0.0.2:5000 --json multi-get /users/alice`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
-				return cli.Usagef("missing command (want put, get, delete, multi-get, scan, count, export or import; see 'cairn kv --help')")
+				return cli.Usagef("missing command (want put, get, delete, multi-get, multi-delete, scan, count, export or import; see 'cairn kv --help')")
 			}
 			if args[0] == "help" {
 				return nil
 			}
-			return cli.Usagef("%s", unknownCommand(cmd, args[0], "want put, get, delete, multi-get, scan, count, export or import"))
+			return cli.Usagef("%s", unknownCommand(cmd, args[0], "want put, get, delete, multi-get, multi-delete, scan, count, export or import"))
 		},
 		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 	}
@@ -58,7 +59,7 @@ retryable. See 'cairn --help'.`,
 	pf.StringVar(&g.Consistency, "consistency", "", "read consistency: absolute, none_required, time_lag=LAG or version=HEX (default none_required)")
 
 	kv.AddCommand(kvPutCmd(&g), kvGetCmd(&g), kvDeleteCmd(&g), kvMultiGetCmd(&g), kvScanCmd(&g, false), kvScanCmd(&g, true),
-		kvExportCmd(&g), kvImportCmd(&g))
+		kvMultiDeleteCmd(&g), kvExportCmd(&g), kvImportCmd(&g))
 	kv.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		return kvFail(cmd, &cli.UsageError{Err: err})
 	})
@@ -209,6 +210,19 @@ another version is left alone, "not done" is printed and the exit code is 1.`,
 // selectionFlags adds the flags of cli.Selection and returns a function that
 // reads them once the flags are parsed.
 func selectionFlags(cmd *cobra.Command, s *cli.Selection, keysOnlyFlag bool) func() {
+	read := rangeFlags(cmd, s)
+	f := cmd.Flags()
+	f.IntVar(&s.Batch, "batch", 100, "records per request")
+	if keysOnlyFlag {
+		f.BoolVar(&s.KeysOnly, "keys-only", false, "print keys only")
+	}
+	return read
+}
+
+// rangeFlags declares the flags that choose records under a parent
+// (--depth, --start, --end, --prefix...); the func it returns records
+// which of them were given, once the flags are parsed.
+func rangeFlags(cmd *cobra.Command, s *cli.Selection) func() {
 	f := cmd.Flags()
 	f.StringVar(&s.Depth, "depth", "", "children_only, parent_and_children, descendants_only or parent_and_descendants (default)")
 	f.StringVar(&s.Range.Start, "start", "", "first component right after the parent (inclusive)")
@@ -216,15 +230,34 @@ func selectionFlags(cmd *cobra.Command, s *cli.Selection, keysOnlyFlag bool) fun
 	f.StringVar(&s.Range.Prefix, "prefix", "", "only components right after the parent that start with this")
 	f.BoolVar(&s.Range.StartExclusive, "start-exclusive", false, "exclude --start itself")
 	f.BoolVar(&s.Range.EndExclusive, "end-exclusive", false, "exclude --end itself")
-	f.IntVar(&s.Batch, "batch", 100, "records per request")
-	if keysOnlyFlag {
-		f.BoolVar(&s.KeysOnly, "keys-only", false, "print keys only")
-	}
 	return func() {
 		s.Range.HasStart = f.Changed("start")
 		s.Range.HasEnd = f.Changed("end")
 		s.Range.HasPrefix = f.Changed("prefix")
 	}
+}
+
+func kvMultiDeleteCmd(g *cli.Globals) *cobra.Command {
+	var s cli.Selection
+	cmd := &cobra.Command{
+		Use:   "multi-delete PARENT",
+		Short: "Delete the records under a key, atomically, and print how many",
+		Long: `Delete the records under PARENT, which has a complete major path and may have a
+minor path, in one atomic operation (Oracle NoSQL's multiDelete), and print
+how many were deleted (with --json {"parent", "deleted"}). The flags choose
+records as for multi-get: --depth the levels, --start/--end or --prefix the
+component right after PARENT. Deleting nothing is not an error.`,
+		Example: `  cairn kv multi-delete /users/alice
+  cairn kv multi-delete /users/alice/-/photos --prefix 2023
+  cairn kv multi-delete /users/alice --depth children_only --start a --end m`,
+		Args: nArgs(1, 1, "PARENT"),
+	}
+	read := rangeFlags(cmd, &s)
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		read()
+		return session(cmd, g, func(kv *cli.KV) error { return kv.MultiDelete(cmd.Context(), args[0], s) })
+	}
+	return cmd
 }
 
 func kvMultiGetCmd(g *cli.Globals) *cobra.Command {

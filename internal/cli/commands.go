@@ -254,6 +254,35 @@ func (kv *KV) MultiGet(ctx context.Context, parent string, s Selection, reverse 
 	return kv.print(kv.Client.MultiGetIterator(ctx, dir, s.Batch, p, r, d), s.KeysOnly)
 }
 
+// MultiDelete deletes the records under parent (a complete major path,
+// with an optional minor path) chosen by s's range and depth, atomically,
+// and prints how many were deleted.
+func (kv *KV) MultiDelete(ctx context.Context, parent string, s Selection) error {
+	p, err := client.ParseKey(parent)
+	if err != nil {
+		return err
+	}
+	r, d, err := s.parse()
+	if err != nil {
+		return err
+	}
+	n, err := kv.Client.MultiDelete(ctx, p, r, d)
+	if err != nil {
+		return err
+	}
+	if kv.JSON {
+		return writeJSON(kv.Out, multiDeleteJSON{Parent: p.String(), Deleted: n})
+	}
+	_, err = fmt.Fprintln(kv.Out, n)
+	return err
+}
+
+// multiDeleteJSON is multi-delete's JSON document.
+type multiDeleteJSON struct {
+	Parent  string `json:"parent"`
+	Deleted int    `json:"deleted"`
+}
+
 // Scan prints the records of the store, or of the major paths under parent.
 func (kv *KV) Scan(ctx context.Context, parent string, s Selection) error {
 	p, err := ParseParent(parent)

@@ -250,6 +250,39 @@ func TestMultiGetScanCount(t *testing.T) {
 	}
 }
 
+// TestMultiDeleteCommand: multi-delete removes the records its flags
+// choose under one major path, prints how many, and leaves the others.
+func TestMultiDeleteCommand(t *testing.T) {
+	kv, out := startKV(t)
+	ctx := context.Background()
+	for _, k := range []string{"/m", "/m/-/a", "/m/-/b", "/m/-/b/x", "/m/-/c", "/n/-/a"} {
+		if err := kv.Put(ctx, cli.PutArgs{Key: k, Value: "v", HasValue: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out.Reset()
+	s := cli.Selection{Depth: "descendants_only", Range: cli.RangeFlags{Prefix: "b", HasPrefix: true}}
+	if err := kv.MultiDelete(ctx, "/m", s); err != nil || out.String() != "2\n" {
+		t.Fatalf("multi-delete /m --prefix b printed %q, %v; want 2", out.String(), err)
+	}
+	out.Reset()
+	kv.JSON = true
+	if err := kv.MultiDelete(ctx, "/m", cli.Selection{}); err != nil || strings.TrimSpace(out.String()) != `{"parent":"/m","deleted":3}` {
+		t.Fatalf("multi-delete --json /m printed %q, %v", out.String(), err)
+	}
+	kv.JSON = false
+	out.Reset()
+	if err := kv.Count(ctx, "", cli.Selection{}); err != nil || out.String() != "1\n" {
+		t.Fatalf("after the deletes the store counts %q (%v), want 1: /n/-/a", out.String(), err)
+	}
+	if err := kv.MultiDelete(ctx, "/m", cli.Selection{Depth: "deep"}); cli.ExitCode(err) != cli.ExitBadInput {
+		t.Errorf("multi-delete with a bad depth: %v, want bad input", err)
+	}
+	if err := kv.MultiDelete(ctx, "m", cli.Selection{}); cli.ExitCode(err) != cli.ExitBadInput {
+		t.Errorf("multi-delete of a malformed key: %v, want bad input", err)
+	}
+}
+
 func sortLines(s string) string {
 	lines := strings.Split(strings.TrimSuffix(s, "\n"), "\n")
 	slices.Sort(lines)
