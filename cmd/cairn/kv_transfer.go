@@ -1,6 +1,10 @@
 package main
 
 import (
+	"context"
+	"os/signal"
+	"syscall"
+
 	"github.com/spf13/cobra"
 
 	"github.com/cairndb/cairn/internal/cli"
@@ -32,7 +36,7 @@ may or may not be in it. Progress goes to stderr every 2 seconds.`,
 				a.Parent = args[0]
 			}
 			a.Store = g.Store
-			return withProgress(cmd, g, quiet, func(kv *cli.KV) error { return kv.Export(cmd.Context(), a) })
+			return longRun(cmd, g, quiet, func(ctx context.Context, kv *cli.KV) error { return kv.Export(ctx, a) })
 		},
 	}
 	f := cmd.Flags()
@@ -67,7 +71,7 @@ to stderr every 2 seconds.`,
   cairn kv --hosts 10.0.0.1:5000 export | cairn kv --hosts 10.0.9.1:5000 import`,
 		Args: nArgs(0, 0, "no arguments (the file is --file)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return withProgress(cmd, g, quiet, func(kv *cli.KV) error { return kv.Import(cmd.Context(), a) })
+			return longRun(cmd, g, quiet, func(ctx context.Context, kv *cli.KV) error { return kv.Import(ctx, a) })
 		},
 	}
 	f := cmd.Flags()
@@ -76,13 +80,17 @@ to stderr every 2 seconds.`,
 	return cmd
 }
 
-// withProgress is session for a long command: its progress goes to stderr
-// unless quiet.
-func withProgress(cmd *cobra.Command, g *cli.Globals, quiet bool, run func(*cli.KV) error) error {
+// longRun is session for a long command: its progress goes to stderr
+// unless quiet, and SIGINT or SIGTERM cancels its context, so that it
+// stops cleanly (an export removes its .partial file) and says how far it
+// got.
+func longRun(cmd *cobra.Command, g *cli.Globals, quiet bool, run func(context.Context, *cli.KV) error) error {
+	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
 	return session(cmd, g, func(kv *cli.KV) error {
 		if !quiet {
 			kv.Progress = cmd.ErrOrStderr()
 		}
-		return run(kv)
+		return run(ctx, kv)
 	})
 }

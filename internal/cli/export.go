@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
@@ -53,6 +54,9 @@ func (kv *KV) Export(ctx context.Context, a ExportArgs) (err error) {
 	var n int64
 	for rec, err := range kv.Client.StoreIterator(ctx, a.Batch, p, nil, 0) {
 		if err != nil {
+			if ctx.Err() != nil {
+				err = context.Cause(ctx) // "interrupt signal received", not the client's "context canceled"
+			}
 			return &stopped{err: err, note: fmt.Sprintf("the export stopped after %d records, and %s", n, unfinished(a.File))}
 		}
 		if err := enc.Encode(exportRecord(rec)); err != nil {
@@ -99,8 +103,11 @@ func exportOutput(file string, stdout io.Writer) (io.Writer, func(error) error, 
 	}
 	partial := file + ".partial"
 	f, err := os.OpenFile(partial, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if errors.Is(err, fs.ErrExist) {
+		return nil, nil, Usagef("--file: %s exists: an export to %s is running, or one was killed; remove it if none runs", partial, file)
+	}
 	if err != nil {
-		return nil, nil, Usagef("--file: %v (a .partial file is left by an export that is running or was killed; remove it if none runs)", err)
+		return nil, nil, Usagef("--file: %v", err)
 	}
 	finish := func(err error) error {
 		if err == nil {

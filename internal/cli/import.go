@@ -79,6 +79,9 @@ func (kv *KV) importFrom(ctx context.Context, x *exportReader, total int64, star
 		w, e, err := kv.importChunk(ctx, x.path, chunk)
 		written, expired = written+w, expired+e
 		chunk, size = chunk[:0], 0
+		if err != nil && ctx.Err() != nil {
+			return &stopped{err: context.Cause(ctx), note: fmt.Sprintf("%d records were written before the import stopped; import the file again to write the rest", written)}
+		}
 		if err != nil {
 			again := "fix that record and import the file again"
 			if ExitCode(err) == ExitUnavailable {

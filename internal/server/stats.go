@@ -53,7 +53,7 @@ func (c *opCounts) done(o op, start time.Time, err *error) {
 // aborted, did not fail.
 type OpStats struct {
 	Op            string // get, multi_get, store_scan, put, delete, execute, multi_delete, put_many
-	Read          bool // get, multi_get, store_scan
+	Read          bool   // get, multi_get, store_scan
 	Calls, Errors uint64
 	Time          latency.Snapshot // the calls' durations, failed ones included
 }
