@@ -259,6 +259,11 @@ var Commands = []Command{
 		Help: "Each admin is RUNNING,MASTER (the leader), RUNNING,REPLICA, NOT RUNNING or UNREACHABLE (its node does not answer)."},
 	{Name: "show events", Summary: "show the event log",
 		Args: []Arg{{Name: "last", Kind: Int, Help: "only the newest N events (default 50)"}}},
+	{Name: "show perf", Summary: "KV calls per second and their latency on each storage node, now and since it started",
+		Args: []Arg{{Name: "seconds", Kind: Int, Min: 1, Max: 60, Help: "how long to measure (default 2)"}},
+		Help: "Asks every storage node twice, -seconds apart, for the KV calls it served and how long they took\n" +
+			"(its histograms: cairn_request_duration_seconds at /metrics), reads and writes apart. Latency is the\n" +
+			"node's own time on a call, waits for replication and fsyncs included, the network not."},
 	{Name: "verify configuration", Summary: "check the topology rules and every service's health",
 		Help: "Exits non-zero when a rule is violated or a service is unreachable or lagging. Warnings give advice."},
 	{Name: "snapshot create", Summary: "take a consistent backup of every shard",

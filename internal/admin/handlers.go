@@ -57,6 +57,7 @@ func init() {
 		"show zones":           (*Service).showZones,
 		"show admins":          (*Service).showAdmins,
 		"show events":          (*Service).showEvents,
+		"show perf":            (*Service).showPerf,
 		"verify configuration": (*Service).verify,
 		"snapshot create":      (*Service).snapshotCreate,
 		"snapshot list":        (*Service).snapshotList,

@@ -186,6 +186,39 @@ func TestConsoleShowsTheWhitePaperStore(t *testing.T) {
 		t.Errorf("ping -json counts %d KV requests and %d timed writes after a PUT: %s", served, timed, out)
 	}
 
+	// show perf: the calls of its interval, while PUTs run through sn2
+	// until it ends.
+	perf := startProc(t, "show perf", "admin", "-host", "127.0.0.1", "-port", strconv.Itoa(nodes[0].port), "-json", "show", "perf", "-seconds", "2")
+	puts := 0
+	for perf.running() {
+		if code, _, body := webPut(t, "http://"+sn2.addr()+"/v1/kv/console/-/perf", "v"); code != 200 {
+			t.Fatalf("PUT through sn2: %d %s", code, body)
+		}
+		puts++
+	}
+	if code, _ := perf.waitExit(10 * time.Second); code != 0 {
+		t.Fatalf("show perf: exit %d\n%s", code, perf.stderr.String())
+	}
+	var rep struct {
+		Store struct {
+			Writes struct {
+				Count  uint64  `json:"count"`
+				PerSec float64 `json:"per_s"`
+				P99    int64   `json:"p99_us"`
+			} `json:"writes"`
+		} `json:"store"`
+		Nodes []struct {
+			Status string `json:"status"`
+		} `json:"storage_nodes"`
+	}
+	if err := json.Unmarshal([]byte(perf.stdout.String()), &rep); err != nil {
+		t.Fatalf("show perf -json: %v\n%s", err, perf.stdout.String())
+	}
+	if w := rep.Store.Writes; w.Count == 0 || w.Count > uint64(puts) || w.PerSec <= 0 || w.P99 <= 0 || len(rep.Nodes) != 3 {
+		t.Errorf("show perf over %d PUTs: %+v, want some of them timed, on 3 nodes", puts, rep)
+	}
+	t.Logf("show perf: %d of the %d PUTs in its interval, p99 ≤ %d µs", rep.Store.Writes.Count, puts, rep.Store.Writes.P99)
+
 	// sn3 dies: the console's next state says so.
 	nodes[2].kill()
 	url := "http://" + sn2.addr() + "/console/state.json"
