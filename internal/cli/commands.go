@@ -236,14 +236,21 @@ func (s Selection) parse() (*client.KeyRange, client.Depth, error) {
 	return r, d, nil
 }
 
+// under parses a multi-get's or multi-delete's parent (a complete major
+// path, with an optional minor path) and s.
+func (s Selection) under(parent string) (client.Key, *client.KeyRange, client.Depth, error) {
+	p, err := client.ParseKey(parent)
+	if err != nil {
+		return client.Key{}, nil, 0, err
+	}
+	r, d, err := s.parse()
+	return p, r, d, err
+}
+
 // MultiGet prints the records under parent (a complete major path, with an
 // optional minor path) in key order, or in reverse.
 func (kv *KV) MultiGet(ctx context.Context, parent string, s Selection, reverse bool) error {
-	p, err := client.ParseKey(parent)
-	if err != nil {
-		return err
-	}
-	r, d, err := s.parse()
+	p, r, d, err := s.under(parent)
 	if err != nil {
 		return err
 	}
@@ -258,11 +265,7 @@ func (kv *KV) MultiGet(ctx context.Context, parent string, s Selection, reverse 
 // with an optional minor path) chosen by s's range and depth, atomically,
 // and prints how many were deleted.
 func (kv *KV) MultiDelete(ctx context.Context, parent string, s Selection) error {
-	p, err := client.ParseKey(parent)
-	if err != nil {
-		return err
-	}
-	r, d, err := s.parse()
+	p, r, d, err := s.under(parent)
 	if err != nil {
 		return err
 	}
