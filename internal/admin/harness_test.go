@@ -100,7 +100,6 @@ func (f *fakeSizer) PartitionSizes(_ context.Context, r *controlpb.PartitionSize
 	return &controlpb.PartitionSizesReply{Partitions: n, Bytes: b}, nil
 }
 
-// serveControl serves c on a free port and returns the port.
 // connService is a Service with only its connection cache, for tests of
 // what it asks storage nodes (fake ones, serveControl); the connections
 // close when t ends.
@@ -115,6 +114,7 @@ func connService(t *testing.T) *Service {
 	return s
 }
 
+// serveControl serves c on a free port and returns the port.
 func serveControl(t *testing.T, c controlpb.ControlServer) int {
 	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")

@@ -82,9 +82,9 @@ func snapshotOf(l *controlpb.Latency) (latency.Snapshot, bool) {
 // sub is what c holds beyond an earlier before; ok is false when a count
 // went down (the node restarted, or reopened its storage).
 func (c nodeCalls) sub(before nodeCalls) (nodeCalls, bool) {
-	r, w := c.reads.Sub(before.reads), c.writes.Sub(before.writes)
-	ok := c.errors >= before.errors && r.Count() == c.reads.Count()-before.reads.Count() && w.Count() == c.writes.Count()-before.writes.Count()
-	return nodeCalls{reads: r, writes: w, errors: c.errors - before.errors}, ok
+	r, okR := c.reads.Sub(before.reads)
+	w, okW := c.writes.Sub(before.writes)
+	return nodeCalls{reads: r, writes: w, errors: c.errors - before.errors}, okR && okW && c.errors >= before.errors
 }
 
 func summarize(s latency.Snapshot, seconds float64) perfLatency {

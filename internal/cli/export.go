@@ -72,7 +72,7 @@ func (kv *KV) Export(ctx context.Context, a ExportArgs) (err error) {
 	if err := bw.Flush(); err != nil {
 		return err
 	}
-	prog.done(fmt.Sprintf("%s records exported to %s", count(n), outputName(a.File)), n)
+	prog.done(fmt.Sprintf("%d records exported to %s", n, outputName(a.File)), n)
 	return nil
 }
 

@@ -36,9 +36,9 @@ func (p *progress) tick(n, total int64) {
 	p.next = now.Add(progressEvery)
 	of := ""
 	if total > 0 {
-		of = fmt.Sprintf(" of %s (%d%%)", count(total), n*100/total)
+		of = fmt.Sprintf(" of %d (%d%%)", total, n*100/total)
 	}
-	fmt.Fprintf(p.w, "cairn kv %s: %s records%s, %s/s\n", p.what, count(n), of, count(int64(float64(n)/now.Sub(p.start).Seconds())))
+	fmt.Fprintf(p.w, "cairn kv %s: %d records%s, %d/s\n", p.what, n, of, int64(float64(n)/now.Sub(p.start).Seconds()))
 }
 
 // done prints the summary line.
@@ -47,8 +47,5 @@ func (p *progress) done(summary string, n int64) {
 		return
 	}
 	took := time.Since(p.start)
-	fmt.Fprintf(p.w, "cairn kv %s: %s in %.1fs (%s/s)\n", p.what, summary, took.Seconds(), count(int64(float64(n)/max(took.Seconds(), 1e-3))))
+	fmt.Fprintf(p.w, "cairn kv %s: %s in %.1fs (%d/s)\n", p.what, summary, took.Seconds(), int64(float64(n)/max(took.Seconds(), 1e-3)))
 }
-
-// count formats n for a progress line.
-func count(n int64) string { return fmt.Sprint(n) }

@@ -82,18 +82,18 @@ func (s Snapshot) Add(o Snapshot) Snapshot {
 	return s
 }
 
-// Sub returns what was recorded between an earlier snapshot o and s. A
-// bucket that went down (the histogram started over, as when its node
-// restarted) gives an empty result.
-func (s Snapshot) Sub(o Snapshot) Snapshot {
+// Sub returns what was recorded between an earlier snapshot o and s. ok
+// is false, and the result empty, when a bucket went down: the histogram
+// started over (its node restarted) in between.
+func (s Snapshot) Sub(o Snapshot) (d Snapshot, ok bool) {
 	for i := range s.Counts {
 		if s.Counts[i] < o.Counts[i] {
-			return Snapshot{}
+			return Snapshot{}, false
 		}
 		s.Counts[i] -= o.Counts[i]
 	}
 	s.Sum -= o.Sum
-	return s
+	return s, true
 }
 
 // Quantile is the upper bound of the bucket that holds the q-th quantile

@@ -88,14 +88,14 @@ func TestAddSub(t *testing.T) {
 	h.Record(time.Second)
 	h.Record(time.Second)
 	after := h.Snapshot()
-	d := after.Sub(before)
-	if d.Count() != 2 || d.Sum != 2*time.Second || d.Quantile(1) != time.Second {
+	d, ok := after.Sub(before)
+	if !ok || d.Count() != 2 || d.Sum != 2*time.Second || d.Quantile(1) != time.Second {
 		t.Fatalf("after.Sub(before) = %+v: want two calls of 1s", d)
 	}
 	if back := d.Add(before); back != after {
 		t.Fatalf("d.Add(before) = %+v, want %+v", back, after)
 	}
-	if r := before.Sub(after); r.Count() != 0 || r.Sum != 0 {
+	if r, ok := before.Sub(after); ok || r.Count() != 0 || r.Sum != 0 {
 		t.Fatalf("a snapshot minus a later one = %+v, want empty (the histogram started over)", r)
 	}
 }

@@ -25,14 +25,14 @@ const (
 
 var opNames = [numOps]string{"get", "multi_get", "store_scan", "put", "delete", "execute", "multi_delete", "put_many"}
 
-// opCounts counts each method's calls and the calls that failed, and
-// keeps the calls' durations. Unary calls and the call stream's
-// (serveCall) both run the methods, so both count; a call the node
-// refuses before it reaches them (a bad token, a stream call of no known
-// op) does not.
+// opCounts keeps each method's calls' durations (their count is the
+// calls') and counts the calls that failed. Unary calls and the call
+// stream's (serveCall) both run the methods, so both count; a call the
+// node refuses before it reaches them (a bad token, a stream call of no
+// known op) does not.
 type opCounts [numOps]struct {
-	calls, errs atomic.Uint64
-	time        latency.Histogram
+	time latency.Histogram
+	errs atomic.Uint64
 }
 
 // done counts a call of o that started at start and ended with *err. The
@@ -41,7 +41,6 @@ type opCounts [numOps]struct {
 // waits for Raft and fsyncs included, the network's not.
 func (c *opCounts) done(o op, start time.Time, err *error) {
 	c[o].time.Since(start)
-	c[o].calls.Add(1)
 	if *err != nil {
 		c[o].errs.Add(1)
 	}
@@ -63,7 +62,8 @@ func (s *Server) Stats() []OpStats {
 	out := make([]OpStats, numOps)
 	for i := range numOps {
 		c := &s.calls[i]
-		out[i] = OpStats{Op: opNames[i], Read: i <= opStoreScan, Calls: c.calls.Load(), Errors: c.errs.Load(), Time: c.time.Snapshot()}
+		t := c.time.Snapshot()
+		out[i] = OpStats{Op: opNames[i], Read: i <= opStoreScan, Calls: t.Count(), Errors: c.errs.Load(), Time: t}
 	}
 	return out
 }

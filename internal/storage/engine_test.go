@@ -48,15 +48,15 @@ func TestWriteNoSyncReachesTheOS(t *testing.T) {
 func TestOnlySyncCommitsFsync(t *testing.T) {
 	e := testEngine(t)
 	a := &applier{t: t, e: e}
-	before := e.fs.realSyncs.Load()
+	before := e.fs.syncs()
 	for range 5 {
 		a.apply(1, []*cairnpb.Operation{putOp("/w", "x", 0, nil)}, WriteNoSync)
 	}
-	if got := e.fs.realSyncs.Load() - before; got != 0 {
+	if got := e.fs.syncs() - before; got != 0 {
 		t.Fatalf("%d fsyncs for WRITE_NO_SYNC commits, want 0", got)
 	}
 	a.apply(1, []*cairnpb.Operation{putOp("/w", "y", 0, nil)}, Sync)
-	if got := e.fs.realSyncs.Load() - before; got < 1 {
+	if got := e.fs.syncs() - before; got < 1 {
 		t.Fatal("a SYNC commit did not fsync the WAL")
 	}
 	if e.fs.needSync.Load() != 0 {

@@ -51,7 +51,6 @@ func (e *Engine) Stats() Stats {
 		Commits:       e.wrote.commits.Load(),
 		CommitKeys:    e.wrote.keys.Load(),
 		CommitBytes:   e.wrote.bytes.Load(),
-		WALSyncs:      uint64(e.fs.realSyncs.Load()),
 		WALSyncTime:   e.fs.syncTime.Snapshot(),
 		Flushes:       uint64(m.Flush.Count),
 		Compactions:   uint64(m.Compact.Count),
@@ -59,6 +58,7 @@ func (e *Engine) Stats() Stats {
 		L0Files:       uint64(m.Levels[0].TablesCount),
 		DiskBytes:     m.DiskSpaceUsage(),
 	}
+	s.WALSyncs = s.WALSyncTime.Count()
 	if e.rows != nil {
 		rs := e.rows.stats()
 		s.RowHits, s.RowMisses, s.RowEntries = uint64(rs.Hits), uint64(rs.Misses), uint64(rs.Entries)

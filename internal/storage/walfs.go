@@ -28,10 +28,12 @@ import (
 // this depends on one commit at a time, and Pebble groups their syncs.
 type walFS struct {
 	vfs.FS
-	needSync  atomic.Int32
-	realSyncs atomic.Int64      // fsyncs performed, for tests and metrics
-	syncTime  latency.Histogram // their durations, for metrics
+	needSync atomic.Int32
+	syncTime latency.Histogram // the fsyncs performed and their durations, for tests and metrics
 }
+
+// syncs is how many fsyncs reached the disk.
+func (fs *walFS) syncs() uint64 { return fs.syncTime.Snapshot().Count() }
 
 func isWAL(name string) bool { return strings.HasSuffix(name, ".log") }
 
@@ -71,13 +73,11 @@ func (f *walFile) skip() bool {
 	return true
 }
 
-// real counts a sync that reaches the disk.
-func (f *walFile) real() {
-	f.fs.realSyncs.Add(1)
-	f.dirty.Store(false)
-}
+// real marks a sync that reaches the disk; the caller defers
+// f.timed(time.Now()) around it, which counts it.
+func (f *walFile) real() { f.dirty.Store(false) }
 
-// timed records a real sync's duration, from start to now.
+// timed counts a real sync and its duration, from start to now.
 func (f *walFile) timed(start time.Time) { f.fs.syncTime.Since(start) }
 
 func (f *walFile) Sync() error {
@@ -109,7 +109,6 @@ func (f *walFile) SyncTo(length int64) (bool, error) {
 
 func (f *walFile) Close() error {
 	if f.dirty.Load() {
-		f.fs.realSyncs.Add(1)
 		start := time.Now()
 		err := f.File.Sync()
 		f.timed(start)
