@@ -64,19 +64,9 @@ type nodeCalls struct {
 // callsOf reads info's calls; ok is false when the node sent no
 // histograms (it serves no KV yet) or histograms of other buckets.
 func callsOf(info *controlpb.NodeInfo) (nodeCalls, bool) {
-	r, okR := snapshotOf(info.GetReadLatency())
-	w, okW := snapshotOf(info.GetWriteLatency())
+	r, okR := info.GetReadLatency().Snapshot()
+	w, okW := info.GetWriteLatency().Snapshot()
 	return nodeCalls{reads: r, writes: w, errors: info.GetRequestErrors()}, okR && okW
-}
-
-func snapshotOf(l *controlpb.Latency) (latency.Snapshot, bool) {
-	var s latency.Snapshot
-	if l == nil || len(l.GetCounts()) != latency.Buckets {
-		return s, false
-	}
-	copy(s.Counts[:], l.GetCounts())
-	s.Sum = time.Duration(l.GetSumMicros()) * time.Microsecond
-	return s, true
 }
 
 // sub is what c holds beyond an earlier before; ok is false when a count

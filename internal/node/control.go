@@ -64,14 +64,9 @@ func (n *SN) describe() *controlpb.NodeInfo {
 				writes = writes.Add(o.Time)
 			}
 		}
-		info.ReadLatency, info.WriteLatency = latencyPB(reads), latencyPB(writes)
+		info.ReadLatency, info.WriteLatency = controlpb.LatencyOf(reads), controlpb.LatencyOf(writes)
 	}
 	return info
-}
-
-// latencyPB is s for NodeInfo.
-func latencyPB(s latency.Snapshot) *controlpb.Latency {
-	return &controlpb.Latency{Counts: s.Counts[:], SumMicros: uint64(s.Sum.Microseconds())}
 }
 
 func (c controlRPC) Describe(context.Context, *controlpb.DescribeRequest) (*controlpb.NodeInfo, error) {
