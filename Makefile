@@ -25,7 +25,7 @@ test: vet lint-proto test-go test-python test-java fuzz-short
 
 test-go: build
 	@command -v chromium >/dev/null 2>&1 || echo "note: chromium is not installed, so the HTML report test is skipped (apt-get install chromium; .ci/run does)"
-	GO=$(GO) CAIRN_BIN=$(abspath $(BIN)) ./scripts/test-go.sh -count=1 -timeout 10m ./...
+	GO=$(GO) CAIRN_BIN=$(abspath $(BIN)) ./scripts/test-go.sh -count=1 -timeout 10m ./test/e2e/ ./test/robustness/ ./...
 
 # The Python client (clients/python) installed into a venv (CAIRN_PY_VENV,
 # default .venv-python), type-checked by mypy, and its pytest suite against a real cairn lite and a

@@ -158,11 +158,12 @@ type planJSON struct {
 }
 
 func TestWhitePaperDeploymentSurvivesAdminLeaderKill(t *testing.T) {
-	// Each plan task waits 400ms first, so the admin leader can be killed
-	// between the tasks of plan deploy-topology.
-	t.Setenv("CAIRN_FAILPOINT_TASK_DELAY", "400ms")
+	t.Parallel() // real processes that mostly wait: run beside the other long tests
 	nodes := initNodes(t, 3)
 	for _, sn := range nodes {
+		// Each plan task waits 400ms first, so the admin leader can be
+		// killed between the tasks of plan deploy-topology.
+		sn.env = []string{"CAIRN_FAILPOINT_TASK_DELAY=400ms"}
 		sn.start(t)
 	}
 	before, deploy, after := whitePaperScript(t, nodes)

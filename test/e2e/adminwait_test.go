@@ -15,11 +15,12 @@ import (
 var startedPlanRE = regexp.MustCompile(`Started plan (\d+)\.`)
 
 func TestAdminWaitFollowsPlanThroughAnotherAdmin(t *testing.T) {
-	// Each plan task waits 400ms first, so plan deploy-topology runs long
-	// enough for the node the shell follows it through to be killed.
-	t.Setenv("CAIRN_FAILPOINT_TASK_DELAY", "400ms")
+	t.Parallel() // real processes that mostly wait: run beside the other long tests
 	nodes := initNodes(t, 3)
 	for _, sn := range nodes {
+		// Each plan task waits 400ms first, so plan deploy-topology runs
+		// long enough for the node the shell follows it through to be killed.
+		sn.env = []string{"CAIRN_FAILPOINT_TASK_DELAY=400ms"}
 		sn.start(t)
 	}
 	before, deploy, _ := whitePaperScript(t, nodes)

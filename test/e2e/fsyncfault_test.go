@@ -62,6 +62,7 @@ type faultCase struct {
 // NONE_REQUIRED reads sent to it, and show events records the incident and
 // its end.
 func TestFailedFsyncReplicaRejoins(t *testing.T) {
+	t.Parallel() // real processes that mostly wait: run beside the other long tests
 	seed := *faultSeed
 	if seed == 0 {
 		seed = uint64(time.Now().UnixNano())

@@ -51,6 +51,7 @@ type healRun struct {
 }
 
 func TestCorruptReplicaHeals(t *testing.T) {
+	t.Parallel() // real processes that mostly wait: run beside the other long tests
 	seed := *healSeed
 	if seed == 0 {
 		seed = uint64(time.Now().UnixNano())

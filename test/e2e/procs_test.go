@@ -4,14 +4,16 @@ package e2e
 // wait for its ready line, stop it with SIGTERM or kill it with SIGKILL, and
 // dial it. Every wait has a deadline; nothing sleeps to synchronise.
 //
-// A few long tests whose processes mostly wait (admin plans, elections,
-// moves) call t.Parallel, so they run two at a time once the others are
-// done. A test that sets environment variables (its nodes inherit them),
-// mounts a tmpfs or asserts on timing must not.
+// The long tests whose processes mostly wait (admin plans, elections,
+// moves) call t.Parallel, so they run three at a time once the others are
+// done (TestMain; -parallel N overrides). A test that sets the test
+// process's environment variables (t.Setenv; give a node its own with
+// storageNode.env), mounts a tmpfs or asserts on timing must not.
 
 import (
 	"bytes"
 	"context"
+	"flag"
 	"fmt"
 	"net"
 	"os"
@@ -45,7 +47,23 @@ const (
 
 // TestMain runs the tests with $CAIRN_BIN, or a cairn binary built once
 // (clustertest.Main).
-func TestMain(m *testing.M) { clustertest.Main(m) }
+func TestMain(m *testing.M) {
+	flag.Parse()
+	if !flagSet("test.parallel") {
+		// go test's default is GOMAXPROCS (2 here): the parallel tests
+		// mostly wait, so three at a time keeps the cores busier without
+		// crowding them.
+		_ = flag.Set("test.parallel", "3")
+	}
+	clustertest.Main(m)
+}
+
+// flagSet says whether the command line set the flag named name.
+func flagSet(name string) bool {
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
 
 // syncBuffer is a bytes.Buffer safe for one writer and concurrent readers.
 type syncBuffer struct {

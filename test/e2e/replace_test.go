@@ -24,6 +24,7 @@ var replaceSeed = flag.Uint64("replace.seed", 0, "seed for TestReplaceFailedNode
 // acknowledged write reads back with ABSOLUTE consistency and from every
 // node hosting its shard, and no client write failed for good.
 func TestReplaceFailedNode(t *testing.T) {
+	t.Parallel() // real processes that mostly wait: run beside the other long tests
 	seed := *replaceSeed
 	if seed == 0 {
 		seed = uint64(time.Now().UnixNano())

@@ -28,6 +28,7 @@ import (
 // another CA); then certificate rotation: one node gets a new certificate
 // from the CA and restarts, and the store keeps serving.
 func TestSecureWhitePaperDeployment(t *testing.T) {
+	t.Parallel() // real processes that mostly wait: run beside the other long tests
 	nodes := initNodes(t, 3)
 	sec := filepath.Join(t.TempDir(), "security")
 	mustCairn(t, "security", "init", "--root", filepath.Dir(sec), "--store", "kvstore", "--hosts", "127.0.0.1")
