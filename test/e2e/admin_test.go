@@ -70,12 +70,8 @@ func (sn *storageNode) addr() string { return "127.0.0.1:" + strconv.Itoa(sn.por
 // waitFor polls ok until it holds or d passes.
 func waitFor(t *testing.T, d time.Duration, what string, ok func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", d, what)
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !within(d, ok) {
+		t.Fatalf("timed out after %v waiting for %s", d, what)
 	}
 }
 

@@ -250,7 +250,7 @@ func TestDiskFullLite(t *testing.T) {
 	}
 	checkNoFault(t, l.stderr.String())
 	checkRefusal(t, c, keys, seed, "full", "")
-	if !strings.Contains(l.stderr.String(), "free disk space is below the margin: puts are refused") {
+	if !l.logged("free disk space is below the margin: puts are refused") {
 		t.Errorf("lite does not log that puts are refused:\n%s", l.stderr.String())
 	}
 

@@ -182,9 +182,8 @@ func (f *faultRun) inject(t *testing.T, fc faultCase) {
 	v.env = nil
 	restarted := time.Now()
 	v.start(t)
-	line := healLogLine(v.stderr.String())
-	if !strings.Contains(line, "the last run stopped on a storage fault: ") || !strings.Contains(line, st.faultFile()) ||
-		!strings.Contains(line, "rebuilds shards rg1, rg2 from their peers") {
+	line := awaitHealLog(v, "the last run stopped on a storage fault: ", st.faultFile(), "rebuilds shards rg1, rg2 from their peers")
+	if line == "" {
 		t.Errorf("%s does not log that it set its faulted files aside (naming %s) and rebuilds both shards:\n%s", sn, st.faultFile(), v.stderr.String())
 	} else {
 		t.Logf("%s logged: %s", sn, line)

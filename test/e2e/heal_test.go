@@ -437,7 +437,7 @@ func (h *healRun) adminHeals(t *testing.T) {
 	dir := filepath.Join(v.root, "admin")
 	flipAt(t, currentManifest(t, dir), -1)
 	v.start(t)
-	if line := healLogLine(v.stderr.String()); !strings.Contains(line, "its files were moved to "+dir+".corrupt-") {
+	if line := awaitHealLog(v, "its files were moved to "+dir+".corrupt-"); line == "" {
 		t.Errorf("%s does not log that it set its admin files aside:\n%s", sn, v.stderr.String())
 	} else {
 		t.Logf("%s logged: %s", sn, line)
@@ -461,6 +461,17 @@ func (h *healRun) adminHeals(t *testing.T) {
 
 // healLogLine is the last line of a node's log that says it set files
 // aside, or "".
+// awaitHealLog waits up to logTimeout for the line healLogLine finds in
+// sn's log to contain every one of want, and returns it ("" if it did not
+// come; see proc.logged).
+func awaitHealLog(sn *storageNode, want ...string) string {
+	var line string
+	if !within(logTimeout, func() bool { line = healLogLine(sn.stderr.String()); return line != "" && containsAll(line, want) }) {
+		return ""
+	}
+	return line
+}
+
 func healLogLine(log string) string {
 	lines := strings.Split(log, "\n")
 	for i := len(lines) - 1; i >= 0; i-- {

@@ -30,7 +30,7 @@ func TestLiteFailedFsync(t *testing.T) {
 	case <-time.After(readyTimeout):
 		t.Fatal("lite: no ready line")
 	}
-	if !strings.Contains(p.stderr.String(), "CAIRN_FAULTS is set") {
+	if !p.logged("CAIRN_FAULTS is set") {
 		t.Fatalf("lite does not say it injects faults:\n%s", p.stderr.String())
 	}
 	kv := dial(t, addr)
@@ -69,7 +69,7 @@ func TestLiteFailedFsync(t *testing.T) {
 	}
 
 	l := startLite(t, root) // no faults now
-	if !strings.Contains(l.stderr.String(), "the last run stopped on a storage fault") {
+	if !l.logged("the last run stopped on a storage fault") {
 		t.Fatalf("the restart does not warn about the fault:\n%s", l.stderr.String())
 	}
 	kv = dial(t, l.addr)

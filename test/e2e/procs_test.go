@@ -43,6 +43,8 @@ const (
 	exitTimeout = 15 * time.Second
 	// rpcTimeout bounds one RPC.
 	rpcTimeout = 10 * time.Second
+	// logTimeout bounds the wait for a line a running process logs.
+	logTimeout = 10 * time.Second
 )
 
 // TestMain runs the tests with $CAIRN_BIN, or a cairn binary built once
@@ -208,6 +210,35 @@ func (p *proc) kill() {
 }
 
 // lite is a running `cairn lite`.
+// logged waits up to logTimeout for p's stderr to contain every one of
+// want. Its stderr reaches the test on its own pipe, so a line logged
+// before the ready line (on stdout) may still be on its way.
+func (p *proc) logged(want ...string) bool {
+	return within(logTimeout, func() bool { return containsAll(p.stderr.String(), want) })
+}
+
+// within polls ok until it holds (true) or d passes (false).
+func within(d time.Duration, ok func() bool) bool {
+	deadline := time.Now().Add(d)
+	for !ok() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return true
+}
+
+// containsAll says whether s contains every one of subs.
+func containsAll(s string, subs []string) bool {
+	for _, sub := range subs {
+		if !strings.Contains(s, sub) {
+			return false
+		}
+	}
+	return true
+}
+
 type lite struct {
 	*proc
 	root       string
