@@ -452,7 +452,8 @@ func (c *Cluster) restart(id topology.NodeID, wipe bool) {
 	c.waitReady(n)
 }
 
-// Cut stops the Raft traffic from node from to node to (one direction).
+// Cut stops the traffic from node from to node to (one direction): Raft
+// messages and partition movers' calls.
 func (c *Cluster) Cut(from, to topology.NodeID) {
 	c.t.Helper()
 	p := c.links[link{from, to}]
@@ -460,6 +461,17 @@ func (c *Cluster) Cut(from, to topology.NodeID) {
 		c.t.Fatalf("cut %d->%d: no proxy (start the cluster with Options.Proxies)", from, to)
 	}
 	p.Cut()
+}
+
+// CutBetween cuts the links between nodes a and b, both ways: a
+// partition that leaves each of them with the other nodes.
+func (c *Cluster) CutBetween(a, b topology.NodeID) {
+	c.t.Helper()
+	c.Cut(a, b)
+	c.Cut(b, a)
+	for _, id := range []topology.NodeID{a, b} {
+		fmt.Fprintf(c.Node(id).log, "=== clustertest: cut node %d from node %d at %s ===\n", a, b, time.Now().Format("15:04:05.000"))
+	}
 }
 
 // Isolate cuts every link from and to node id.

@@ -27,11 +27,13 @@
 //
 // With Options.Proxies, every node reaches every other node through a TCP
 // proxy of its own (`--peer ID=PROXY` on the sn command line), one per
-// ordered pair: the proxy (a, b) carries the Raft traffic a sends to b, and
-// only that (the transport opens one stream per ordered pair and never
-// answers on it). Cut(a, b) stops a's traffic to b: the proxy closes its
+// ordered pair: the proxy (a, b) carries the Raft traffic a sends to b (the
+// transport opens one stream per ordered pair and never answers on it), and
+// the calls a partition mover on a makes to a shard leader on b, with their
+// answers. Cut(a, b) stops a's traffic to b: the proxy closes its
 // connections and closes every new one at once, like a firewall that
-// rejects. Isolate(n) cuts every link from and to n; Heal reopens all.
+// rejects. CutBetween(a, b) cuts both directions, Isolate(n) every link
+// from and to n; Heal reopens all.
 // Clients never go through proxies: they use the topology's addresses, so a
 // node cut off from its peers still serves the clients that reach it.
 //

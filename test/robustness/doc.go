@@ -22,12 +22,14 @@
 //     minute); skipped with -short.
 //   - TestMoveFaults: partition moves (plan deploy-topology) under a
 //     SIGKILL of the source leader mid-copy, of the target leader during
-//     the handoff, of the admin leader mid-plan, and with the source leader
-//     cut off just before its Transfer. -move.fault picks one (random, the
-//     default: one per seed; all: the four, as make chaos runs them).
+//     the handoff, of the admin leader mid-plan, with the source leader
+//     cut off just before its Transfer, and with the source's and the
+//     target's leaders cut from each other mid-copy. -move.fault picks
+//     one (random, the default: one per seed; all: the five, as make
+//     chaos runs them).
 //
 // docs/guarantees.md ("Replication", R1-R11; "Storage faults", S1-S9;
-// "Faults during a move", M8-M14) says which test checks which promise.
+// "Faults during a move", M8-M16) says which test checks which promise.
 //
 // Each test takes its randomness from -seed (0: from the clock) and prints
 // the seed it used with the command that reruns it; `make chaos` runs them

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"math/rand/v2"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -21,7 +22,7 @@ import (
 )
 
 // moveFaultNames are TestMoveFaults' scenarios, in the order "all" runs them.
-var moveFaultNames = []string{"kill-source", "kill-target", "kill-admin", "isolate-source"}
+var moveFaultNames = []string{"kill-source", "kill-target", "kill-admin", "isolate-source", "cut-link"}
 
 var moveFault = flag.String("move.fault", "random",
 	"TestMoveFaults: the fault to inject ("+strings.Join(moveFaultNames, ", ")+"), all of them, or random (one, picked by the seed; make chaos runs all)")
@@ -41,7 +42,7 @@ const (
 	unservedLimit = 20 * time.Second
 )
 
-// TestMoveFaults is acceptance 4 of issue 10 (docs/guarantees.md M8-M14):
+// TestMoveFaults is acceptance 4 of issue 10 (docs/guarantees.md M8-M16):
 // faults during online partition moves. Each scenario deploys 3 nodes with
 // 3 shards of 3 replicas and an admin on every node (through cairn sn init,
 // sn start and the admin shell, every peer link through a proxy). Of the
@@ -63,7 +64,13 @@ const (
 //   - isolate-source: cut the source leader off from its peers with the
 //     proxies just before it proposes the Transfer, after a pause shorter
 //     or longer than its step-down takes (the KVSTORE-2276 case); the
-//     links heal once the plan has ended.
+//     links heal once the plan has ended;
+//   - cut-link: cut the links between the source leader's node and the
+//     target leader's node, both ways, mid-copy, for the pause and then
+//     0.5-4s more (from the seed): the Raft traffic between them and the
+//     mover's calls to the target stop, while each keeps its shards'
+//     majorities through the third node. The plan must not end while the
+//     cut lasts, and must end once it heals.
 //
 // The plan must succeed with no operator's help. Meanwhile a poller reads
 // both shards' partition tables on their leaders, each move's target
@@ -103,7 +110,7 @@ func TestMoveFaults(t *testing.T) {
 func runMoveFault(t *testing.T, fault string, seed uint64) {
 	rng := clustertest.Rand(seed, 0)
 	start := time.Now()
-	phase := map[string]string{"kill-source": "copy", "kill-target": "activate", "kill-admin": "copy", "isolate-source": "handoff"}[fault]
+	phase := map[string]string{"kill-source": "copy", "kill-target": "activate", "kill-admin": "copy", "isolate-source": "handoff", "cut-link": "copy"}[fault]
 	if *movePhase != "" {
 		phase = *movePhase
 	}
@@ -220,6 +227,9 @@ func runMoveFault(t *testing.T, fault string, seed uint64) {
 	case "isolate-source":
 		victim = paused
 		c.Isolate(victim)
+	case "cut-link":
+		victim = paused
+		cutLink(t, c, rng, victim, c.WaitLeader(struck.to, failoverTimeout), started.PlanID, pause)
 	}
 	t.Logf("%s: the mover of partition %d (%s -> %s) on sn%d paused at %s %v after the plan started; struck sn%d at %v with %d puts acknowledged",
 		fault, struck.p, topology.ShardName(struck.from), topology.ShardName(struck.to), paused, phase,
@@ -232,9 +242,11 @@ func runMoveFault(t *testing.T, fault string, seed uint64) {
 		t.Fatalf("plan %d ended %s after %s:\n%s", started.PlanID, state, fault, out)
 	}
 	w.waitAcked(t, 100, "after the move")
-	if fault == "isolate-source" {
+	switch fault {
+	case "isolate-source":
 		c.Heal()
-	} else {
+	case "cut-link": // healed already
+	default:
 		c.Restart(victim)
 	}
 	w.waitAcked(t, 100, "after the node came back")
@@ -294,8 +306,28 @@ func runMoveFault(t *testing.T, fault string, seed uint64) {
 		fault, len(ops), w.acked.Load(), poll.samples(), poll.longestGap().Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
 }
 
+// cutLink cuts the links between the paused mover's node src and the
+// target's leader dst for the mover's pause and 0.5-4s more (the fault's
+// length, from the seed: not a wait for anything), checks that plan id has
+// not ended meanwhile (the mover cannot reach its target), and heals.
+func cutLink(t *testing.T, c *clustertest.Cluster, rng *rand.Rand, src, dst topology.NodeID, plan int, pause time.Duration) {
+	t.Helper()
+	if src == dst {
+		t.Fatalf("sn%d leads both the source and the target: no link to cut between them", src)
+	}
+	c.CutBetween(src, dst)
+	hold := pause + time.Duration(500+rng.IntN(3500))*time.Millisecond
+	t.Logf("cut-link: sn%d and sn%d cut off from each other for %v", src, dst, hold.Round(time.Millisecond))
+	time.Sleep(hold)
+	state := planState(t, c, plan)
+	c.Heal()
+	if state == "SUCCEEDED" || state == "ERROR" {
+		t.Fatalf("plan %d ended %s while sn%d could not reach sn%d: the mover's calls did not go through the cut link", plan, state, src, dst)
+	}
+}
+
 // moveLogRE matches the node log lines that trace the moves.
-var moveLogRE = regexp.MustCompile(`(?m)^.*(msg="(moving a partition|partition moved|partition move stopped|failpoint: move paused|plan task failed)"|=== clustertest: (SIGKILL|isolated|healed|run)).*$`)
+var moveLogRE = regexp.MustCompile(`(?m)^.*(msg="(moving a partition|partition moved|partition move stopped|failpoint: move paused|plan task failed)"|=== clustertest: (SIGKILL|isolated|cut|healed|run)).*$`)
 
 // logMoves logs what the nodes said about the moves, in node order, so a
 // passing run shows how the fault played out.
@@ -338,16 +370,26 @@ func waitPlan(t *testing.T, c *clustertest.Cluster, id int, timeout time.Duratio
 	t.Helper()
 	var state string
 	clustertest.Eventually(t, timeout, fmt.Sprintf("plan %d to end", id), func() bool {
-		out, err := c.Admin(failoverTimeout, "-json", "show", "plan", "-id", strconv.Itoa(id))
-		var p struct {
-			State string `json:"state"`
-		}
-		if err == nil && json.Unmarshal([]byte(out), &p) == nil {
-			state = p.State
+		if st := planState(t, c, id); st != "" {
+			state = st
 		}
 		return state == "SUCCEEDED" || state == "ERROR" || state == "INTERRUPTED" || state == "CANCELED"
 	})
 	return state
+}
+
+// planState returns plan id's state as show plan gives it ("" if the admin
+// did not answer).
+func planState(t *testing.T, c *clustertest.Cluster, id int) string {
+	t.Helper()
+	out, err := c.Admin(failoverTimeout, "-json", "show", "plan", "-id", strconv.Itoa(id))
+	var p struct {
+		State string `json:"state"`
+	}
+	if err != nil || json.Unmarshal([]byte(out), &p) != nil {
+		return ""
+	}
+	return p.State
 }
 
 // keysIn returns keys /prefix/i: want["p<N>"] of partition N (one of
