@@ -83,7 +83,7 @@ test-snapmem: build
 # the first failure, which prints the seed and the command to reproduce it:
 # make chaos CHAOS_TIME=1h (CHAOS_RUN=TestName for one test; CHAOS_STORAGE_TIME
 # is how long each run of TestStorageFaultsUnderLoad injects faults).
-# TestMoveFaults runs its five faults during partition moves each round
+# TestMoveFaults runs its six faults during partition moves each round
 # (make test runs one, picked by the seed): CHAOS_RUN=TestMoveFaults for those.
 .PHONY: chaos
 chaos: build

@@ -10,7 +10,7 @@
 # TestStorageFaultsUnderLoad runs rounds of storage faults for
 # $CHAOS_STORAGE_TIME (default 60s) each time, instead of its 10 s in
 # make test. It mounts a tmpfs for its full-disk rounds when it can (root).
-# TestMoveFaults runs all five of its fault scenarios each time
+# TestMoveFaults runs all six of its fault scenarios each time
 # (-move.fault=all), instead of the one make test picks by the seed.
 #
 # CAIRN_BIN names the cairn binary under test (default: built once here).

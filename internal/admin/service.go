@@ -44,6 +44,10 @@ type Config struct {
 	// DialOptions are added to every connection to a node (a secure
 	// store's TLS credentials).
 	DialOptions []grpc.DialOption
+	// Route, if set, returns the address to dial for a node's address
+	// (the hosting node's --peer overrides; as grpcconn.Cache.Route,
+	// connections are cached by the address dialed). It must take no lock.
+	Route func(addr string) string
 	// LocalUsers reads this node's user table (a secure node's
 	// ROOT/security/users.json), which the first user command starts from.
 	// Nil on a node that is not secure.
@@ -307,6 +311,9 @@ func (s *Service) forward(ctx context.Context, req *cairnpb.AdminRequest) (*cair
 // conn returns a cached connection to addr, which reconnects with
 // grpcconn's bounded back-off.
 func (s *Service) conn(addr string) *grpc.ClientConn {
+	if s.cfg.Route != nil {
+		addr = s.cfg.Route(addr)
+	}
 	s.connMu.Lock()
 	defer s.connMu.Unlock()
 	if c, ok := s.conns[addr]; ok {

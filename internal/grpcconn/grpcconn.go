@@ -58,14 +58,23 @@ func New(addr string, extra ...grpc.DialOption) (*grpc.ClientConn, error) {
 type Cache struct {
 	// Extra are dial options for every connection (set before the first
 	// Get), e.g. a secure node's TLS credentials.
-	Extra  []grpc.DialOption
+	Extra []grpc.DialOption
+	// Route, if set (before the first Get), returns the address to dial
+	// for addr, e.g. a node's --peer override of a peer's address.
+	// Connections are cached by the address dialed, so a route that
+	// changes gets a connection of its own.
+	Route  func(addr string) string
 	mu     sync.Mutex
 	conns  map[string]*grpc.ClientConn
 	closed bool
 }
 
-// Get returns the cached connection to addr, dialing it on first use.
+// Get returns the cached connection to addr (routed by Route), dialing it
+// on first use.
 func (c *Cache) Get(addr string) (*grpc.ClientConn, error) {
+	if c.Route != nil {
+		addr = c.Route(addr)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {

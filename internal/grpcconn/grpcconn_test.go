@@ -56,6 +56,27 @@ func TestCacheKeepsOneConnPerAddr(t *testing.T) {
 	}
 }
 
+func TestCacheRoutes(t *testing.T) {
+	route := map[string]string{"127.0.0.1:18001": "127.0.0.1:19001"}
+	c := grpcconn.Cache{Route: func(addr string) string {
+		if to, ok := route[addr]; ok {
+			return to
+		}
+		return addr
+	}}
+	t.Cleanup(func() { c.Close() })
+	a, _ := c.Get("127.0.0.1:18001")
+	b, _ := c.Get("127.0.0.1:18002")
+	if a.Target() != "127.0.0.1:19001" || b.Target() != "127.0.0.1:18002" {
+		t.Fatalf("dialed %s and %s, want 127.0.0.1:19001 (routed) and 127.0.0.1:18002", a.Target(), b.Target())
+	}
+	// A route that changes gets a connection of its own.
+	delete(route, "127.0.0.1:18001")
+	if a2, _ := c.Get("127.0.0.1:18001"); a2 == a || a2.Target() != "127.0.0.1:18001" || c.Len() != 3 {
+		t.Fatalf("after the route changed: %s (same conn %v), %d cached; want a new conn to 127.0.0.1:18001, 3 cached", a2.Target(), a2 == a, c.Len())
+	}
+}
+
 // TestDefaultBackoffFailsOutage shows that the outage check catches what
 // the policy fixes: a connection with gRPC's default back-off fails it.
 func TestDefaultBackoffFailsOutage(t *testing.T) {

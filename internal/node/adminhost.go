@@ -84,7 +84,7 @@ func (n *SN) openAdmin(founder, rebuild bool) error {
 	}
 	delay, _ := time.ParseDuration(os.Getenv(failpointTaskDelay))
 	svc := admin.New(admin.Config{Replica: rep, Node: id, Self: n.describe, TaskDelay: delay, Logger: n.log,
-		DialOptions: n.sec.dialOptions(), LocalUsers: n.localUsers(), RepairStuckAfter: n.cfg.RepairStuckAfter})
+		DialOptions: n.sec.dialOptions(), Route: n.route, LocalUsers: n.localUsers(), RepairStuckAfter: n.cfg.RepairStuckAfter})
 	n.admin.Store(&adminHost{engine: e, rep: rep, svc: svc})
 	n.log.Info("admin replica started", "founder", founder, "rebuild", rebuild)
 	return nil

@@ -18,7 +18,6 @@ import (
 	"github.com/cairndb/cairn/internal/storage"
 	"github.com/cairndb/cairn/internal/storage/commandpb"
 	"github.com/cairndb/cairn/internal/topology"
-	"github.com/cairndb/cairn/internal/transport"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
@@ -323,13 +322,11 @@ func (s *remoteShard) leaderAddr() (string, error) {
 			}
 		}
 	}
-	// resolve, as the Raft transport does: a --peer override reroutes the
-	// move's traffic too (the fault tests' proxies cut it with the Raft links).
-	addr, ok := s.n.resolve(transport.NodeID(s.leader))
+	node, ok := t.Node(topology.NodeID(s.leader))
 	if !ok {
 		return "", fmt.Errorf("node %d is not in topology %d", s.leader, t.Seq)
 	}
-	return addr, nil
+	return node.Addr, nil
 }
 
 func (s *remoteShard) Propose(ctx context.Context, cmd *commandpb.Command) (storage.Result, error) {

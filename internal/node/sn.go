@@ -54,8 +54,9 @@ type SNConfig struct {
 	TickInterval time.Duration
 	LogKeep      uint64
 	// PeerAddrs overrides the address used to reach a peer node (default:
-	// its topology address). Fault tests route peer traffic through proxies
-	// with it; clients still use the topology addresses.
+	// its topology address) for every connection to it: Raft, moves, the
+	// admin's calls (route). Fault tests route peer traffic through
+	// proxies with it; clients still use the topology addresses.
 	PeerAddrs map[topology.NodeID]string
 	// PprofAddr, when set, serves Go's profiling endpoints on a listener of
 	// its own (see LiteConfig.PprofAddr). Default "" (off).
@@ -270,6 +271,7 @@ func StartSN(ctx context.Context, cfg SNConfig) (*SN, error) {
 	if n.incidents, err = loadIncidents(cfg.FS, cfg.Root); err != nil {
 		return nil, err
 	}
+	n.adminConns.Route = n.route
 	if cfg.Secure {
 		if n.sec, err = n.openSecurity(); err != nil {
 			return nil, err
@@ -463,6 +465,24 @@ func (n *SN) resolve(id transport.NodeID) (string, bool) {
 		return h.svc.Addr(uint64(id))
 	}
 	return "", false
+}
+
+// route returns the address to dial for addr: the override of the peer
+// the topology lists at addr (Config.PeerAddrs, --peer), else addr. The
+// connections to peers outside the Raft transport (which uses resolve) go
+// through it, so that a fault test's proxies carry all of a node's traffic
+// to a peer: partition moves' and the admin's calls too. It takes no lock.
+func (n *SN) route(addr string) string {
+	t := n.topology()
+	if len(n.cfg.PeerAddrs) == 0 || t == nil {
+		return addr
+	}
+	for id, over := range n.cfg.PeerAddrs {
+		if nd, ok := t.Node(id); ok && nd.Addr == addr {
+			return over
+		}
+	}
+	return addr
 }
 
 // raftFor returns the local replica of shard s, the admin group included.

@@ -453,7 +453,7 @@ func (c *Cluster) restart(id topology.NodeID, wipe bool) {
 }
 
 // Cut stops the traffic from node from to node to (one direction): Raft
-// messages and partition movers' calls.
+// messages and the calls from makes to to (see the package doc).
 func (c *Cluster) Cut(from, to topology.NodeID) {
 	c.t.Helper()
 	p := c.links[link{from, to}]

@@ -29,8 +29,9 @@
 // proxy of its own (`--peer ID=PROXY` on the sn command line), one per
 // ordered pair: the proxy (a, b) carries the Raft traffic a sends to b (the
 // transport opens one stream per ordered pair and never answers on it), and
-// the calls a partition mover on a makes to a shard leader on b, with their
-// answers. Cut(a, b) stops a's traffic to b: the proxy closes its
+// every call a makes to b outside Raft (a partition mover's, the admin's,
+// a forwarded admin command), with its answer: once the topology lists b,
+// a dials b's proxy for b's address. Cut(a, b) stops a's traffic to b: the proxy closes its
 // connections and closes every new one at once, like a firewall that
 // rejects. CutBetween(a, b) cuts both directions, Isolate(n) every link
 // from and to n; Heal reopens all.

@@ -23,9 +23,9 @@
 //   - TestMoveFaults: partition moves (plan deploy-topology) under a
 //     SIGKILL of the source leader mid-copy, of the target leader during
 //     the handoff, of the admin leader mid-plan, with the source leader
-//     cut off just before its Transfer, and with the source's and the
-//     target's leaders cut from each other mid-copy. -move.fault picks
-//     one (random, the default: one per seed; all: the five, as make
+//     cut off just before its Transfer, and with the source's leader cut
+//     from the target's, or from the admin leader, mid-copy. -move.fault
+//     picks one (random, the default: one per seed; all: the six, as make
 //     chaos runs them).
 //
 // docs/guarantees.md ("Replication", R1-R11; "Storage faults", S1-S9;

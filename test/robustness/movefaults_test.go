@@ -22,7 +22,7 @@ import (
 )
 
 // moveFaultNames are TestMoveFaults' scenarios, in the order "all" runs them.
-var moveFaultNames = []string{"kill-source", "kill-target", "kill-admin", "isolate-source", "cut-link"}
+var moveFaultNames = []string{"kill-source", "kill-target", "kill-admin", "isolate-source", "cut-link", "cut-admin"}
 
 var moveFault = flag.String("move.fault", "random",
 	"TestMoveFaults: the fault to inject ("+strings.Join(moveFaultNames, ", ")+"), all of them, or random (one, picked by the seed; make chaos runs all)")
@@ -70,7 +70,10 @@ const (
 //     0.5-4s more (from the seed): the Raft traffic between them and the
 //     mover's calls to the target stop, while each keeps its shards'
 //     majorities through the third node. The plan must not end while the
-//     cut lasts, and must end once it heals.
+//     cut lasts, and must end once it heals;
+//   - cut-admin: the same between the admin leader's node and the source
+//     leader's node: the admin's call that runs the move breaks, and it
+//     cannot call again until the cut heals.
 //
 // The plan must succeed with no operator's help. Meanwhile a poller reads
 // both shards' partition tables on their leaders, each move's target
@@ -110,7 +113,7 @@ func TestMoveFaults(t *testing.T) {
 func runMoveFault(t *testing.T, fault string, seed uint64) {
 	rng := clustertest.Rand(seed, 0)
 	start := time.Now()
-	phase := map[string]string{"kill-source": "copy", "kill-target": "activate", "kill-admin": "copy", "isolate-source": "handoff", "cut-link": "copy"}[fault]
+	phase := map[string]string{"kill-source": "copy", "kill-target": "activate", "kill-admin": "copy", "isolate-source": "handoff", "cut-link": "copy", "cut-admin": "copy"}[fault]
 	if *movePhase != "" {
 		phase = *movePhase
 	}
@@ -229,7 +232,10 @@ func runMoveFault(t *testing.T, fault string, seed uint64) {
 		c.Isolate(victim)
 	case "cut-link":
 		victim = paused
-		cutLink(t, c, rng, victim, c.WaitLeader(struck.to, failoverTimeout), started.PlanID, pause)
+		cutLink(t, c, rng, victim, c.WaitLeader(struck.to, failoverTimeout), started.PlanID, pause, "the mover's calls to the target")
+	case "cut-admin":
+		victim = paused
+		cutLink(t, c, rng, victim, adminLeader(t, c), started.PlanID, pause, "the admin's calls to the source")
 	}
 	t.Logf("%s: the mover of partition %d (%s -> %s) on sn%d paused at %s %v after the plan started; struck sn%d at %v with %d puts acknowledged",
 		fault, struck.p, topology.ShardName(struck.from), topology.ShardName(struck.to), paused, phase,
@@ -245,7 +251,7 @@ func runMoveFault(t *testing.T, fault string, seed uint64) {
 	switch fault {
 	case "isolate-source":
 		c.Heal()
-	case "cut-link": // healed already
+	case "cut-link", "cut-admin": // healed already
 	default:
 		c.Restart(victim)
 	}
@@ -306,23 +312,23 @@ func runMoveFault(t *testing.T, fault string, seed uint64) {
 		fault, len(ops), w.acked.Load(), poll.samples(), poll.longestGap().Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
 }
 
-// cutLink cuts the links between the paused mover's node src and the
-// target's leader dst for the mover's pause and 0.5-4s more (the fault's
-// length, from the seed: not a wait for anything), checks that plan id has
-// not ended meanwhile (the mover cannot reach its target), and heals.
-func cutLink(t *testing.T, c *clustertest.Cluster, rng *rand.Rand, src, dst topology.NodeID, plan int, pause time.Duration) {
+// cutLink cuts the links between the paused mover's node src and node
+// dst for the mover's pause and 0.5-4s more (the fault's length, from the
+// seed: not a wait for anything), checks that plan id has not ended
+// meanwhile (what moves it, calls, cannot cross the cut), and heals.
+func cutLink(t *testing.T, c *clustertest.Cluster, rng *rand.Rand, src, dst topology.NodeID, plan int, pause time.Duration, calls string) {
 	t.Helper()
 	if src == dst {
-		t.Fatalf("sn%d leads both the source and the target: no link to cut between them", src)
+		t.Fatalf("sn%d is on both sides of the cut: no link to cut (%s)", src, calls)
 	}
 	c.CutBetween(src, dst)
 	hold := pause + time.Duration(500+rng.IntN(3500))*time.Millisecond
-	t.Logf("cut-link: sn%d and sn%d cut off from each other for %v", src, dst, hold.Round(time.Millisecond))
+	t.Logf("sn%d and sn%d cut off from each other for %v", src, dst, hold.Round(time.Millisecond))
 	time.Sleep(hold)
 	state := planState(t, c, plan)
 	c.Heal()
 	if state == "SUCCEEDED" || state == "ERROR" {
-		t.Fatalf("plan %d ended %s while sn%d could not reach sn%d: the mover's calls did not go through the cut link", plan, state, src, dst)
+		t.Fatalf("plan %d ended %s while sn%d and sn%d could not reach each other: %s did not go through the cut link", plan, state, src, dst, calls)
 	}
 }
 
