@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin/cairn
 VERSION := $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
-FUZZTIME ?= 100000x
+FUZZTIME ?= 30000x
 CHAOS_TIME ?= 10m
 CHAOS_STORAGE_TIME ?= 60s
 
@@ -61,7 +61,7 @@ fuzz-short:
 
 # Longer fuzzing: make fuzz FUZZTIME=5m
 fuzz:
-	FUZZTIME=$(if $(filter 100000x,$(FUZZTIME)),2m,$(FUZZTIME)) ./scripts/fuzz.sh
+	FUZZTIME=$(if $(filter 30000x,$(FUZZTIME)),2m,$(FUZZTIME)) ./scripts/fuzz.sh
 
 proto:
 	./scripts/proto.sh

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs every Go fuzz target with the budget $FUZZTIME (default 100000x).
+# Runs every Go fuzz target with the budget $FUZZTIME (default 30000x).
 #
 # A budget ending in "x" is a count of executions; anything else is a
 # duration. make test uses a count on purpose: with a duration, Go 1.26's fuzz
@@ -11,7 +11,7 @@
 # any other failure fails the run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-budget="${FUZZTIME:-100000x}"
+budget="${FUZZTIME:-30000x}"
 log=$(mktemp /tmp/cairn-fuzz.XXXXXX)
 trap 'rm -f "$log"' EXIT
 
