@@ -15,7 +15,9 @@
 // bandwidth-delay pings; internal/transport's dials take DialWindows too.
 //
 // New dials one connection with the policy; Cache keeps one per address
-// until Close. Both are safe for concurrent use.
+// until Close, and may route an address to another (Cache.Route: a node's
+// --peer overrides, so that a fault test's proxies carry its calls). Both
+// are safe for concurrent use.
 //
 //	cc, err := grpcconn.New("127.0.0.1:5000")
 //	if err != nil {
