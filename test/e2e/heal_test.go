@@ -459,8 +459,6 @@ func (h *healRun) adminHeals(t *testing.T) {
 	checkAdmin(t, v, 0, []string{"Storage Node [" + sn + "]"}, "ping")
 }
 
-// healLogLine is the last line of a node's log that says it set files
-// aside, or "".
 // awaitHealLog waits up to logTimeout for the line healLogLine finds in
 // sn's log to contain every one of want, and returns it ("" if it did not
 // come; see proc.logged).
@@ -472,6 +470,8 @@ func awaitHealLog(sn *storageNode, want ...string) string {
 	return line
 }
 
+// healLogLine is the last line of a node's log that says it set files
+// aside, or "".
 func healLogLine(log string) string {
 	lines := strings.Split(log, "\n")
 	for i := len(lines) - 1; i >= 0; i-- {

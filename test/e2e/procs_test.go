@@ -209,7 +209,6 @@ func (p *proc) kill() {
 	}
 }
 
-// lite is a running `cairn lite`.
 // logged waits up to logTimeout for p's stderr to contain every one of
 // want. Its stderr reaches the test on its own pipe, so a line logged
 // before the ready line (on stdout) may still be on its way.
@@ -239,6 +238,7 @@ func containsAll(s string, subs []string) bool {
 	return true
 }
 
+// lite is a running `cairn lite`.
 type lite struct {
 	*proc
 	root       string
