@@ -83,8 +83,9 @@ test-snapmem: build
 # the first failure, which prints the seed and the command to reproduce it:
 # make chaos CHAOS_TIME=1h (CHAOS_RUN=TestName for one test; CHAOS_STORAGE_TIME
 # is how long each run of TestStorageFaultsUnderLoad injects faults).
-# TestMoveFaults runs its six faults during partition moves each round
-# (make test runs one, picked by the seed): CHAOS_RUN=TestMoveFaults for those.
+# TestMoveFaults runs its six faults during partition moves and
+# TestReplicaFaults its six during replica changes each round (make test
+# runs one of each, picked by the seed): CHAOS_RUN=TestMoveFaults for those.
 .PHONY: chaos
 chaos: build
 	CAIRN_BIN=$(abspath $(BIN)) CHAOS_TIME=$(CHAOS_TIME) CHAOS_STORAGE_TIME=$(CHAOS_STORAGE_TIME) ./scripts/chaos.sh

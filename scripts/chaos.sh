@@ -10,8 +10,9 @@
 # TestStorageFaultsUnderLoad runs rounds of storage faults for
 # $CHAOS_STORAGE_TIME (default 60s) each time, instead of its 10 s in
 # make test. It mounts a tmpfs for its full-disk rounds when it can (root).
-# TestMoveFaults runs all six of its fault scenarios each time
-# (-move.fault=all), instead of the one make test picks by the seed.
+# TestMoveFaults and TestReplicaFaults run all six of their fault scenarios
+# each time (-move.fault=all -replica.fault=all), instead of the one of each
+# that make test picks by the seed.
 #
 # CAIRN_BIN names the cairn binary under test (default: built once here).
 # Each round's artifacts (node logs, histories, porcupine visualizations of
@@ -55,7 +56,7 @@ while (( SECONDS - start < budget )); do
   mkdir -p "$out"
   if (cd test/robustness && CAIRN_ARTIFACTS="$out" "$dir/robustness.test" \
         -test.run "$run" -test.count=1 -test.v -test.timeout=10m -seed="$seed" \
-        -storagefaults.time="$storage_time" -move.fault=all) >"$out/test.log" 2>&1; then
+        -storagefaults.time="$storage_time" -move.fault=all -replica.fault=all) >"$out/test.log" 2>&1; then
     echo "chaos: round $round (seed $seed) passed after $((SECONDS - start))s"
     continue
   fi
@@ -69,7 +70,7 @@ while (( SECONDS - start < budget )); do
   echo "seed:        $seed"
   echo "log:         $out/test.log"
   echo "artifacts:   $out"
-  echo "reproduce:   go test ./test/robustness/ -run '^${failed:-.*}\$' -count=1 -v -seed=$seed -storagefaults.time=$storage_time -move.fault=all"
+  echo "reproduce:   go test ./test/robustness/ -run '^${failed:-.*}\$' -count=1 -v -seed=$seed -storagefaults.time=$storage_time -move.fault=all -replica.fault=all"
   exit 1
 done
 echo "chaos: $round rounds passed in $((SECONDS - start))s"

@@ -29,6 +29,11 @@ import (
 // the deployed topology) before it acts, so a task resumes after an admin
 // failover. At most one membership change is in flight per shard: the
 // plan's tasks run one at a time.
+//
+// Fault tests may pause a task (Config.Pause) at four phases: learner
+// (added, catching up), voter (promoted, not yet published), handoff (the
+// leaving node leads no more, still a member) and removed (removed, not
+// yet published).
 
 // replicaTasks returns the tasks of the replica changes, per shard.
 func replicaTasks(changes []topology.ReplicaChange) []*Task {
@@ -89,6 +94,9 @@ func (s *Service) taskJoinReplica(ctx context.Context, p *Plan, t *Task) error {
 		return err
 	}
 	if !slices.Contains(st.GetVoters(), node) {
+		if err := s.pause(ctx, "learner", shard, node); err != nil {
+			return err
+		}
 		target := st.GetApplied()
 		var last uint64
 		moved, noted := time.Now(), false
@@ -120,6 +128,9 @@ func (s *Service) taskJoinReplica(ctx context.Context, p *Plan, t *Task) error {
 			_ = s.noteTask(ctx, p.ID, slices.Index(p.Tasks, t), func(t *Task) { t.Progress = "" })
 		}
 		if _, err := s.onLeader(ctx, m, shard, "add-voter", node); err != nil {
+			return err
+		}
+		if err := s.pause(ctx, "voter", shard, node); err != nil {
 			return err
 		}
 	}
@@ -174,7 +185,13 @@ func (s *Service) taskLeaveReplica(ctx context.Context, p *Plan, t *Task) error 
 		}
 	}
 	if slices.Contains(st.GetVoters(), node) || slices.Contains(st.GetLearners(), node) {
+		if err := s.pause(ctx, "handoff", shard, node); err != nil {
+			return err
+		}
 		if _, err := s.onLeader(ctx, m, shard, "remove", node); err != nil {
+			return err
+		}
+		if err := s.pause(ctx, "removed", shard, node); err != nil {
 			return err
 		}
 	}
@@ -187,6 +204,15 @@ func (s *Service) taskLeaveReplica(ctx context.Context, p *Plan, t *Task) error 
 		}
 		return nil
 	}, "")
+}
+
+// pause is the Config.Pause failpoint at phase of a change of shard's
+// replica on node.
+func (s *Service) pause(ctx context.Context, phase string, shard topology.ShardID, node uint64) error {
+	if s.cfg.Pause == nil {
+		return nil
+	}
+	return s.cfg.Pause(ctx, phase, "shard", topology.ShardName(shard), "sn", snName(node))
 }
 
 // unprefer makes shard of t prefer pref instead of the leaving node, if it

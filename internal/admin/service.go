@@ -37,6 +37,10 @@ type Config struct {
 	// TaskDelay pauses before each plan task. Zero in production; fault
 	// tests set it (CAIRN_FAILPOINT_TASK_DELAY) to kill a leader mid-plan.
 	TaskDelay time.Duration
+	// Pause, if set, is called at each phase of a replica change (the
+	// phases of replica_plan.go) and may wait there. Nil in production;
+	// fault tests set it (CAIRN_FAILPOINT_REPLICA_PAUSE) to strike then.
+	Pause func(ctx context.Context, phase string, attrs ...any) error
 	// PlanTimeout bounds how long a task retries before its plan fails.
 	// Default 5 minutes.
 	PlanTimeout time.Duration

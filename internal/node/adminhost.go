@@ -41,6 +41,13 @@ type adminHost struct {
 // a fault test can kill the admin leader in the middle of a plan.
 const failpointTaskDelay = "CAIRN_FAILPOINT_TASK_DELAY"
 
+// failpointReplicaPause pauses the admin's replica changes at the phases
+// of admin.Config.Pause (failpoint.go), so that a fault test can strike
+// in the middle of one: CAIRN_FAILPOINT_REPLICA_PAUSE=learner=3s,once=FILE.
+// The node logs "failpoint: replica change paused" with the phase, the
+// shard and the node joining or leaving.
+const failpointReplicaPause = "CAIRN_FAILPOINT_REPLICA_PAUSE"
+
 // openAdmin starts the admin replica: as the group's first member
 // (founder), or empty, waiting for the leader to add it and send it a
 // snapshot. On a restart the replica's stored state wins either way.
@@ -83,7 +90,7 @@ func (n *SN) openAdmin(founder, rebuild bool) error {
 		rep.Admit()
 	}
 	delay, _ := time.ParseDuration(os.Getenv(failpointTaskDelay))
-	svc := admin.New(admin.Config{Replica: rep, Node: id, Self: n.describe, TaskDelay: delay, Logger: n.log,
+	svc := admin.New(admin.Config{Replica: rep, Node: id, Self: n.describe, TaskDelay: delay, Pause: n.replicaPoint.pause, Logger: n.log,
 		DialOptions: n.sec.dialOptions(), Route: n.route, LocalUsers: n.localUsers(), RepairStuckAfter: n.cfg.RepairStuckAfter})
 	n.admin.Store(&adminHost{engine: e, rep: rep, svc: svc})
 	n.log.Info("admin replica started", "founder", founder, "rebuild", rebuild)

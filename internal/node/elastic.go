@@ -5,11 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"regexp"
 	"strconv"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/cairndb/cairn/internal/admin/controlpb"
@@ -212,56 +209,18 @@ func (c controlRPC) MovePartition(r *controlpb.MovePartitionRequest, stream cont
 }
 
 // failpointMovePause pauses partition moves at the phases of
-// migrate.Config.Failpoint, each once per process, so that a fault test
-// can strike there: CAIRN_FAILPOINT_MOVE_PAUSE=copy=3s,activate=3s. With
-// once=FILE in the list, a pause happens only if this node creates FILE
-// (it must not exist), so that of all the nodes sharing FILE only the
-// first to get there pauses, once. The node logs "failpoint: move paused"
-// with the phase and the partition as the pause begins.
+// migrate.Config.Failpoint (failpoint.go), so that a fault test can strike
+// there: CAIRN_FAILPOINT_MOVE_PAUSE=copy=3s,activate=3s,once=FILE. The
+// node logs "failpoint: move paused" with the phase and the partition.
 const failpointMovePause = "CAIRN_FAILPOINT_MOVE_PAUSE"
-
-// movePaused holds the phases this process has paused at.
-var movePaused sync.Map
 
 // movePause returns the failpoint of a move of partition p (nil unless
 // failpointMovePause is set).
 func (n *SN) movePause(p uint32) func(context.Context, string) error {
-	spec := os.Getenv(failpointMovePause)
-	if spec == "" {
+	if n.movePoint == nil {
 		return nil
 	}
-	pauses, once := map[string]time.Duration{}, ""
-	for _, f := range strings.Split(spec, ",") {
-		k, v, _ := strings.Cut(f, "=")
-		if k == "once" {
-			once = v
-		} else if d, err := time.ParseDuration(v); err == nil {
-			pauses[k] = d
-		}
-	}
-	return func(ctx context.Context, phase string) error {
-		d, ok := pauses[phase]
-		if !ok {
-			return nil
-		}
-		if _, done := movePaused.LoadOrStore(phase, true); done {
-			return nil
-		}
-		if once != "" {
-			f, err := os.OpenFile(once, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
-			if err != nil {
-				return nil // another node paused, or the file is unusable: no pause
-			}
-			f.Close()
-		}
-		n.log.Warn("failpoint: move paused", "phase", phase, "partition", p, "for", d)
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(d):
-			return nil
-		}
-	}
+	return func(ctx context.Context, phase string) error { return n.movePoint.pause(ctx, phase, "partition", p) }
 }
 
 // remoteShard is a migrate.Target: a shard reached through its leader's

@@ -190,6 +190,10 @@ type SN struct {
 	// check (scrub.go).
 	scrub  *scrubber
 	blocks blockChecks
+	// movePoint and replicaPoint are the pause failpoints of partition
+	// moves and of the admin's replica changes (failpoint.go); nil unless
+	// a fault test sets them.
+	movePoint, replicaPoint *pausePoint
 
 	mu       sync.RWMutex // guards replicas while they start
 	replicas map[uint64]*replica.Raft
@@ -265,6 +269,8 @@ func StartSN(ctx context.Context, cfg SNConfig) (*SN, error) {
 	if self != 0 {
 		n.log = cfg.Logger.With("node", self)
 	}
+	n.movePoint = newPausePoint(failpointMovePause, "move", n.log)
+	n.replicaPoint = newPausePoint(failpointReplicaPause, "replica change", n.log)
 	if n.audit, err = files.OpenAppendLog(cfg.FS, filepath.Join(cfg.Root, AuditFile), auditMaxBytes, auditKeep); err != nil {
 		return nil, err
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/cairndb/cairn/internal/transport/transportpb"
 	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/raftpb"
+	"go.etcd.io/raft/v3/tracker"
 )
 
 // ErrNotLeader is returned (wrapped in *NotLeaderError) when a request that
@@ -464,30 +465,55 @@ func (r *Raft) Propose(ctx context.Context, cmd *commandpb.Command, mode storage
 	return r.ProposeWith(ctx, cmd, WriteOptions{Master: mode, Replica: mode})
 }
 
-// Handoff hands leadership to the most caught-up follower, if this replica
-// leads, and waits (until ctx ends) for it to move: a clean shutdown then
-// costs clients a transfer, not an election timeout.
+// Handoff hands leadership to the most caught-up live voter (successor),
+// if this replica leads, and waits (until ctx ends) for it to move: a
+// clean shutdown then costs clients a transfer, not an election timeout.
 func (r *Raft) Handoff(ctx context.Context) {
 	if !r.IsLeader() {
 		return
 	}
-	r.report(func(rn *raft.RawNode) {
-		var best, match uint64
-		for id, pr := range rn.Status().Progress {
-			if id != r.cfg.Node && pr.Match >= match {
-				best, match = id, pr.Match
-			}
-		}
-		if best != 0 {
-			rn.TransferLeader(best)
-		}
-	})
+	r.TransferLeadership(0)
 	_ = r.waitFor(ctx, func() bool { return !r.IsLeader() }, "leadership handoff")
 }
 
-// TransferLeadership asks Raft to hand leadership to node.
+// TransferLeadership asks Raft to hand this leader's leadership to node if
+// node is a live voter, else to the most caught-up live voter (successor):
+// a node that is down or still a learner would never take it, and the
+// leader would keep it. With no live voter, nothing happens. node 0: any.
 func (r *Raft) TransferLeadership(node uint64) {
-	r.Step(&raftpb.Message{Type: raftpb.MsgTransferLeader.Enum(), From: &node, To: &r.cfg.Node})
+	r.report(func(rn *raft.RawNode) {
+		st := rn.Status()
+		if st.RaftState != raft.StateLeader {
+			return
+		}
+		if to := r.successor(&st, node, 0); to != 0 {
+			rn.TransferLeader(to)
+		}
+	})
+}
+
+// successor picks from st (a leader's status) the voter to hand leadership
+// to: prefer if it is live, else the live voter with the highest match
+// (the lowest id of equals). Live: not this node, a voter, heard from
+// within the last election timeout (CheckQuorum resets RecentActive), not
+// taking a snapshot, not avoided after a failed transfer, and, if within >
+// 0, no more than within entries behind this leader's log. 0: none is.
+func (r *Raft) successor(st *raft.Status, prefer, within uint64) uint64 {
+	live := func(id uint64) bool {
+		pr, ok := st.Progress[id]
+		return ok && id != r.cfg.Node && !pr.IsLearner && pr.RecentActive && pr.State != tracker.StateSnapshot &&
+			!r.avoided(id) && (within == 0 || pr.Match+within >= r.ls.lastIndex)
+	}
+	if prefer != 0 && live(prefer) {
+		return prefer
+	}
+	var best, match uint64
+	for id, pr := range st.Progress {
+		if live(id) && (best == 0 || pr.Match > match || (pr.Match == match && id < best)) {
+			best, match = id, pr.Match
+		}
+	}
+	return best
 }
 
 func (r *Raft) signal() {

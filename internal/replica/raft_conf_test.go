@@ -162,3 +162,44 @@ func TestRaftLearnerJoins(t *testing.T) {
 		t.Fatalf("a write on the new leader: %v", err)
 	}
 }
+
+// TestRaftTransferSkipsDownVoter asks a leader to hand its leadership to a
+// voter that is down: it must go to the live voter instead (the admin's
+// leave-replica names the candidate's preferred leader, which may be the
+// node that just failed), and a learner is never chosen.
+func TestRaftTransferSkipsDownVoter(t *testing.T) {
+	g := newGroup(t, 0)
+	l := g.leader()
+	if _, err := g.write(l, "/t/-/0", "v"); err != nil {
+		t.Fatal(err)
+	}
+	down := follower(l)
+	g.stop(down)
+	var live uint64
+	for _, id := range l.Voters() {
+		if id != down && id != l.cfg.Node {
+			live = id
+		}
+	}
+	// The leader hears nothing from down for an election timeout, so
+	// CheckQuorum marks it inactive; until then it may still be chosen.
+	deadline := time.Now().Add(10 * time.Second)
+	for l.IsLeader() {
+		if time.Now().After(deadline) {
+			t.Fatalf("node %d still leads 10s after being asked to hand off to the stopped node %d", l.cfg.Node, down)
+		}
+		l.TransferLeadership(down)
+		<-time.After(50 * time.Millisecond) // polling a condition with a deadline
+	}
+	n := g.net.get(live)
+	deadline = time.Now().Add(10 * time.Second)
+	for !n.IsLeader() {
+		if time.Now().After(deadline) {
+			t.Fatalf("the live voter %d did not take over (the stopped node was %d)", live, down)
+		}
+		<-time.After(5 * time.Millisecond) // polling a condition with a deadline
+	}
+	if _, err := g.write(n, "/t/-/1", "v"); err != nil {
+		t.Fatalf("a write on the new leader: %v", err)
+	}
+}

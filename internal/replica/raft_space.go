@@ -67,16 +67,14 @@ func reclaimsOnly(es []*raftpb.Entry) bool {
 }
 
 // leaveFullDisk hands leadership to the most caught-up follower that is
-// active and close behind, if this leader's disk refuses puts.
+// live and close behind (successor), if this leader's disk refuses puts.
 func (r *Raft) leaveFullDisk() {
 	st := r.rn.Status()
-	var best, match uint64
-	for id, pr := range st.Progress {
-		if id != r.cfg.Node && !r.avoided(id) && pr.RecentActive && pr.Match+100 >= r.ls.lastIndex && pr.Match >= match {
-			best, match = id, pr.Match
-		}
+	if st.RaftState != raft.StateLeader {
+		return
 	}
-	if best == 0 || st.RaftState != raft.StateLeader {
+	best := r.successor(&st, 0, 100)
+	if best == 0 {
 		return
 	}
 	r.log.Warn("this node's disk refuses puts: handing leadership to a follower", "to", best)

@@ -46,6 +46,11 @@ type Options struct {
 	Deployed bool
 	// Env is extra environment (KEY=VALUE) for every run of every node.
 	Env []string
+	// Spare (with Deployed) is how many of the Nodes, the highest ids, are
+	// deployed with the capacity of the others but host nothing: no
+	// admin, not in the pool the topology was made from. A test moves
+	// replicas onto them with a plan.
+	Spare int
 }
 
 func (o Options) withDefaults() Options {

@@ -28,13 +28,15 @@ var errAdminUnavailable = errors.New("admin unavailable (exit 3)")
 // startDeployed makes the store of Options.Deployed: `cairn sn init` and
 // `cairn sn start` per node (through the proxies' --peer addresses, if
 // any), then the admin shell configures the store, deploys every node with
-// an admin on each, and deploys a topology of c.opts.Shards shards.
+// an admin on each but the Spare ones, and deploys a topology of
+// c.opts.Shards shards on the nodes that are not spare.
 func (c *Cluster) startDeployed(base string, tnodes []topology.Node) {
 	t, o := c.t, c.opts
-	if (o.Shards*o.RF)%o.Nodes != 0 {
-		t.Fatalf("clustertest: %d shards of %d replicas do not spread evenly over %d nodes", o.Shards, o.RF, o.Nodes)
+	hosts := o.Nodes - o.Spare
+	if o.Spare < 0 || hosts < o.RF || (o.Shards*o.RF)%hosts != 0 {
+		t.Fatalf("clustertest: %d shards of %d replicas do not spread evenly over %d nodes (%d spare)", o.Shards, o.RF, hosts, o.Spare)
 	}
-	capacity := o.Shards * o.RF / o.Nodes
+	capacity := o.Shards * o.RF / hosts
 	for _, tn := range tnodes {
 		root := filepath.Join(base, fmt.Sprintf("sn%d", tn.ID))
 		host, port, _ := net.SplitHostPort(tn.Addr)
@@ -65,13 +67,15 @@ func (c *Cluster) startDeployed(base string, tnodes []topology.Node) {
 	}
 	// Nodes are deployed in id order, so the admin names node i sn<i>.
 	script := []string{"configure -name " + o.Store, fmt.Sprintf("plan deploy-zone -name Z -rf %d -wait", o.RF)}
-	for _, n := range c.nodes {
+	for i, n := range c.nodes {
 		_, port, _ := net.SplitHostPort(n.Addr)
-		script = append(script, fmt.Sprintf("plan deploy-sn -znname Z -host 127.0.0.1 -port %s -wait", port),
-			fmt.Sprintf("plan deploy-admin -sn sn%d -wait", n.ID))
+		script = append(script, fmt.Sprintf("plan deploy-sn -znname Z -host 127.0.0.1 -port %s -wait", port))
+		if i < hosts {
+			script = append(script, fmt.Sprintf("plan deploy-admin -sn sn%d -wait", n.ID))
+		}
 	}
 	script = append(script, "pool create -name P")
-	for _, n := range c.nodes {
+	for _, n := range c.nodes[:hosts] {
 		script = append(script, fmt.Sprintf("pool join -name P -sn sn%d", n.ID))
 	}
 	script = append(script, fmt.Sprintf("topology create -name T -pool P -partitions %d", o.Partitions), "plan deploy-topology -name T -wait")

@@ -24,6 +24,9 @@
 // the deployed topology; ShardTable and LeaderTable read a shard's
 // partition table on its leader; TopologySeq the topology a node runs).
 // Options.Env adds environment to every run of every node (failpoints).
+// Options.Spare nodes (the highest ids) are deployed too, with the same
+// capacity, but host nothing and run no admin: a plan moves replicas onto
+// them.
 //
 // With Options.Proxies, every node reaches every other node through a TCP
 // proxy of its own (`--peer ID=PROXY` on the sn command line), one per

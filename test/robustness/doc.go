@@ -27,9 +27,16 @@
 //     from the target's, or from the admin leader, mid-copy. -move.fault
 //     picks one (random, the default: one per seed; all: the six, as make
 //     chaos runs them).
+//   - TestReplicaFaults: a rebalance that moves one node's replicas onto a
+//     spare node (learner, catch-up, voter; handoff, removal) under a
+//     SIGKILL of the shard's leader, of the joining node, of the leaving
+//     node or of the admin leader, or with the joining node cut from the
+//     shard's leader or from the admin leader. -replica.fault picks one,
+//     as -move.fault does.
 //
 // docs/guarantees.md ("Replication", R1-R11; "Storage faults", S1-S9;
-// "Faults during a move", M8-M16) says which test checks which promise.
+// "Faults during a move", M8-M16; "Replica moves", RM6) says which test
+// checks which promise.
 //
 // Each test takes its randomness from -seed (0: from the clock) and prints
 // the seed it used with the command that reruns it; `make chaos` runs them

@@ -1,0 +1,51 @@
+package node
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// TestPausePoint checks the pause failpoint's list: the phases it pauses
+// at, skip=N (the N+1th arrival pauses), once per process, and once=FILE
+// (a second process sharing FILE does not pause).
+func TestPausePoint(t *testing.T) {
+	const env = "CAIRN_FAILPOINT_TEST_PAUSE"
+	once := filepath.Join(t.TempDir(), "paused")
+	t.Setenv(env, "learner=20ms,skip=1,once="+once)
+	log := slog.New(slog.DiscardHandler)
+	p, other := newPausePoint(env, "test", log), newPausePoint(env, "test", log)
+	if newPausePoint(env+"_UNSET", "test", log) != nil {
+		t.Fatal("an unset failpoint is not nil")
+	}
+	paused := func(p *pausePoint, phase string) bool {
+		start := time.Now()
+		if err := p.pause(context.Background(), phase); err != nil {
+			t.Fatal(err)
+		}
+		return time.Since(start) >= 20*time.Millisecond
+	}
+	for i, want := range []bool{false, true, false, false} {
+		if got := paused(p, "learner"); got != want {
+			t.Fatalf("arrival %d at learner: paused %v, want %v", i, got, want)
+		}
+	}
+	if paused(p, "voter") {
+		t.Fatal("paused at a phase the failpoint does not list")
+	}
+	if _, err := os.Stat(once); err != nil {
+		t.Fatalf("the pause did not create its once file: %v", err)
+	}
+	for i := range 3 {
+		if paused(other, "learner") {
+			t.Fatalf("a second process paused (arrival %d) although the once file existed", i)
+		}
+	}
+	var none *pausePoint
+	if err := none.pause(context.Background(), "learner"); err != nil {
+		t.Fatal(err)
+	}
+}
