@@ -84,7 +84,7 @@ test-snapmem: build
 # make chaos CHAOS_TIME=1h (CHAOS_RUN=TestName for one test; CHAOS_STORAGE_TIME
 # is how long each run of TestStorageFaultsUnderLoad injects faults).
 # TestMoveFaults runs its six faults during partition moves and
-# TestReplicaFaults its six during replica changes each round (make test
+# TestReplicaFaults its seven during replica changes each round (make test
 # runs one of each, picked by the seed): CHAOS_RUN=TestMoveFaults for those.
 .PHONY: chaos
 chaos: build

@@ -10,8 +10,8 @@
 # TestStorageFaultsUnderLoad runs rounds of storage faults for
 # $CHAOS_STORAGE_TIME (default 60s) each time, instead of its 10 s in
 # make test. It mounts a tmpfs for its full-disk rounds when it can (root).
-# TestMoveFaults and TestReplicaFaults run all six of their fault scenarios
-# each time (-move.fault=all -replica.fault=all), instead of the one of each
+# TestMoveFaults and TestReplicaFaults run all of their fault scenarios
+# (six and seven) each time (-move.fault=all -replica.fault=all), instead of the one of each
 # that make test picks by the seed.
 #
 # CAIRN_BIN names the cairn binary under test (default: built once here).

@@ -30,10 +30,11 @@ import (
 // failover. At most one membership change is in flight per shard: the
 // plan's tasks run one at a time.
 //
-// Fault tests may pause a task (Config.Pause) at four phases: learner
-// (added, catching up), voter (promoted, not yet published), handoff (the
-// leaving node leads no more, still a member) and removed (removed, not
-// yet published).
+// Fault tests may pause a task (Config.Pause) at six phases: join (the
+// joining replica is open, not yet in the group), learner (added,
+// catching up), voter (promoted, not yet published), leave (a
+// leave-replica begins: the leaving node may still lead), handoff (it
+// leads no more, still a member) and removed (removed, not yet published).
 
 // replicaTasks returns the tasks of the replica changes, per shard.
 func replicaTasks(changes []topology.ReplicaChange) []*Task {
@@ -88,6 +89,9 @@ func (s *Service) taskJoinReplica(ctx context.Context, p *Plan, t *Task) error {
 	}
 	if _, err := open(); err != nil {
 		return fmt.Errorf("opening the replica of %s on %s: %w", topology.ShardName(shard), snName(node), err)
+	}
+	if err := s.pause(ctx, "join", shard, node); err != nil {
+		return err
 	}
 	st, err := s.onLeader(ctx, m, shard, "add-learner", node)
 	if err != nil {
@@ -153,6 +157,9 @@ func (s *Service) taskLeaveReplica(ctx context.Context, p *Plan, t *Task) error 
 	sh, ok := m.Deployed.Shard(shard)
 	if !ok || !slices.Contains(sh.Replicas, topology.NodeID(node)) {
 		return nil // removed and published by an earlier run
+	}
+	if err := s.pause(ctx, "leave", shard, node); err != nil {
+		return err
 	}
 	pref := preferredIn(p, shard)
 	if sh.Preferred == topology.NodeID(node) {

@@ -30,9 +30,10 @@
 //   - TestReplicaFaults: a rebalance that moves one node's replicas onto a
 //     spare node (learner, catch-up, voter; handoff, removal) under a
 //     SIGKILL of the shard's leader, of the joining node, of the leaving
-//     node or of the admin leader, or with the joining node cut from the
-//     shard's leader or from the admin leader. -replica.fault picks one,
-//     as -move.fault does.
+//     node or of the admin leader, with the joining node cut from the
+//     shard's leader or from the admin leader, or with the leaving node
+//     cut off from every peer. -replica.fault picks one, as -move.fault
+//     does.
 //
 // docs/guarantees.md ("Replication", R1-R11; "Storage faults", S1-S9;
 // "Faults during a move", M8-M16; "Replica moves", RM6) says which test

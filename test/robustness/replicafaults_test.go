@@ -18,7 +18,7 @@ import (
 
 // replicaFaultNames are TestReplicaFaults' scenarios, in the order "all"
 // runs them.
-var replicaFaultNames = []string{"kill-leader", "kill-joiner", "kill-leaving", "kill-admin", "cut-joiner", "cut-admin"}
+var replicaFaultNames = []string{"kill-leader", "kill-joiner", "kill-leaving", "kill-admin", "cut-joiner", "cut-admin", "isolate-leaving"}
 
 var replicaFault = flag.String("replica.fault", "random",
 	"TestReplicaFaults: the fault to inject ("+strings.Join(replicaFaultNames, ", ")+"), all of them, or random (one, picked by the seed; make chaos runs all)")
@@ -53,11 +53,18 @@ const replicaPause = 3 * time.Second
 //   - kill-admin: SIGKILL the admin leader while sn4 is a learner: the plan
 //     must resume on the new admin leader (show events says so);
 //   - cut-joiner: cut the links between the shard's leader and sn4, both
-//     ways, while sn4 is a learner, for the pause and 0.5-4s more: the
-//     learner cannot catch up, so the plan must not end while the cut
-//     lasts, and must end once it heals;
+//     ways, once sn4's replica is open and before the leader adds it as a
+//     learner, for the pause and 0.5-4s more: the learner cannot catch up,
+//     so the plan must not end while the cut lasts, and must end once it
+//     heals (cut later, once the learner has caught up, the plan may end
+//     during the cut: the group keeps a majority without it);
 //   - cut-admin: the same between the admin leader and sn4: the admin
-//     cannot see the learner catch up until the cut heals.
+//     cannot see the learner catch up until the cut heals;
+//   - isolate-leaving: cut the leaving node off from every peer as its
+//     leave begins (it may lead the shard, and it leads another): the
+//     others elect leaders, the admin removes it without its answer and
+//     publishes without it, and the plan must end while it is cut off;
+//     once healed, it must drop the replicas it lost.
 //
 // The plan must succeed with no operator's help. Then no acknowledged write
 // is lost (every key read ABSOLUTE), the history is linearizable per key
@@ -67,7 +74,7 @@ const replicaPause = 3 * time.Second
 // the final values.
 //
 // -replica.fault picks the scenario: random (the default, as in make test)
-// runs one chosen by the seed, all runs the six (make chaos).
+// runs one chosen by the seed, all runs the seven (make chaos).
 func TestReplicaFaults(t *testing.T) {
 	seed := seed(t)
 	names := replicaFaultNames
@@ -95,13 +102,18 @@ var replicaPausedRE = regexp.MustCompile(`msg="failpoint: replica change paused"
 func runReplicaFault(t *testing.T, fault string, seed uint64) {
 	rng := clustertest.Rand(seed, 100+uint64(slices.Index(replicaFaultNames, fault))) // each scenario its own draws
 	start := time.Now()
-	phase := "learner"
-	if fault == "kill-leaving" {
-		phase = "handoff"
+	phase := map[string]string{"kill-leaving": "handoff", "isolate-leaving": "leave", "cut-joiner": "join"}[fault]
+	if phase == "" {
+		phase = "learner"
 	}
 	// The pause comes at the first, second or third shard's change (from
-	// the seed), so that the shard's leader is a different node.
+	// the seed), so that the shard's leader is a different node; the
+	// leaving node is isolated at the first, before the leave of the shard
+	// it leads.
 	skip := rng.IntN(3)
+	if fault == "isolate-leaving" {
+		skip = 0
+	}
 	c := clustertest.Start(t, clustertest.Options{Nodes: 4, Spare: 1, Shards: 3, RF: 3, Partitions: 30, Proxies: true, Deployed: true,
 		Env: []string{fmt.Sprintf("CAIRN_FAILPOINT_REPLICA_PAUSE=%s=%v,skip=%d,once=%s", phase, replicaPause, skip, filepath.Join(t.TempDir(), "paused"))}})
 	topo := c.Topology()
@@ -165,19 +177,21 @@ func runReplicaFault(t *testing.T, fault string, seed uint64) {
 		victim = c.WaitLeader(shard, failoverTimeout)
 	case "kill-joiner":
 		victim = joiner
-	case "kill-leaving":
+	case "kill-leaving", "isolate-leaving":
 		victim = leaving
 	case "kill-admin", "cut-admin":
 		victim = adminLeader(t, c)
 	}
 	t.Logf("%s: the change of %s's replica on sn%d (change %d of 3) paused at %s %v after the plan started; striking sn%d at %v with %d puts acknowledged",
-		fault, topology.ShardName(shard), map[bool]topology.NodeID{true: leaving, false: joiner}[phase == "handoff"], skip+1, phase,
+		fault, topology.ShardName(shard), map[bool]topology.NodeID{true: joiner, false: leaving}[phase == "learner" || phase == "join"], skip+1, phase,
 		time.Since(planStart).Round(time.Millisecond), victim, time.Duration(faultAt), w.acked.Load())
 	switch fault {
 	case "cut-joiner":
 		cutLink(t, c, rng, victim, joiner, plan, replicaPause, "the learner's catch-up")
 	case "cut-admin":
 		cutLink(t, c, rng, victim, joiner, plan, replicaPause, "the admin's calls to the learner")
+	case "isolate-leaving":
+		c.Isolate(victim)
 	default:
 		c.Kill(victim)
 	}
@@ -196,7 +210,10 @@ func runReplicaFault(t *testing.T, fault string, seed uint64) {
 		t.Fatalf("plan %d ended %s after %s:\n%s", plan, state, fault, out)
 	}
 	w.waitAcked(t, 100, "after the replica changes")
-	if strings.HasPrefix(fault, "kill-") && !restartNow {
+	switch {
+	case fault == "isolate-leaving":
+		c.Heal()
+	case strings.HasPrefix(fault, "kill-") && !restartNow:
 		c.Restart(victim)
 	}
 	w.waitAcked(t, 100, "after the node came back")
