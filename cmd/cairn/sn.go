@@ -107,7 +107,7 @@ func addSNTuningFlags(cmd *cobra.Command, cfg *node.SNConfig, logLevel *string) 
 		streamWorkers: &cfg.StreamWorkers, gcPercent: &cfg.GCPercent, noHTTP: &cfg.NoHTTP, pprofAddr: &cfg.PprofAddr, logLevel: logLevel, scrub: &cfg.Scrub,
 	})
 	f.DurationVar(&cfg.TickInterval, "raft-tick", cfg.TickInterval, "Raft tick; an election takes 10 ticks")
-	f.Uint64Var(&cfg.LogKeep, "raft-log-keep", cfg.LogKeep, "applied Raft entries kept for lagging replicas")
+	f.Uint64Var(&cfg.LogKeep, "raft-log-keep", cfg.LogKeep, "the most applied Raft entries a leader keeps for a replica that lags (one further behind gets a snapshot); once every replica has an entry, logs keep 500")
 	f.DurationVar(&cfg.RepairStuckAfter, "repair-stuck-after", cfg.RepairStuckAfter, "when this node's admin leads: rebuild from its peers a replica that has answered its shard's leader without being able to follow it for this long (verify configuration's \"stuck\": started on an old copy of its root, or taking none of its leader's log; never one restored from a snapshot), if the shard keeps a healthy majority without it and no plan runs (0: never, only report it)")
 	f.BoolVar(&cfg.Secure, "secure", false, "serve TLS 1.3 only with ROOT/security (cairn security init; the store's ca.pem, token.key and users.json, and this node's certificate): peers need a certificate from the store CA, users a login")
 }

@@ -91,9 +91,14 @@ type RaftConfig struct {
 	// carries a new commit index, waiting for a later append to the same
 	// follower to carry it (raft_commit.go). Default 1ms; negative: none.
 	CommitLinger time.Duration
-	// LogKeep entries stay in the log after truncation; truncation runs when
-	// the log holds twice as many. Default 10000.
-	LogKeep       uint64
+	// LogKeep is the most applied entries a leader keeps for a replica
+	// that lags (raft_retain.go); one further behind needs a snapshot.
+	// Default 10000.
+	LogKeep uint64
+	// LogSlack is how many applied entries a log keeps once every replica
+	// has them (a leader's view; a follower always truncates to it).
+	// Default 500, at most LogKeep.
+	LogSlack      uint64
 	MaxGroup      int           // proposals per Raft batch; default 512
 	SweepInterval time.Duration // TTL sweeping, default 1s
 	SweepBatch    int           // default 1000
@@ -115,6 +120,10 @@ func (c *RaftConfig) setDefaults() {
 	if c.LogKeep == 0 {
 		c.LogKeep = 10000
 	}
+	if c.LogSlack == 0 {
+		c.LogSlack = 500
+	}
+	c.LogSlack = min(c.LogSlack, c.LogKeep)
 	if c.CommitLinger == 0 {
 		c.CommitLinger = time.Millisecond
 	}

@@ -506,26 +506,6 @@ func (r *Raft) checkAckAll() {
 	r.ackWait = keep
 }
 
-func (r *Raft) maybeTruncate(applied uint64) error {
-	keep := r.cfg.LogKeep
-	if applied < r.ls.truncIndex+2*keep {
-		return nil
-	}
-	upto := applied - keep
-	if hold, ok := logHold(r.table.Load()); ok && hold <= upto {
-		upto = hold - 1 // a partition moving out is replayed from its log
-		if upto <= r.ls.truncIndex {
-			return nil
-		}
-	}
-	b := r.e.NewShardBatch(r.cfg.Shard, r.cfg.Origin)
-	defer b.Close()
-	if err := r.ls.truncate(b, upto); err != nil {
-		return err
-	}
-	return b.Commit(storage.NoSync)
-}
-
 func (r *Raft) shutdown() {
 	r.held.take()
 	r.finishInbound(ErrClosed)

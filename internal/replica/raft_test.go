@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -34,6 +35,7 @@ type memNet struct {
 	// raft_acks.go).
 	appends, entries, acks map[uint64]int
 	snaps                  sync.WaitGroup // snapshot sends under way
+	snapsSent              atomic.Int64   // snapshot sends begun
 	// snapRead, if set, runs on the receiver once it has read a
 	// snapshot's last chunk, before it hands the snapshot to its loop.
 	snapRead func(to *Raft)
@@ -114,6 +116,7 @@ func (s memSender) Send(_ uint64, msgs []*raftpb.Message) {
 		case to == nil:
 		case m.GetType() == raftpb.MsgSnap:
 			s.net.snaps.Add(1)
+			s.net.snapsSent.Add(1)
 			go s.sendSnapshot(to, proto.Clone(m).(*raftpb.Message))
 		default:
 			to.Step(proto.Clone(m).(*raftpb.Message))
@@ -189,6 +192,8 @@ type testGroup struct {
 	engines map[uint64]*storage.Engine
 	logKeep uint64
 	tick    time.Duration
+	// logSlack is every replica's LogSlack (0: the default).
+	logSlack uint64
 	// preferred is every replica's preferred leader; minFree overrides a
 	// node's free-space margin (0: none).
 	preferred uint64
@@ -263,7 +268,7 @@ func (g *testGroup) startWith(id uint64, rejoin bool) {
 		Shard: 1, Node: id, Voters: []uint64{1, 2, 3}, Origin: 77, Preferred: g.preferred, Rejoin: rejoin,
 		Spans:        storage.ShardSpans(1),
 		Partitions:   []keys.PartitionID{0, 1, 2, 3},
-		TickInterval: g.tick, LogKeep: g.logKeep, CommitLinger: g.linger,
+		TickInterval: g.tick, LogKeep: g.logKeep, LogSlack: g.logSlack, CommitLinger: g.linger,
 		Sender: memSender{g.net, id}, Logger: testLogger(g.t),
 		Fatal: func(err error) { g.t.Errorf("fatal on node %d: %v", id, err) },
 	})
