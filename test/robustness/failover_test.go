@@ -46,12 +46,7 @@ func TestFailoverUnderLoad(t *testing.T) {
 
 	const clients = 8
 	w := startWorkload(cl, h, topo, keys, clients, seed)
-	stopped := false
-	defer func() {
-		if !stopped {
-			w.Stop()
-		}
-	}()
+	defer w.Stop()
 	// Mid-load: after some acknowledged puts and a random stretch of load.
 	w.waitAcked(t, 200, "before the kill")
 	<-time.After(time.Duration(rng.IntN(1000)) * time.Millisecond)
@@ -69,7 +64,6 @@ func TestFailoverUnderLoad(t *testing.T) {
 	// load's length, not a synchronisation.
 	<-time.After(3 * time.Second)
 	w.Stop()
-	stopped = true
 
 	first, ok := firstAck(h, topo, keys, shard, killAt)
 	if !ok {
@@ -79,11 +73,7 @@ func TestFailoverUnderLoad(t *testing.T) {
 			shard, time.Duration(first.Return-killAt).Round(time.Millisecond))
 	}
 
-	finals := readFinals(t, cl, h, keys, clients)
-	ops := h.Ops()
-	t.Logf("workload: %v", h.Stats())
-	clustertest.ReportFinal(t, ops, finals)
-	clustertest.CheckLinearizable(t, h, checkTimeout)
+	finals, _ := checkHistory(t, cl, h, keys, clients)
 
 	// The killed node comes back with its data, catches up, and then every
 	// replica holds what the final reads saw.

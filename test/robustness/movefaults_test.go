@@ -90,24 +90,7 @@ const (
 // -move.fault picks the scenario: random (the default, as in make test)
 // runs one chosen by the seed, all runs the four (make chaos).
 func TestMoveFaults(t *testing.T) {
-	seed := seed(t)
-	names := moveFaultNames
-	switch *moveFault {
-	case "all":
-	case "random":
-		names = []string{moveFaultNames[clustertest.Rand(seed, 77).IntN(len(moveFaultNames))]}
-	default:
-		if !slices.Contains(moveFaultNames, *moveFault) {
-			t.Fatalf("-move.fault=%s: want one of %s, all or random", *moveFault, strings.Join(moveFaultNames, ", "))
-		}
-		names = []string{*moveFault}
-	}
-	for _, name := range names {
-		t.Run(name, func(t *testing.T) {
-			t.Logf("rerun this scenario: go test ./test/robustness/ -run '^TestMoveFaults$' -count=1 -v -seed=%d -move.fault=%s", seed, name)
-			runMoveFault(t, name, seed)
-		})
-	}
+	runScenarios(t, "TestMoveFaults", "move.fault", moveFaultNames, *moveFault, 77, runMoveFault)
 }
 
 func runMoveFault(t *testing.T, fault string, seed uint64) {
@@ -165,12 +148,7 @@ func runMoveFault(t *testing.T, fault string, seed uint64) {
 	cl := c.Client(opTimeout)
 	const clients = 6
 	w := startWorkload(cl, h, topo, wkeys, clients, seed)
-	stopped := false
-	defer func() {
-		if !stopped {
-			w.Stop()
-		}
-	}()
+	defer w.Stop()
 	w.waitAcked(t, 150, "before the move")
 
 	poll := startTablePoller(c, a, b, moves)
@@ -257,15 +235,10 @@ func runMoveFault(t *testing.T, fault string, seed uint64) {
 	}
 	w.waitAcked(t, 100, "after the node came back")
 	w.Stop()
-	stopped = true
 	poll.stop()
 	race.stop()
 
-	finals := readFinals(t, cl, h, wkeys, clients)
-	ops := h.Ops()
-	t.Logf("history: %v", h.Stats())
-	clustertest.ReportFinal(t, ops, finals)
-	clustertest.CheckLinearizable(t, h, checkTimeout)
+	finals, ops := checkHistory(t, cl, h, wkeys, clients)
 	poll.report(t)
 	race.check(t)
 
@@ -302,12 +275,9 @@ func runMoveFault(t *testing.T, fault string, seed uint64) {
 	}
 	checkReplicasAgree(t, c, wkeys, finals)
 	if fault == "kill-admin" {
-		events, err := c.Admin(failoverTimeout, "show", "events")
-		if want := fmt.Sprintf("plan %d (deploy-topology) resumed", started.PlanID); err != nil || !strings.Contains(events, want) {
-			t.Errorf("show events lacks %q: the plan was not resumed by a new admin leader (%v):\n%s", want, err, events)
-		}
+		checkPlanResumed(t, c, started.PlanID)
 	}
-	logMoves(t, c)
+	logTrace(t, c, moveLogRE, "the moves")
 	t.Logf("summary: %s: %d ops, %d puts acknowledged, lost 0, linearizable; table samples %d, served by two shards 0, longest unserved %v; took %v",
 		fault, len(ops), w.acked.Load(), poll.samples(), poll.longestGap().Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
 }
@@ -338,19 +308,6 @@ func cutLink(t *testing.T, c *clustertest.Cluster, rng *rand.Rand, src, dst topo
 
 // moveLogRE matches the node log lines that trace the moves.
 var moveLogRE = regexp.MustCompile(`(?m)^.*(msg="(moving a partition|partition moved|partition move stopped|failpoint: move paused|plan task failed)"|=== clustertest: (SIGKILL|isolated|cut|healed|run)).*$`)
-
-// logMoves logs what the nodes said about the moves, in node order, so a
-// passing run shows how the fault played out.
-func logMoves(t *testing.T, c *clustertest.Cluster) {
-	t.Helper()
-	var b strings.Builder
-	for _, n := range c.Nodes() {
-		for _, line := range moveLogRE.FindAllString(n.Log(), -1) {
-			fmt.Fprintf(&b, "\n\tsn%d: %.300s", n.ID, strings.TrimSpace(line))
-		}
-	}
-	t.Logf("the moves in the nodes' logs:%s", b.String())
-}
 
 // adminLeader returns the node of the admin leader (show admins).
 func adminLeader(t *testing.T, c *clustertest.Cluster) topology.NodeID {

@@ -55,12 +55,7 @@ func TestPartitionedLeader(t *testing.T) {
 
 	const clients = 6
 	w := startWorkload(cl, h, topo, keys, clients, seed)
-	stopped := false
-	defer func() {
-		if !stopped {
-			w.Stop()
-		}
-	}()
+	defer w.Stop()
 	w.waitAcked(t, 200, "before the partition")
 	<-time.After(time.Duration(rng.IntN(500)) * time.Millisecond) // a random stretch of load
 
@@ -180,7 +175,6 @@ func TestPartitionedLeader(t *testing.T) {
 	t.Logf("leadership back on preferred node %d %v after the heal", old, time.Duration(h.Now()-healAt).Round(time.Millisecond))
 	w.waitAcked(t, 100, "after leadership moved back")
 	w.Stop()
-	stopped = true
 
 	t.Logf("raw puts to the cut-off leader: %d acknowledged (must be 0), %d not_leader; raw ABSOLUTE gets it answered: %d",
 		rawOK.Load(), rawNotLeader.Load(), rawAnswered.Load())

@@ -76,24 +76,7 @@ const replicaPause = 3 * time.Second
 // -replica.fault picks the scenario: random (the default, as in make test)
 // runs one chosen by the seed, all runs the seven (make chaos).
 func TestReplicaFaults(t *testing.T) {
-	seed := seed(t)
-	names := replicaFaultNames
-	switch *replicaFault {
-	case "all":
-	case "random":
-		names = []string{replicaFaultNames[clustertest.Rand(seed, 78).IntN(len(replicaFaultNames))]}
-	default:
-		if !slices.Contains(replicaFaultNames, *replicaFault) {
-			t.Fatalf("-replica.fault=%s: want one of %s, all or random", *replicaFault, strings.Join(replicaFaultNames, ", "))
-		}
-		names = []string{*replicaFault}
-	}
-	for _, name := range names {
-		t.Run(name, func(t *testing.T) {
-			t.Logf("rerun this scenario: go test ./test/robustness/ -run '^TestReplicaFaults$' -count=1 -v -seed=%d -replica.fault=%s", seed, name)
-			runReplicaFault(t, name, seed)
-		})
-	}
+	runScenarios(t, "TestReplicaFaults", "replica.fault", replicaFaultNames, *replicaFault, 78, runReplicaFault)
 }
 
 // replicaPausedRE matches the admin's log line as a replica change pauses.
@@ -136,12 +119,7 @@ func runReplicaFault(t *testing.T, fault string, seed uint64) {
 	cl := c.Client(opTimeout)
 	const clients = 6
 	w := startWorkload(cl, h, topo, wkeys, clients, seed)
-	stopped := false
-	defer func() {
-		if !stopped {
-			w.Stop()
-		}
-	}()
+	defer w.Stop()
 	w.waitAcked(t, 150, "before the replica changes")
 
 	script := []string{"pool create -name Q"}
@@ -218,24 +196,16 @@ func runReplicaFault(t *testing.T, fault string, seed uint64) {
 	}
 	w.waitAcked(t, 100, "after the node came back")
 	w.Stop()
-	stopped = true
 
-	finals := readFinals(t, cl, h, wkeys, clients)
-	ops := h.Ops()
-	t.Logf("history: %v", h.Stats())
-	clustertest.ReportFinal(t, ops, finals)
-	clustertest.CheckLinearizable(t, h, checkTimeout)
+	finals, ops := checkHistory(t, cl, h, wkeys, clients)
 
 	final := c.ShownTopology()
 	checkReplicaSets(t, c, topo, final, leaving, joiner)
 	checkReplicasAgree(t, c, wkeys, finals)
 	if fault == "kill-admin" {
-		events, err := c.Admin(failoverTimeout, "show", "events")
-		if want := fmt.Sprintf("plan %d (deploy-topology) resumed", plan); err != nil || !strings.Contains(events, want) {
-			t.Errorf("show events lacks %q: the plan was not resumed by a new admin leader (%v):\n%s", want, err, events)
-		}
+		checkPlanResumed(t, c, plan)
 	}
-	logReplicaChanges(t, c)
+	logTrace(t, c, replicaLogRE, "the replica changes")
 	t.Logf("summary: %s: %d ops, %d puts acknowledged, lost 0, linearizable; sn%d's replicas on sn%d; took %v",
 		fault, len(ops), w.acked.Load(), leaving, joiner, time.Since(start).Round(time.Millisecond))
 }
@@ -298,16 +268,3 @@ func checkReplicaSets(t *testing.T, c *clustertest.Cluster, before, final *topol
 
 // replicaLogRE matches the node log lines that trace the replica changes.
 var replicaLogRE = regexp.MustCompile(`(?m)^.*(msg="(failpoint: replica change paused|plan task failed|replica set changed|opened a replica joining its shard[^"]*|opened the replica of a shard this node joined|dropped the replica of a shard this node no longer hosts|installing snapshot)"|=== clustertest: (SIGKILL|isolated|cut|healed|run)).*$`)
-
-// logReplicaChanges logs what the nodes said about the changes, in node
-// order, so a passing run shows how the fault played out.
-func logReplicaChanges(t *testing.T, c *clustertest.Cluster) {
-	t.Helper()
-	var b strings.Builder
-	for _, n := range c.Nodes() {
-		for _, line := range replicaLogRE.FindAllString(n.Log(), -1) {
-			fmt.Fprintf(&b, "\n\tsn%d: %.300s", n.ID, strings.TrimSpace(line))
-		}
-	}
-	t.Logf("the replica changes in the nodes' logs:%s", b.String())
-}

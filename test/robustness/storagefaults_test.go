@@ -122,11 +122,7 @@ func TestStorageFaultsUnderLoad(t *testing.T) {
 	w.Stop()
 	acked := u.stop()
 	stopped = true
-	finals := readFinals(t, cl, h, keys, clients)
-	ops := h.Ops()
-	t.Logf("workload: %v", h.Stats())
-	clustertest.ReportFinal(t, ops, finals)
-	clustertest.CheckLinearizable(t, h, checkTimeout)
+	finals, ops := checkHistory(t, cl, h, keys, clients)
 	// Damage no read has reached yet may be found by these reads: the
 	// node answers corruption, then rejoining while it heals.
 	for _, n := range c.Nodes() {

@@ -55,14 +55,15 @@ func keysOnShards(topo *topology.Topology, prefix string, perShard int) []client
 // keys) and read with ABSOLUTE consistency, half and half, on a small key
 // set through the smart client, recording every operation in a History.
 type workload struct {
-	c       *client.Client
-	h       *clustertest.History
-	topo    *topology.Topology
-	keys    []client.Key
-	clients int
-	stop    chan struct{}
-	wg      sync.WaitGroup
-	acked   atomic.Int64 // acknowledged puts
+	c        *client.Client
+	h        *clustertest.History
+	topo     *topology.Topology
+	keys     []client.Key
+	clients  int
+	stop     chan struct{}
+	stopOnce sync.Once // Stop may be called again (a deferred Stop after the test's own)
+	wg       sync.WaitGroup
+	acked    atomic.Int64 // acknowledged puts
 	// replicaSync: followers persist each put with its own sync policy
 	// (ReplicaSync), so SYNC puts fsync the followers' logs too.
 	replicaSync bool
@@ -163,7 +164,7 @@ func (w *workload) putMany(id int, v string, d client.Durability, rng *rand.Rand
 // Stop ends the workload and waits for its goroutines; each finishes the
 // operation it is in, which its timeout bounds.
 func (w *workload) Stop() {
-	close(w.stop)
+	w.stopOnce.Do(func() { close(w.stop) })
 	w.wg.Wait()
 }
 
@@ -193,6 +194,19 @@ func firstAck(h *clustertest.History, topo *topology.Topology, keys []client.Key
 		}
 	}
 	return first, found
+}
+
+// checkHistory reads every key's final value (readFinals, as client id),
+// checks that no acknowledged write is lost and that the history is
+// linearizable per key, and returns the final reads and the history.
+func checkHistory(t *testing.T, c *client.Client, h *clustertest.History, keys []client.Key, id int) (map[string]clustertest.Op, []clustertest.Op) {
+	t.Helper()
+	finals := readFinals(t, c, h, keys, id)
+	ops := h.Ops()
+	t.Logf("history: %v", h.Stats())
+	clustertest.ReportFinal(t, ops, finals)
+	clustertest.CheckLinearizable(t, h, checkTimeout)
+	return finals, ops
 }
 
 // readFinals reads every key with ABSOLUTE consistency, retrying failed
