@@ -45,12 +45,18 @@ func newPausePoint(env, what string, log *slog.Logger) *pausePoint {
 	p := &pausePoint{what: what, pauses: map[string]time.Duration{}, log: log, arrived: map[string]int{}}
 	for _, f := range strings.Split(spec, ",") {
 		k, v, _ := strings.Cut(f, "=")
-		if k == "once" {
+		var err error
+		switch k {
+		case "once":
 			p.once = v
-		} else if k == "skip" {
-			p.skip, _ = strconv.Atoi(v)
-		} else if d, err := time.ParseDuration(v); err == nil {
-			p.pauses[k] = d
+		case "skip":
+			p.skip, err = strconv.Atoi(v)
+		default:
+			p.pauses[k], err = time.ParseDuration(v)
+		}
+		if err != nil {
+			delete(p.pauses, k)
+			log.Warn("failpoint: ignoring a malformed item (want phase=DURATION, skip=N or once=FILE)", "env", env, "item", f, "err", err)
 		}
 	}
 	return p

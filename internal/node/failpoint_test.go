@@ -1,10 +1,12 @@
 package node
 
 import (
+	"bytes"
 	"context"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -43,6 +45,15 @@ func TestPausePoint(t *testing.T) {
 		if paused(other, "learner") {
 			t.Fatalf("a second process paused (arrival %d) although the once file existed", i)
 		}
+	}
+	var logged bytes.Buffer
+	t.Setenv(env, "voter=3x,skip=two,learner=1ms")
+	bad := newPausePoint(env, "test", slog.New(slog.NewTextHandler(&logged, nil)))
+	if _, ok := bad.pauses["voter"]; ok || bad.skip != 0 || bad.pauses["learner"] != time.Millisecond {
+		t.Fatalf("malformed items were taken: pauses %v, skip %d", bad.pauses, bad.skip)
+	}
+	if got := strings.Count(logged.String(), "malformed item"); got != 2 {
+		t.Fatalf("logged %d warnings for 2 malformed items:\n%s", got, logged.String())
 	}
 	var none *pausePoint
 	if err := none.pause(context.Background(), "learner"); err != nil {
