@@ -32,6 +32,7 @@ type callStream struct {
 	cur     *openStream   // the working stream; nil: none
 	opening chan struct{} // closed when the open under way ends; nil: none
 	nextID  atomic.Uint64
+	sock    *sockPool // the node's call socket, tried first; nil: none
 }
 
 // openStream is one gRPC stream and the calls waiting on it.
@@ -52,12 +53,19 @@ type streamResult struct {
 	err error
 }
 
-// do sends r and waits for its answer, or for ctx to end. The error is the
+// do sends r and waits for its answer, or for ctx to end. It goes on the
+// node's call socket when the connection has one (callsocket.go), else on
+// the gRPC stream. The error is the
 // answer's status, the stream's failure (UNAVAILABLE), ctx's error, or
 // errNoStream (r was not run: call unary). Once r is handed to the stream,
 // do sets the attempt's sent flag (sent.go) as a unary call's stats handler
 // would: a write that then fails without an answer may have been applied.
 func (cs *callStream) do(ctx context.Context, r *cairnpb.StreamCall) (*cairnpb.StreamAnswer, error) {
+	if cs.sock != nil && !cs.sock.off() {
+		if a, err := cs.sock.do(ctx, r); err != errNoStream {
+			return a, err
+		}
+	}
 	if cs.off.Load() {
 		return nil, errNoStream
 	}

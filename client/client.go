@@ -71,7 +71,7 @@ func Open(ctx context.Context, cfg Config) (*Client, error) {
 		c.session = newSession(cfg.User, cfg.Password)
 	}
 	for _, h := range cfg.Hosts {
-		p, err := dialPool(h, cfg.Conns, cfg.TLS, c.session, cfg.UnaryCalls)
+		p, err := dialPool(h, cfg.Conns, cfg, c.session)
 		if err != nil {
 			c.Close()
 			return nil, invalidConfig(err)

@@ -59,6 +59,14 @@ type Config struct {
 	// docs/design/20261127_call_stream.md). A store that has no call stream
 	// (an older server) is called unary anyway.
 	UnaryCalls bool
+	// NoCallSocket keeps calls on the gRPC call stream. By default the
+	// calls that the stream would carry go on the node's call socket
+	// instead: a bare connection per concurrent call, which the calling
+	// goroutine writes and reads itself, without HTTP/2 and gRPC's
+	// goroutines between (docs/design/20261128_call_socket.md; lite,
+	// workload A: about 1.1x the throughput, see docs/benchmarks.md). A
+	// node without the socket is called on the stream.
+	NoCallSocket bool
 	// ConnectTimeout bounds how long a request to a replicated store waits
 	// for a connection to a node that is not yet (or no longer) connected
 	// before it tries another replica: a host that is down may leave a

@@ -123,6 +123,21 @@
 // A server without the stream (an older server) makes the connection call
 // unary; so does Config.UnaryCalls.
 //
+// Before the stream, a call tries the node's call socket (callsocket.go,
+// docs/design/20261128_call_socket.md): the same calls and answers framed
+// by a length on a bare connection (TLS with ALPN cairn-calls/1 on a
+// secure store), one call at a time per connection, written and read by
+// the calling goroutine. A pool per node keeps up to 64 idle connections.
+// The rules above hold on it too: a call that ends without its answer
+// closes its connection (so the node cancels it), a write sent on a
+// connection that breaks is maybe applied, and an end frame's status says
+// whether the call ran. A connection that lay idle for over a millisecond
+// is checked before a call is written on it, so a node that was killed
+// while the client was quiet costs a new connection, not an unknown
+// outcome. A node without the socket (one run with --no-http, or an older
+// one) is called on the stream, and tried again a minute later.
+// Config.NoCallSocket keeps calls on the stream.
+//
 // The client does not check key and value sizes; the server does and returns
 // ErrLimitExceeded naming the limit.
 package client

@@ -2,7 +2,6 @@ package client
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"sync/atomic"
@@ -30,18 +29,25 @@ type pool struct {
 	addr  string
 	conns []*grpc.ClientConn
 	kvs   []cairnpb.KVClient // kvs[i] talks over conns[i]
+	sock  *sockPool          // the node's call socket, shared by kvs; nil: none
 	next  atomic.Uint64      // round-robin cursor into conns
 	// failUntil is when a failure mark ends (Unix nanoseconds; 0: none).
 	failUntil atomic.Int64
 	attempts  atomic.Int64 // requests sent through the pool (for tests)
 }
 
-// dialPool creates n connections to addr, with TLS when tc is set and a
-// login's token on every call when s is. Calls travel on each connection's
-// call stream (streamKV) unless unary is set; with a login, the stream
-// carries the session's token too (openStream.send).
-func dialPool(addr string, n int, tc *tls.Config, s *session, unary bool) (*pool, error) {
+// dialPool creates n connections to addr, with TLS when cfg.TLS is set and
+// a login's token on every call when s is. Calls travel on the node's call
+// socket (callsocket.go) and, if it has none, on each connection's call
+// stream (streamKV), unless cfg.UnaryCalls is set; cfg.NoCallSocket keeps
+// them on the stream. With a login, the socket and the stream carry the
+// session's token too.
+func dialPool(addr string, n int, cfg Config, s *session) (*pool, error) {
+	tc := cfg.TLS
 	p := &pool{addr: addr}
+	if !cfg.UnaryCalls && !cfg.NoCallSocket {
+		p.sock = newSockPool(addr, tc, s)
+	}
 	opts := []grpc.DialOption{
 		grpc.WithDefaultCallOptions(grpc.MaxCallSendMsgSize(maxMsgBytes), grpc.MaxCallRecvMsgSize(maxMsgBytes)),
 		grpc.WithStatsHandler(sentTracker{}),
@@ -59,10 +65,10 @@ func dialPool(addr string, n int, tc *tls.Config, s *session, unary bool) (*pool
 			return nil, fmt.Errorf("host %q: %w", addr, err)
 		}
 		p.conns = append(p.conns, cc)
-		if unary {
+		if cfg.UnaryCalls {
 			p.kvs = append(p.kvs, cairnpb.NewKVClient(cc))
 		} else {
-			p.kvs = append(p.kvs, newStreamKV(cc, s))
+			p.kvs = append(p.kvs, newStreamKV(cc, s, p.sock))
 		}
 	}
 	return p, nil
@@ -99,6 +105,9 @@ func (p *pool) readyKV(ctx context.Context, wait time.Duration) (cairnpb.KVClien
 	j := p.pick()
 	cc := p.conns[j]
 	st := cc.GetState()
+	if st == connectivity.Ready {
+		return p.kvs[j], nil // the common case: no timer to arm
+	}
 	if st == connectivity.Idle {
 		cc.Connect()
 	}
@@ -156,6 +165,9 @@ func (p *pool) failing(now time.Time) bool {
 }
 
 func (p *pool) close() error {
+	if p.sock != nil {
+		p.sock.close()
+	}
 	var errs []error
 	for _, cc := range p.conns {
 		errs = append(errs, cc.Close())

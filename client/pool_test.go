@@ -13,7 +13,7 @@ import (
 // about a second of its restart.
 func TestPoolReconnectsAfterOutage(t *testing.T) {
 	grpcconntest.CheckReconnect(t, func(addr string) *grpc.ClientConn {
-		p, err := dialPool(addr, 1, nil, nil, false)
+		p, err := dialPool(addr, 1, Config{}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

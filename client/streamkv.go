@@ -20,9 +20,10 @@ type streamKV struct {
 }
 
 // newStreamKV returns cc's KV client over its call stream; s is the login
-// whose token the stream's calls carry (nil: none).
-func newStreamKV(cc *grpc.ClientConn, s *session) streamKV {
-	cs := &callStream{api: cairnpb.NewKVStreamClient(cc)}
+// whose token the stream's calls carry (nil: none). With sock, the calls
+// go on that call socket first, and on the stream if the node has none.
+func newStreamKV(cc *grpc.ClientConn, s *session, sock *sockPool) streamKV {
+	cs := &callStream{api: cairnpb.NewKVStreamClient(cc), sock: sock}
 	if s != nil {
 		cs.token = s.current
 	}

@@ -167,7 +167,7 @@ func (c *Client) pool(addr string) (*pool, error) {
 	if p := c.pools[addr]; p != nil {
 		return p, nil
 	}
-	p, err := dialPool(addr, c.cfg.NodeConns, c.cfg.TLS, c.session, c.cfg.UnaryCalls)
+	p, err := dialPool(addr, c.cfg.NodeConns, c.cfg, c.session)
 	if err != nil {
 		return nil, &Error{Code: codes.Unavailable, Action: ActionRetry, Msg: err.Error()}
 	}

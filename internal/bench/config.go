@@ -100,6 +100,7 @@ type CairnConfig struct {
 	NodeConns   int           // cairn.nodeconns
 	SpreadReads bool          // cairn.spreadreads
 	UnaryCalls  bool          // cairn.unarycalls
+	CallSocket  bool          // cairn.callsocket
 	CPUProfile  string        // cairn.cpuprofile: file for a CPU profile of the run, or ""
 }
 
@@ -259,6 +260,7 @@ func NewConfig(phase Phase, workload string, p *Properties) (*Config, error) {
 	c.Cairn.NodeConns = r.intMin("cairn.nodeconns", 1)
 	c.Cairn.SpreadReads = r.bool("cairn.spreadreads")
 	c.Cairn.UnaryCalls = r.bool("cairn.unarycalls")
+	c.Cairn.CallSocket = r.bool("cairn.callsocket")
 	c.Cairn.CPUProfile = r.str("cairn.cpuprofile")
 	c.Seed = r.uint64("cairn.seed")
 

@@ -19,7 +19,7 @@ type cairnBinding struct {
 func openCairn(ctx context.Context, cfg *Config, log *errLog) (*cairnBinding, error) {
 	ccfg := client.Config{
 		Hosts: cfg.Cairn.Hosts, Store: cfg.Cairn.Store, Timeout: cfg.Cairn.Timeout, Conns: cfg.Cairn.Conns, NodeConns: cfg.Cairn.NodeConns,
-		SpreadReads: cfg.Cairn.SpreadReads, UnaryCalls: cfg.Cairn.UnaryCalls,
+		SpreadReads: cfg.Cairn.SpreadReads, UnaryCalls: cfg.Cairn.UnaryCalls, NoCallSocket: !cfg.Cairn.CallSocket,
 		Durability:  client.Durability{MasterSync: syncPolicy(cfg.Cairn.Durability)},
 		Consistency: client.NoneRequired,
 	}

@@ -90,6 +90,7 @@ var knownProps = []prop{
 	{"cairn.nodeconns", "1", "-db cairn: gRPC connections per node of a replicated store"},
 	{"cairn.spreadreads", "false", "-db cairn, replicated store: send reads that any replica may serve round robin over a shard's replicas, not to the client's home replica"},
 	{"cairn.unarycalls", "false", "-db cairn: make each call its own unary gRPC request instead of sending it on the connection's call stream"},
+	{"cairn.callsocket", "true", "-db cairn: send calls on the node's call socket (a bare connection per concurrent call); false keeps them on the gRPC call stream"},
 	{"cairn.seed", "1", "seed of the per-thread random sources (thread i uses stream i)"},
 	{"cairn.cpuprofile", "", "write a Go CPU profile of this process over the measured phase to this file (go tool pprof)"},
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cairndb/cairn/api/cairnpb"
+	"github.com/cairndb/cairn/client"
 	"github.com/cairndb/cairn/internal/server"
 )
 
@@ -144,5 +145,56 @@ func TestSNMetricsSnapshot(t *testing.T) {
 			t.Fatalf("leaders per shard: %v, want one for each of shards 1 and 2", leaders)
 		}
 		<-time.After(20 * time.Millisecond) // elections under way: poll with a deadline
+	}
+}
+
+// TestGoClientCallsOnTheSocket: the Go client calls a node on its call
+// socket by default (the node counts the socket), and on the gRPC call
+// stream with NoCallSocket (it counts no new socket).
+func TestGoClientCallsOnTheSocket(t *testing.T) {
+	cfg := DefaultLiteConfig(t.TempDir())
+	cfg.Port, cfg.CacheBytes, cfg.MinFreeBytes, cfg.PprofAddr = 0, 8<<20, 0, "127.0.0.1:0"
+	cfg.Logger = slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
+	n, err := StartLite(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = n.Close() })
+	url := "http://" + n.PprofAddr() + "/metrics"
+	calls := func(noSocket bool) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		c, err := client.Open(ctx, client.Config{Hosts: []string{n.Addr()}, Store: cfg.Store, NoCallSocket: noSocket})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		for i := range 10 {
+			k := client.Key{Major: []string{"sock", strconv.Itoa(i)}}
+			if _, err := c.Put(ctx, k, []byte("v")); err != nil {
+				t.Fatalf("put %d (NoCallSocket %v): %v", i, noSocket, err)
+			}
+			if r, found, err := c.Get(ctx, k); err != nil || !found || string(r.Value) != "v" {
+				t.Fatalf("get %d (NoCallSocket %v): %v %v %v", i, noSocket, r, found, err)
+			}
+		}
+	}
+	before := scrape(t, url)
+	calls(false)
+	mid := scrape(t, url)
+	calls(true)
+	after := scrape(t, url)
+	if got := mid["cairn_call_sockets_total"] - before["cairn_call_sockets_total"]; got < 1 {
+		t.Errorf("the Go client's 20 calls opened %v call sockets, want at least 1", got)
+	}
+	if got := mid[`cairn_requests_total{op="put"}`] - before[`cairn_requests_total{op="put"}`]; got != 10 {
+		t.Errorf("the node counted %v puts on the socket, want 10", got)
+	}
+	if got := after["cairn_call_sockets_total"] - mid["cairn_call_sockets_total"]; got != 0 {
+		t.Errorf("with NoCallSocket the Go client opened %v call sockets, want 0", got)
+	}
+	if got := after[`cairn_requests_total{op="put"}`] - mid[`cairn_requests_total{op="put"}`]; got != 10 {
+		t.Errorf("the node counted %v puts on the stream, want 10", got)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/cairndb/cairn/api/cairnpb"
+	"github.com/cairndb/cairn/client"
 	"github.com/cairndb/cairn/internal/auth"
 	"github.com/cairndb/cairn/internal/node"
 	"github.com/cairndb/cairn/internal/server"
@@ -276,5 +277,44 @@ func TestCallSocketOffWithNoHTTP(t *testing.T) {
 				t.Errorf("gRPC on a --no-http node: %v", err)
 			}
 		}
+		goClientWithoutSocket(t, l.addr, root, secure)
+	}
+}
+
+// goClientWithoutSocket: the Go client, which calls on the call socket by
+// default, finds that a --no-http node has none (a preface in another
+// protocol, or TLS refusing its ALPN protocol) and calls on gRPC instead,
+// with no error.
+func goClientWithoutSocket(t *testing.T, addr, root string, secure bool) {
+	t.Helper()
+	cfg := client.Config{Hosts: []string{addr}, Store: "kvstore", Timeout: 10 * time.Second}
+	if secure {
+		lg, err := auth.ReadLogin(filepath.Join(root, "security", auth.LoginFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.TLS, err = lg.TLS(); err != nil {
+			t.Fatal(err)
+		}
+		cfg.User = lg.User
+		if cfg.Password, err = lg.Password(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := client.Open(ctx, cfg)
+	if err != nil {
+		t.Fatalf("secure=%v: the Go client on a --no-http node: %v", secure, err)
+	}
+	defer c.Close()
+	k := client.Key{Major: []string{"nohttp"}, Minor: []string{"k"}}
+	for i := range 3 {
+		if _, err := c.Put(ctx, k, []byte("v")); err != nil {
+			t.Fatalf("secure=%v: put %d on a --no-http node: %v", secure, i, err)
+		}
+	}
+	if r, found, err := c.Get(ctx, k); err != nil || !found || string(r.Value) != "v" {
+		t.Fatalf("secure=%v: get on a --no-http node: %v, %v, %v", secure, r, found, err)
 	}
 }
