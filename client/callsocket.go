@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -273,10 +272,23 @@ func noALPN(err error) bool {
 // was not sent, so the router may try it elsewhere. ctx's own end is
 // reported as such.
 func (p *sockPool) unavailable(what string, ctx context.Context, err error) error {
-	if ctx.Err() != nil {
-		return status.FromContextError(ctx.Err()).Err()
+	if err := ended(ctx); err != nil {
+		return status.FromContextError(err).Err()
 	}
 	return status.Errorf(codes.Unavailable, "call socket: %s %s: %v", what, p.addr, err)
+}
+
+// ended is ctx's error, or DeadlineExceeded once its deadline has passed:
+// a link's deadline is ctx's, and may pass a moment before ctx's own timer
+// marks it done.
+func ended(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if dl, ok := ctx.Deadline(); ok && !time.Now().Before(dl) {
+		return context.DeadlineExceeded
+	}
+	return nil
 }
 
 func cmpErr(err, alt error) error {
@@ -390,12 +402,8 @@ func linkError(ctx context.Context, err error) error {
 	switch {
 	case errors.As(err, &ef):
 		return err
-	case ctx.Err() != nil:
-		return status.FromContextError(ctx.Err()).Err()
-	case errors.Is(err, os.ErrDeadlineExceeded):
-		// The link's deadline is ctx's, and may pass a moment before
-		// ctx's own timer marks it done.
-		return status.Error(codes.DeadlineExceeded, "no answer on the call socket before the deadline")
+	case ended(ctx) != nil:
+		return status.FromContextError(ended(ctx)).Err()
 	}
 	if _, ok := status.FromError(err); ok {
 		return err
