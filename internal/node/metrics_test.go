@@ -46,9 +46,10 @@ func scrape(t *testing.T, url string) map[string]float64 {
 	return out
 }
 
-// TestLiteServesMetrics: cairn lite with a debug listener serves /metrics
-// there, and its counters follow 30 puts and a get that fails.
-func TestLiteServesMetrics(t *testing.T) {
+// startMetricsLite starts a lite node with a debug listener and returns it
+// and the URL of its /metrics.
+func startMetricsLite(t *testing.T) (*Lite, string) {
+	t.Helper()
 	cfg := DefaultLiteConfig(t.TempDir())
 	cfg.Port, cfg.CacheBytes, cfg.MinFreeBytes, cfg.PprofAddr = 0, 8<<20, 0, "127.0.0.1:0"
 	cfg.Logger = slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
@@ -58,6 +59,13 @@ func TestLiteServesMetrics(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = n.Close() })
 	url := "http://" + n.PprofAddr() + "/metrics"
+	return n, url
+}
+
+// TestLiteServesMetrics: cairn lite with a debug listener serves /metrics
+// there, and its counters follow 30 puts and a get that fails.
+func TestLiteServesMetrics(t *testing.T) {
+	n, url := startMetricsLite(t)
 	before := scrape(t, url)
 	kv := dial(t, n.Addr())
 	for i := range 30 {
@@ -152,20 +160,12 @@ func TestSNMetricsSnapshot(t *testing.T) {
 // socket by default (the node counts the socket), and on the gRPC call
 // stream with NoCallSocket (it counts no new socket).
 func TestGoClientCallsOnTheSocket(t *testing.T) {
-	cfg := DefaultLiteConfig(t.TempDir())
-	cfg.Port, cfg.CacheBytes, cfg.MinFreeBytes, cfg.PprofAddr = 0, 8<<20, 0, "127.0.0.1:0"
-	cfg.Logger = slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
-	n, err := StartLite(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = n.Close() })
-	url := "http://" + n.PprofAddr() + "/metrics"
+	n, url := startMetricsLite(t)
 	calls := func(noSocket bool) {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		c, err := client.Open(ctx, client.Config{Hosts: []string{n.Addr()}, Store: cfg.Store, NoCallSocket: noSocket})
+		c, err := client.Open(ctx, client.Config{Hosts: []string{n.Addr()}, Store: n.Store().Name, NoCallSocket: noSocket})
 		if err != nil {
 			t.Fatal(err)
 		}
