@@ -7,8 +7,10 @@ import (
 	"encoding/binary"
 	"io"
 	"net"
+	"net/http"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -277,15 +279,16 @@ func TestCallSocketOffWithNoHTTP(t *testing.T) {
 				t.Errorf("gRPC on a --no-http node: %v", err)
 			}
 		}
-		goClientWithoutSocket(t, l.addr, root, secure)
+		goClientPutGet(t, l.addr, root, secure)
 	}
 }
 
-// goClientWithoutSocket: the Go client, which calls on the call socket by
-// default, finds that a --no-http node has none (a preface in another
-// protocol, or TLS refusing its ALPN protocol) and calls on gRPC instead,
+// goClientPutGet puts and gets a record with the Go client (logged in with
+// root's login file when secure). The client calls on the call socket by
+// default; on a --no-http node, which has none (a preface in another
+// protocol, or TLS closing after the handshake), it calls on gRPC instead,
 // with no error.
-func goClientWithoutSocket(t *testing.T, addr, root string, secure bool) {
+func goClientPutGet(t *testing.T, addr, root string, secure bool) {
 	t.Helper()
 	cfg := client.Config{Hosts: []string{addr}, Store: "kvstore", Timeout: 10 * time.Second}
 	if secure {
@@ -305,16 +308,49 @@ func goClientWithoutSocket(t *testing.T, addr, root string, secure bool) {
 	defer cancel()
 	c, err := client.Open(ctx, cfg)
 	if err != nil {
-		t.Fatalf("secure=%v: the Go client on a --no-http node: %v", secure, err)
+		t.Fatalf("secure=%v: the Go client on %s: %v", secure, addr, err)
 	}
 	defer c.Close()
 	k := client.Key{Major: []string{"nohttp"}, Minor: []string{"k"}}
 	for i := range 3 {
 		if _, err := c.Put(ctx, k, []byte("v")); err != nil {
-			t.Fatalf("secure=%v: put %d on a --no-http node: %v", secure, i, err)
+			t.Fatalf("secure=%v: put %d on %s: %v", secure, i, addr, err)
 		}
 	}
 	if r, found, err := c.Get(ctx, k); err != nil || !found || string(r.Value) != "v" {
-		t.Fatalf("secure=%v: get on a --no-http node: %v, %v, %v", secure, r, found, err)
+		t.Fatalf("secure=%v: get on %s: %v, %v, %v", secure, addr, r, found, err)
+	}
+}
+
+// TestGoClientSecureCallSocket: on a real `cairn lite --secure`, the Go
+// client logged in with the login file calls on the call socket (TLS, ALPN
+// cairn-calls/1, the session's token on the link), not on the gRPC stream:
+// the node counts the sockets it accepted.
+func TestGoClientSecureCallSocket(t *testing.T) {
+	t.Parallel()
+	root := filepath.Join(t.TempDir(), "lite")
+	pprof := net.JoinHostPort("127.0.0.1", strconv.Itoa(freePort(t)))
+	l := startLiteOpts(t, root, liteOpts{extra: []string{"--secure", "--pprof", pprof}})
+	sockets := func() float64 {
+		t.Helper()
+		resp, err := http.Get("http://" + pprof + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+			if v, ok := strings.CutPrefix(sc.Text(), "cairn_call_sockets_total "); ok {
+				f, _ := strconv.ParseFloat(v, 64)
+				return f
+			}
+		}
+		t.Fatal("no cairn_call_sockets_total in /metrics")
+		return 0
+	}
+	before := sockets()
+	goClientPutGet(t, l.addr, root, true) // a put and a get, logged in: on the socket here
+	if got := sockets() - before; got < 1 {
+		t.Fatalf("the secure Go client's calls opened %v call sockets, want at least 1", got)
 	}
 }
