@@ -330,3 +330,39 @@ func TestCallSocketIdleLinkClosedByNode(t *testing.T) {
 		t.Fatalf("%d links opened, want 2", n)
 	}
 }
+
+// A frame from the node that is over the limit or does not decode breaks
+// the link: the call is UNAVAILABLE with the sent flag set (a write is
+// maybe applied), and the link is closed, not pooled.
+func TestCallSocketBadFrameFromNode(t *testing.T) {
+	for name, frame := range map[string][]byte{
+		"oversized":   binary.BigEndian.AppendUint32(nil, sockMaxFrame+1),
+		"undecodable": append(binary.BigEndian.AppendUint32(nil, 3), 0xff, 0xff, 0xff),
+	} {
+		closed := make(chan struct{})
+		f := startFakeNode(t, &fakeNode{serve: func(_ int64, l *fakeLink) {
+			if l.read() == nil {
+				return
+			}
+			_, _ = l.c.Write(frame)
+			if l.read() == nil {
+				close(closed)
+			}
+		}})
+		p := newSockPool(f.addr, nil, nil)
+		ctx, sent := ctxSent(t, 10*time.Second)
+		_, err := p.do(ctx, getCall())
+		if status.Code(err) != codes.Unavailable || !sent.Load() || hasErrorDetail(err) {
+			t.Fatalf("%s: %v, sent %v; want UNAVAILABLE without detail, sent", name, err, sent.Load())
+		}
+		select {
+		case <-closed:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: the link was not closed", name)
+		}
+		if len(p.idle) != 0 {
+			t.Fatalf("%s: the broken link was pooled", name)
+		}
+		p.close()
+	}
+}
