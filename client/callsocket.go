@@ -4,9 +4,7 @@ import (
 	"bufio"
 	"context"
 	"crypto/tls"
-	"encoding/binary"
 	"errors"
-	"fmt"
 	"io"
 	"net"
 	"sync"
@@ -15,17 +13,18 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/cairndb/cairn/api/cairnpb"
 )
 
 // The call socket (docs/design/20261128_call_socket.md): the call stream's
-// messages on a bare connection, framed by a length, that the calling
-// goroutine writes and reads itself.
+// messages on a bare connection, framed by a length. Every goroutine that
+// calls a node shares its few links; a frame carries the calls that queued
+// while the last one was written, and answers come in any order by id
+// (callpipe.go, and docs/design/20261129_pipelined_call_socket.md).
 //
-//	client ─► node: sockPreface, then frames of CallsRequest (one call each)
-//	node ─► client: sockPreface, then frames of CallsResponse
+//	client ─► node: sockPreface, then frames of CallsRequest (calls)
+//	node ─► client: sockPreface, then frames of CallsResponse (answers)
 //	frame:          ┌──────────────────────┬────────────────────┐
 //	                │ length n: uint32, BE │ n bytes: message   │  n ≤ sockMaxFrame
 //	                └──────────────────────┴────────────────────┘
@@ -34,51 +33,52 @@ const (
 	sockPreface  = "CAIRN-CALLS/1\r\n"
 	sockALPN     = "cairn-calls/1"
 	sockMaxFrame = 64 << 20
-	// sockMaxIdle is how many idle links a node keeps; more are closed
-	// when put back.
-	sockMaxIdle = 64
-	// sockKeepBuf is the largest frame buffer a link keeps for the next call.
+	// sockLinks is how many links a node's calls use at most, and
+	// sockShared how many of them take calls when all are busy (pick).
+	sockLinks  = 4
+	sockShared = 2
+	// sockFrameTarget is the size past which a link starts a new frame
+	// for the next call queued: one write stays bounded.
+	sockFrameTarget = 1 << 20
+	// sockKeepBuf is the largest buffer a link keeps for the next frame.
 	sockKeepBuf = 1 << 20
 	// sockOpenTimeout bounds connecting, the TLS handshake and the prefaces
 	// when the call's own deadline is later.
 	sockOpenTimeout = 5 * time.Second
+	// sockWriteTimeout bounds one write of a link: a node that takes
+	// nothing for that long (its buffers full) breaks the link.
+	sockWriteTimeout = 10 * time.Second
 	// sockProbeAfter is how long a link may lie idle before a call checks
-	// that its node did not close it meanwhile (a node killed while the
-	// client was quiet): a write on a dead link would be "maybe applied".
+	// that its node did not close it meanwhile (checkIdle).
 	sockProbeAfter = time.Millisecond
+	// sockSilent is how long a link may read nothing before a call that
+	// reaches its deadline with no byte read since it left breaks the
+	// link: its node is gone, paused or cut off, and the next call opens
+	// a new link, which fails fast if the node is unreachable.
+	sockSilent = 100 * time.Millisecond
 	// sockOffPeriod is how long calls go on the gRPC stream once a node
 	// showed it has no call socket; then the socket is tried again (the
 	// node may have been upgraded, or only closing).
 	sockOffPeriod = time.Minute
 )
 
-// sockPool is one node's call socket: idle links, each carrying one call at
-// a time. A call takes a link (or opens one), writes its frame, reads until
-// its answer and puts the link back.
+// sockPool is one node's call socket: up to sockLinks links, each shared by
+// the goroutines that call the node (callpipe.go). A call takes a link as
+// pick says, opening it if it is not open or broke.
 //
-// Invariants: a link is in idle or held by one call, never both; a call
-// that did not end with an answer (a timeout, a cancellation, a broken
-// connection, an end frame) closes its link, so a late answer is never read
-// as a later call's, and the node cancels the call. While offUntil is in
-// the future, the node is taken to have no call socket.
+// Invariants: a slot holds at most one link, and at most one caller opens
+// a slot's link at a time (the others wait for it); a broken link is never
+// used again. While offUntil is in the future, the node is taken to have
+// no call socket.
 type sockPool struct {
 	addr     string
-	tls      *tls.Config   // nil: plaintext
-	token    func() string // the login's current token; nil: no login
-	offUntil atomic.Int64  // Unix nanoseconds; 0: on
-	mu       sync.Mutex    // guards idle and closed
-	idle     []*sockLink
+	tls      *tls.Config                         // nil: plaintext
+	token    func() string                       // the login's current token; nil: no login
+	offUntil atomic.Int64                        // Unix nanoseconds; 0: on
+	links    [sockLinks]atomic.Pointer[pipeLink] // stored under mu
+	mu       sync.Mutex                          // guards opening and closed
+	opening  [sockLinks]*linkOpen                // the slot's open under way; nil: none
 	closed   bool
-}
-
-// sockLink is one connection of the call socket.
-type sockLink struct {
-	c         net.Conn
-	r         *bufio.Reader
-	buf       []byte // the frame written or read last
-	nextID    uint64
-	sentTok   string    // the last token a call on this link carried
-	idleSince time.Time // when it was put back
 }
 
 // errSockClosed is what a call on a closed client's socket gets.
@@ -104,36 +104,112 @@ func newSockPool(addr string, tc *tls.Config, s *session) *sockPool {
 }
 
 // do makes call r and returns its answer. The error is the answer's
-// status; UNAVAILABLE with no detail when the link broke (after the frame
+// status; UNAVAILABLE with no detail when the link broke (after r's frame
 // left, a write may have been applied; before, the sent flag is unset);
 // ctx's error; an end frame's status; or errNoStream when the node has no
-// call socket (r was not sent).
+// call socket (r was not sent). A call whose link broke before its frame
+// left is made again on a new link.
 func (p *sockPool) do(ctx context.Context, r *cairnpb.StreamCall) (*cairnpb.StreamAnswer, error) {
-	l, err := p.take(ctx)
-	if err != nil {
-		return nil, err
-	}
-	a, err := l.call(ctx, r, p.token)
-	var ac answerAndClose
-	var ef *endFrame
-	switch {
-	case err == nil:
-		p.put(l)
-	case errors.As(err, &ac):
-		l.c.Close()
-		a = ac.a
-	case errors.As(err, &ef):
-		l.c.Close()
-		p.purge() // the node ended every link: it is shutting down
-		return nil, ef.err
-	default:
-		l.c.Close()
-		if ctx.Err() == nil && status.Code(err) == codes.Unavailable {
-			p.purge() // the node went away: its idle links are dead too
+	slot := p.pick()
+	for try := 0; ; try++ {
+		l, err := p.link(ctx, slot)
+		if err != nil {
+			return nil, err
 		}
-		return nil, err
+		a, err := l.call(ctx, r, p.token)
+		var ns notSent
+		if errors.As(err, &ns) {
+			if try < 2 && ctx.Err() == nil {
+				continue // the slot opens a new link
+			}
+			return nil, linkError(ctx, ns.err)
+		}
+		if err != nil {
+			return nil, err
+		}
+		return a, answerError(a)
 	}
-	return a, answerError(a)
+}
+
+// pick is the first slot whose link has no call in flight (or is not
+// open); when every link is busy, whichever of the first sockShared has
+// fewer calls in flight. So a few callers each have a link to themselves,
+// and read their own answers, while many share two links, where calls go
+// out and come back several to a write.
+func (p *sockPool) pick() int {
+	var n [sockLinks]int32
+	for i := range p.links {
+		if l := p.links[i].Load(); l != nil && !l.broken() {
+			n[i] = l.inflight.Load()
+		}
+		if n[i] == 0 {
+			return i
+		}
+	}
+	best := 0
+	for i := 1; i < sockShared; i++ {
+		if n[i] < n[best] {
+			best = i
+		}
+	}
+	return best
+}
+
+// link returns slot's working link, opening one if it has none. The link
+// is opened for every caller, not for this one: the open goes on, bounded
+// by sockOpenTimeout, when ctx ends first.
+func (p *sockPool) link(ctx context.Context, slot int) (*pipeLink, error) {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil, errSockClosed
+	}
+	if l := p.links[slot].Load(); l != nil && !l.broken() {
+		p.mu.Unlock()
+		return l, nil
+	}
+	if p.off() {
+		p.mu.Unlock()
+		return nil, errNoStream // found by another caller's open
+	}
+	o := p.opening[slot]
+	if o == nil {
+		o = &linkOpen{done: make(chan struct{})}
+		p.opening[slot] = o
+		go p.openSlot(slot, o)
+	}
+	p.mu.Unlock()
+	select {
+	case <-o.done:
+		return o.l, o.err
+	case <-ctx.Done():
+		return nil, status.FromContextError(ctx.Err()).Err()
+	}
+}
+
+// linkOpen is a slot's open under way; l and err are set before done is
+// closed.
+type linkOpen struct {
+	done chan struct{}
+	l    *pipeLink
+	err  error
+}
+
+// openSlot opens slot's link and puts it in the slot.
+func (p *sockPool) openSlot(slot int, o *linkOpen) {
+	l, err := p.open()
+	p.mu.Lock()
+	p.opening[slot] = nil
+	if l != nil && p.closed {
+		l.shut(errSockClosed)
+		l, err = nil, errSockClosed
+	}
+	if l != nil {
+		p.links[slot].Store(l)
+	}
+	o.l, o.err = l, err
+	p.mu.Unlock()
+	close(o.done)
 }
 
 // off reports whether calls go on the gRPC stream for now.
@@ -148,63 +224,16 @@ func (p *sockPool) turnOff() error {
 	return errNoStream
 }
 
-// take returns an idle link, or opens one.
-func (p *sockPool) take(ctx context.Context) (*sockLink, error) {
-	p.mu.Lock()
-	if p.closed {
-		p.mu.Unlock()
-		return nil, errSockClosed
-	}
-	if n := len(p.idle); n > 0 {
-		l := p.idle[n-1]
-		p.idle[n-1] = nil
-		p.idle = p.idle[:n-1]
-		p.mu.Unlock()
-		if time.Since(l.idleSince) < sockProbeAfter || alive(l) {
-			return l, nil
-		}
-		l.c.Close()
-		p.purge() // the node closed it: it went away, so did the others
-		return p.open(ctx)
-	}
-	p.mu.Unlock()
-	return p.open(ctx)
-}
-
-// put keeps l for the next call, unless enough are kept already.
-func (p *sockPool) put(l *sockLink) {
-	if cap(l.buf) > sockKeepBuf {
-		l.buf = nil
-	}
-	l.idleSince = time.Now()
-	p.mu.Lock()
-	if !p.closed && len(p.idle) < sockMaxIdle {
-		p.idle = append(p.idle, l)
-		l = nil
-	}
-	p.mu.Unlock()
-	if l != nil {
-		l.c.Close()
-	}
-}
-
-// purge closes the idle links.
-func (p *sockPool) purge() {
-	p.mu.Lock()
-	idle := p.idle
-	p.idle = nil
-	p.mu.Unlock()
-	for _, l := range idle {
-		l.c.Close()
-	}
-}
-
-// close closes the idle links; a call under way closes its own when it ends.
+// close breaks every link: the calls waiting on them end CANCELED.
 func (p *sockPool) close() {
 	p.mu.Lock()
 	p.closed = true
 	p.mu.Unlock()
-	p.purge()
+	for i := range p.links {
+		if l := p.links[i].Swap(nil); l != nil {
+			l.shut(errSockClosed)
+		}
+	}
 }
 
 // open connects, handshakes on a secure store, and exchanges prefaces. Any
@@ -214,16 +243,12 @@ func (p *sockPool) close() {
 // another protocol (a port of gRPC alone), or by closing the connection
 // without a byte (a secure node run with --no-http, or one shutting down:
 // the stream then reports that).
-func (p *sockPool) open(ctx context.Context) (*sockLink, error) {
-	deadline := time.Now().Add(sockOpenTimeout)
-	if dl, ok := ctx.Deadline(); ok && dl.Before(deadline) {
-		deadline = dl
-	}
-	octx, cancel := context.WithDeadline(ctx, deadline)
+func (p *sockPool) open() (*pipeLink, error) {
+	octx, cancel := context.WithTimeout(context.Background(), sockOpenTimeout)
 	defer cancel()
 	c, err := (&net.Dialer{}).DialContext(octx, "tcp", p.addr)
 	if err != nil {
-		return nil, p.unavailable("connecting to", ctx, err)
+		return nil, p.unavailable("connecting to", err)
 	}
 	stop := context.AfterFunc(octx, func() { _ = c.SetDeadline(time.Unix(1, 0)) })
 	defer stop()
@@ -232,7 +257,7 @@ func (p *sockPool) open(ctx context.Context) (*sockLink, error) {
 		err := tc.HandshakeContext(octx)
 		if err != nil && !noALPN(err) {
 			c.Close()
-			return nil, p.unavailable("a TLS handshake with", ctx, err)
+			return nil, p.unavailable("a TLS handshake with", err)
 		}
 		if err != nil || tc.ConnectionState().NegotiatedProtocol != sockALPN {
 			c.Close() // a TLS that refuses the protocol, or agrees to none
@@ -240,12 +265,12 @@ func (p *sockPool) open(ctx context.Context) (*sockLink, error) {
 		}
 		c = tc
 	}
-	l := &sockLink{c: c, r: bufio.NewReaderSize(c, 16<<10)}
+	r := bufio.NewReaderSize(c, 32<<10)
 	var pre [len(sockPreface)]byte
 	n := 0
 	_, err = io.WriteString(c, sockPreface)
 	if err == nil {
-		n, err = io.ReadFull(l.r, pre[:])
+		n, err = io.ReadFull(r, pre[:])
 	}
 	if (n > 0 && string(pre[:n]) != sockPreface[:n]) || (n == 0 && errors.Is(err, io.EOF)) {
 		c.Close()
@@ -253,9 +278,10 @@ func (p *sockPool) open(ctx context.Context) (*sockLink, error) {
 	}
 	if !stop() || err != nil {
 		c.Close()
-		return nil, p.unavailable("opening the call socket to", ctx, cmpErr(err, octx.Err()))
+		return nil, p.unavailable("opening the call socket to", cmpErr(err, octx.Err()))
 	}
-	return l, nil
+	_ = c.SetDeadline(time.Time{})
+	return newPipeLink(c, r), nil
 }
 
 // noALPN reports whether a handshake failed because the node sent TLS's
@@ -269,12 +295,8 @@ func noALPN(err error) bool {
 }
 
 // unavailable is the error of a link that could not be opened: the call
-// was not sent, so the router may try it elsewhere. ctx's own end is
-// reported as such.
-func (p *sockPool) unavailable(what string, ctx context.Context, err error) error {
-	if err := ended(ctx); err != nil {
-		return status.FromContextError(err).Err()
-	}
+// was not sent, so the router may try it elsewhere.
+func (p *sockPool) unavailable(what string, err error) error {
 	return status.Errorf(codes.Unavailable, "call socket: %s %s: %v", what, p.addr, err)
 }
 
@@ -298,101 +320,10 @@ func cmpErr(err, alt error) error {
 	return alt
 }
 
-// call writes r's frame and reads frames until r's answer. Any error but
-// an answer's leaves the link unusable. A cancelled ctx cuts the link's
-// blocked write or read at once.
-func (l *sockLink) call(ctx context.Context, r *cairnpb.StreamCall, token func() string) (*cairnpb.StreamAnswer, error) {
-	dl, _ := ctx.Deadline()
-	_ = l.c.SetDeadline(dl)
-	stop := context.AfterFunc(ctx, func() { _ = l.c.SetDeadline(time.Unix(1, 0)) })
-	l.nextID++
-	r.Id = l.nextID
-	if token != nil {
-		if tok := token(); tok != l.sentTok {
-			r.Token = tok
-		}
-	}
-	if err := l.write(r); err != nil {
-		stop()
-		return nil, linkError(ctx, err)
-	}
-	if r.Token != "" {
-		l.sentTok = r.Token
-	}
-	if f, ok := ctx.Value(sentKey{}).(*atomic.Bool); ok {
-		f.Store(true)
-	}
-	a, err := l.answer(r.Id)
-	if !stop() && err == nil {
-		// ctx ended as the answer came: the deadline may be in the past
-		// now. The answer stands; the link does not.
-		return nil, answerAndClose{a}
-	}
-	if err != nil {
-		return nil, linkError(ctx, err)
-	}
-	return a, nil
-}
-
-// write sends r as one frame.
-func (l *sockLink) write(r *cairnpb.StreamCall) error {
-	b, err := proto.MarshalOptions{}.MarshalAppend(append(l.buf[:0], 0, 0, 0, 0), &cairnpb.CallsRequest{Calls: []*cairnpb.StreamCall{r}})
-	if err != nil {
-		return status.Errorf(codes.InvalidArgument, "encoding the call: %v", err)
-	}
-	l.buf = b
-	n := len(b) - 4
-	if n > sockMaxFrame {
-		return status.Errorf(codes.ResourceExhausted, "a call of %d bytes is larger than the limit of %d", n, sockMaxFrame)
-	}
-	binary.BigEndian.PutUint32(b, uint32(n))
-	_, err = l.c.Write(b)
-	return err
-}
-
-// answer reads frames until the answer to call id.
-func (l *sockLink) answer(id uint64) (*cairnpb.StreamAnswer, error) {
-	for {
-		var hdr [4]byte
-		if _, err := io.ReadFull(l.r, hdr[:]); err != nil {
-			return nil, err
-		}
-		n := binary.BigEndian.Uint32(hdr[:])
-		if n > sockMaxFrame {
-			return nil, fmt.Errorf("the node sent a frame of %d bytes, over the limit of %d", n, sockMaxFrame)
-		}
-		if cap(l.buf) < int(n) {
-			l.buf = make([]byte, n)
-		}
-		l.buf = l.buf[:n]
-		if _, err := io.ReadFull(l.r, l.buf); err != nil {
-			return nil, err
-		}
-		var resp cairnpb.CallsResponse
-		if err := proto.Unmarshal(l.buf, &resp); err != nil {
-			return nil, fmt.Errorf("an undecodable frame from the node: %v", err)
-		}
-		for _, a := range resp.GetAnswers() {
-			switch a.GetId() {
-			case id:
-				return a, nil
-			case 0:
-				return nil, &endFrame{answerError(a)}
-			}
-		}
-	}
-}
-
 // endFrame is the status the node ended the connection with.
 type endFrame struct{ err error }
 
 func (e *endFrame) Error() string { return e.err.Error() }
-
-// answerAndClose carries an answer that came as the call's context ended:
-// the call has its answer, but the link is closed.
-type answerAndClose struct{ a *cairnpb.StreamAnswer }
-
-func (answerAndClose) Error() string { return "answered as the call ended" }
 
 // linkError is the status of a call whose link failed: ctx's end, an
 // oversized or unencodable call (a status already), or UNAVAILABLE with no

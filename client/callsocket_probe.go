@@ -10,12 +10,10 @@ import (
 
 // alive reports whether l's node has not closed it: a peek at the socket
 // that does not wait finds nothing (open and quiet), or bytes (an end
-// frame, a TLS record: the call reads them), but not the end of the stream
-// or an error. One system call.
-func alive(l *sockLink) bool {
-	if l.r.Buffered() > 0 {
-		return true
-	}
+// frame, a TLS record: a reader takes them), but not the end of the stream
+// or an error. One system call. The caller checked that l's buffer is
+// empty.
+func alive(l *pipeLink) bool {
 	raw := l.c
 	if tc, ok := raw.(*tls.Conn); ok {
 		raw = tc.NetConn()

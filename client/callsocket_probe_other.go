@@ -4,4 +4,4 @@ package client
 
 // alive cannot peek at a socket here: a link that died while idle is
 // found by its next call.
-func alive(*sockLink) bool { return true }
+func alive(*pipeLink) bool { return true }

@@ -5,8 +5,12 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"flag"
+	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -31,8 +35,9 @@ type fakeNode struct {
 }
 
 type fakeLink struct {
-	c net.Conn
-	r *bufio.Reader
+	c     net.Conn
+	r     *bufio.Reader
+	calls []*cairnpb.StreamCall // read, not yet returned by read
 }
 
 func startFakeNode(t *testing.T, f *fakeNode) *fakeNode {
@@ -71,6 +76,20 @@ func startFakeNode(t *testing.T, f *fakeNode) *fakeNode {
 
 // read returns the next call, or nil when the client closed the link.
 func (l *fakeLink) read() *cairnpb.StreamCall {
+	for len(l.calls) == 0 {
+		l.calls = l.readFrame()
+		if l.calls == nil {
+			return nil
+		}
+	}
+	c := l.calls[0]
+	l.calls = l.calls[1:]
+	return c
+}
+
+// readFrame returns the calls of the next frame, or nil when the client
+// closed the link (or sent a frame that does not decode).
+func (l *fakeLink) readFrame() []*cairnpb.StreamCall {
 	var hdr [4]byte
 	if _, err := io.ReadFull(l.r, hdr[:]); err != nil {
 		return nil
@@ -80,14 +99,14 @@ func (l *fakeLink) read() *cairnpb.StreamCall {
 		return nil
 	}
 	var req cairnpb.CallsRequest
-	if err := proto.Unmarshal(b, &req); err != nil || len(req.GetCalls()) != 1 {
+	if err := proto.Unmarshal(b, &req); err != nil || len(req.GetCalls()) == 0 {
 		return nil
 	}
-	return req.GetCalls()[0]
+	return req.GetCalls()
 }
 
-func (l *fakeLink) answer(a *cairnpb.StreamAnswer) {
-	b, _ := proto.Marshal(&cairnpb.CallsResponse{Answers: []*cairnpb.StreamAnswer{a}})
+func (l *fakeLink) answer(a ...*cairnpb.StreamAnswer) {
+	b, _ := proto.Marshal(&cairnpb.CallsResponse{Answers: a})
 	_, _ = l.c.Write(append(binary.BigEndian.AppendUint32(nil, uint32(len(b))), b...))
 }
 
@@ -108,9 +127,9 @@ func ctxSent(t *testing.T, d time.Duration) (context.Context, *atomic.Bool) {
 	return context.WithValue(ctx, sentKey{}, f), f
 }
 
-// Sequential calls share one link; each carries a new id, and the login's
-// token only when it is not the link's yet.
-func TestCallSocketReusesLinkAndSendsTokenOnce(t *testing.T) {
+// Sequential calls keep to one link; each carries a new id, and the
+// login's token only when it is not the link's yet.
+func TestCallSocketReusesLinksAndSendsTokenOnce(t *testing.T) {
 	var mu sync.Mutex
 	var tokens []string
 	f := startFakeNode(t, &fakeNode{serve: func(_ int64, l *fakeLink) {
@@ -194,9 +213,10 @@ func TestCallSocketOffOrUnavailable(t *testing.T) {
 	}
 }
 
-// A call whose node does not answer ends at its deadline, and its link is
-// closed (so the node cancels it); one whose link breaks after the frame
-// left is UNAVAILABLE with the sent flag set (a write is maybe applied).
+// A call whose node sends nothing until its deadline ends then, and its
+// link, silent for longer than sockSilent, is closed (so the node cancels
+// it); one whose link breaks after the frame left is UNAVAILABLE with the
+// sent flag set (a write is maybe applied).
 func TestCallSocketDeadlineAndBrokenLink(t *testing.T) {
 	closed := make(chan struct{})
 	f := startFakeNode(t, &fakeNode{serve: func(n int64, l *fakeLink) {
@@ -264,7 +284,7 @@ func TestCallSocketCancel(t *testing.T) {
 }
 
 // An end frame (a node shutting down) gives its status to the call, and
-// the pool closes its idle links: the node ended them all.
+// breaks and closes the link.
 func TestCallSocketEndFrame(t *testing.T) {
 	detail, _ := anypb.New(&cairnpb.ErrorDetail{Kind: "shutting_down"})
 	f := startFakeNode(t, &fakeNode{serve: func(_ int64, l *fakeLink) {
@@ -275,31 +295,22 @@ func TestCallSocketEndFrame(t *testing.T) {
 	p := newSockPool(f.addr, nil, nil)
 	defer p.close()
 	ctx, _ := ctxSent(t, 10*time.Second)
-	l0, err := p.take(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l1, err := p.take(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.put(l0)
-	p.put(l1) // the next call takes l1
-	_, err = p.do(ctx, getCall())
+	_, err := p.do(ctx, getCall())
 	if status.Code(err) != codes.Unavailable || !hasErrorDetail(err) {
 		t.Fatalf("an end frame: %v, want its UNAVAILABLE with the detail", err)
 	}
-	if len(p.idle) != 0 {
-		t.Fatalf("%d idle links kept after an end frame", len(p.idle))
+	l := p.links[0].Load()
+	if !l.broken() {
+		t.Fatal("the link is not broken after an end frame")
 	}
-	if _, err := l0.c.Read(make([]byte, 1)); !errors.Is(err, net.ErrClosed) {
-		t.Fatalf("the idle link after an end frame: %v, want it closed", err)
+	if _, err := l.c.Read(make([]byte, 1)); !errors.Is(err, net.ErrClosed) {
+		t.Fatalf("the link after an end frame: %v, want it closed", err)
 	}
 }
 
-// A link its node closed while it lay idle (a node killed while the client
-// was quiet) is found before a call is written on it: the call goes on a
-// new link instead of being lost as "maybe applied".
+// A link its node closed while the client was quiet (a node killed) is
+// found before a call is written on it: the call goes on a new link
+// instead of being lost as "maybe applied".
 func TestCallSocketIdleLinkClosedByNode(t *testing.T) {
 	closed := make(chan struct{})
 	f := startFakeNode(t, &fakeNode{serve: func(n int64, l *fakeLink) {
@@ -319,9 +330,10 @@ func TestCallSocketIdleLinkClosedByNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-closed
-	p.mu.Lock()
-	p.idle[0].idleSince = time.Now().Add(-sockProbeAfter) // idle long enough to be checked
-	p.mu.Unlock()
+	l := p.links[0].Load()
+	l.mu.Lock()
+	l.lastUsed -= int64(sockProbeAfter) // idle long enough to be checked
+	l.mu.Unlock()
 	ctx, sent := ctxSent(t, 10*time.Second)
 	if _, err := p.do(ctx, getCall()); err != nil || !sent.Load() {
 		t.Fatalf("a call after the node closed the idle link: %v (sent %v), want an answer on a new link", err, sent.Load())
@@ -360,9 +372,267 @@ func TestCallSocketBadFrameFromNode(t *testing.T) {
 		case <-time.After(10 * time.Second):
 			t.Fatalf("%s: the link was not closed", name)
 		}
-		if len(p.idle) != 0 {
-			t.Fatalf("%s: the broken link was pooled", name)
+		if !p.links[0].Load().broken() {
+			t.Fatalf("%s: the link is not broken", name)
 		}
 		p.close()
+	}
+}
+
+// Many goroutines' calls share the node's links: each gets its own answer
+// although the node answers a frame's calls together and in reverse order.
+func TestCallSocketSharedLinksRouteAnswersById(t *testing.T) {
+	var frames, calls atomic.Int64
+	f := startFakeNode(t, &fakeNode{serve: func(_ int64, l *fakeLink) {
+		for cs := l.readFrame(); cs != nil; cs = l.readFrame() {
+			frames.Add(1)
+			calls.Add(int64(len(cs)))
+			var as []*cairnpb.StreamAnswer
+			for i := len(cs) - 1; i >= 0; i-- {
+				as = append(as, gotAnswer(cs[i].GetId(), fmt.Sprint("v", cs[i].GetId())))
+			}
+			l.answer(as...)
+		}
+	}})
+	p := newSockPool(f.addr, nil, nil)
+	defer p.close()
+	const goroutines, each = 32, 50
+	errs := make(chan error, goroutines)
+	for range goroutines {
+		go func() {
+			for range each {
+				ctx, _ := ctxSent(t, 10*time.Second)
+				c := getCall()
+				a, err := p.do(ctx, c)
+				if want := fmt.Sprint("v", c.GetId()); err != nil || string(a.GetGet().GetRecord().GetValue()) != want {
+					errs <- fmt.Errorf("call %d: %v, %v; want %s", c.GetId(), a, err, want)
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range goroutines {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := f.conns.Load(); n > sockLinks {
+		t.Fatalf("%d goroutines opened %d links, want %d at most", goroutines, n, sockLinks)
+	}
+	t.Logf("%d calls in %d frames", calls.Load(), frames.Load())
+}
+
+// A caller that gives up leaves the link to the others: a call after it
+// is answered on the same link, and the late answer to the call given up
+// is dropped, not taken as another's.
+func TestCallSocketGiveUpKeepsLink(t *testing.T) {
+	f := startFakeNode(t, &fakeNode{serve: func(_ int64, l *fakeLink) {
+		first := l.read() // held until the second call has come
+		for c := l.read(); c != nil; c = l.read() {
+			if first != nil {
+				l.answer(gotAnswer(first.GetId(), "late"))
+				first = nil
+			}
+			l.answer(gotAnswer(c.GetId(), "v"))
+		}
+	}})
+	p := newSockPool(f.addr, nil, nil)
+	defer p.close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := p.do(ctx, getCall())
+		done <- err
+	}()
+	for deadline := time.Now().Add(10 * time.Second); waitingOn(p, 0) != 1; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the first call is not waiting on a link")
+		}
+	}
+	cancel()
+	if err := <-done; status.Code(err) != codes.Canceled {
+		t.Fatalf("the call given up: %v, want CANCELED", err)
+	}
+	for i := range 2 {
+		ctx, _ := ctxSent(t, 10*time.Second)
+		if a, err := p.do(ctx, getCall()); err != nil || string(a.GetGet().GetRecord().GetValue()) != "v" {
+			t.Fatalf("call %d after one given up: %v, %v; want v", i, a, err)
+		}
+	}
+	if n := f.conns.Load(); n != 1 {
+		t.Fatalf("%d links opened, want the one kept", n)
+	}
+}
+
+// A call larger than a frame may be is refused before anything is sent,
+// and the link goes on.
+func TestCallSocketOversizedCallRefused(t *testing.T) {
+	f := startFakeNode(t, &fakeNode{serve: func(_ int64, l *fakeLink) {
+		for c := l.read(); c != nil; c = l.read() {
+			l.answer(gotAnswer(c.GetId(), "v"))
+		}
+	}})
+	p := newSockPool(f.addr, nil, nil)
+	defer p.close()
+	big := &cairnpb.StreamCall{Op: &cairnpb.StreamCall_Put{Put: &cairnpb.PutRequest{Op: &cairnpb.PutOp{Value: make([]byte, sockMaxFrame)}}}}
+	for i := range 2 {
+		ctx, sent := ctxSent(t, 10*time.Second)
+		if _, err := p.do(ctx, big); status.Code(err) != codes.ResourceExhausted || sent.Load() {
+			t.Fatalf("a call over the limit (%d): %v, sent %v; want RESOURCE_EXHAUSTED, not sent", i, err, sent.Load())
+		}
+		ctx, _ = ctxSent(t, 10*time.Second)
+		if _, err := p.do(ctx, getCall()); err != nil {
+			t.Fatalf("a call after one refused: %v", err)
+		}
+	}
+	if n := f.conns.Load(); n != 1 {
+		t.Fatalf("%d links opened, want 1", n)
+	}
+}
+
+// waitingOn is how many calls wait on slot's link.
+func waitingOn(p *sockPool, slot int) int {
+	p.mu.Lock()
+	l := p.links[slot].Load()
+	p.mu.Unlock()
+	if l == nil {
+		return 0
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.waiting)
+}
+
+// pipeRand is a seeded source for the randomized tests here: the -seed
+// flag (model_test.go's), or the clock.
+func pipeRand(t *testing.T) *rand.Rand {
+	var s uint64
+	if f := flag.Lookup("seed"); f != nil {
+		s, _ = strconv.ParseUint(f.Value.String(), 10, 64)
+	}
+	if s == 0 {
+		s = uint64(time.Now().UnixNano())
+	}
+	t.Logf("seed %d (rerun with -seed=%d)", s, s)
+	return rand.New(rand.NewPCG(s, s))
+}
+
+// Goroutines share the links while some give up (deadlines, cancels) and
+// the node answers after random delays, out of order: every call ends with
+// its own answer or its ctx's end, within its deadline, and no link breaks
+// (the node is never silent for sockSilent).
+func TestCallSocketSharedLinksUnderGiveUps(t *testing.T) {
+	rng := pipeRand(t)
+	var delays sync.Mutex
+	delay := func() time.Duration {
+		delays.Lock()
+		defer delays.Unlock()
+		return time.Duration(rng.IntN(3000)) * time.Microsecond
+	}
+	f := startFakeNode(t, &fakeNode{serve: func(_ int64, l *fakeLink) {
+		var wmu sync.Mutex
+		for c := l.read(); c != nil; c = l.read() {
+			go func() {
+				time.Sleep(delay()) // the call's running time
+				wmu.Lock()
+				l.answer(gotAnswer(c.GetId(), fmt.Sprint("v", c.GetId())))
+				wmu.Unlock()
+			}()
+		}
+	}})
+	p := newSockPool(f.addr, nil, nil)
+	defer p.close()
+	const goroutines, each = 16, 200
+	type plan struct {
+		timeout, cancelAfter time.Duration
+	}
+	plans := make([][]plan, goroutines)
+	for g := range plans {
+		for range each {
+			pl := plan{timeout: 10 * time.Second}
+			switch rng.IntN(10) {
+			case 0:
+				pl.timeout = time.Duration(1+rng.IntN(3)) * time.Millisecond
+			case 1:
+				pl.cancelAfter = time.Duration(rng.IntN(2000)) * time.Microsecond
+			}
+			plans[g] = append(plans[g], pl)
+		}
+	}
+	errs := make(chan error, goroutines)
+	var answered, ended atomic.Int64
+	for g := range goroutines {
+		go func() {
+			for _, pl := range plans[g] {
+				ctx, cancel := context.WithTimeout(context.Background(), pl.timeout)
+				if pl.cancelAfter > 0 {
+					time.AfterFunc(pl.cancelAfter, cancel)
+				}
+				c := getCall()
+				start := time.Now()
+				a, err := p.do(ctx, c)
+				took := time.Since(start)
+				cancel()
+				switch code := status.Code(err); {
+				case err == nil && string(a.GetGet().GetRecord().GetValue()) == fmt.Sprint("v", c.GetId()):
+					answered.Add(1)
+				case code == codes.DeadlineExceeded || code == codes.Canceled:
+					ended.Add(1)
+				default:
+					errs <- fmt.Errorf("call %d: %v, %v", c.GetId(), a, err)
+					return
+				}
+				if took > pl.timeout+2*time.Second {
+					errs <- fmt.Errorf("call %d with a timeout of %v took %v", c.GetId(), pl.timeout, took)
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range goroutines {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := f.conns.Load(); n > sockLinks {
+		t.Fatalf("%d links opened, want %d at most: one broke", n, sockLinks)
+	}
+	t.Logf("%d answered, %d ended by their ctx", answered.Load(), ended.Load())
+	if answered.Load() < goroutines*each/2 {
+		t.Fatalf("only %d of %d calls answered", answered.Load(), goroutines*each)
+	}
+}
+
+// pick gives a call the first link with nothing in flight (or none open),
+// and, when all are busy, the less loaded of the first sockShared.
+func TestCallSocketPick(t *testing.T) {
+	for _, c := range []struct {
+		inflight []int32 // -1: no link in the slot
+		want     int
+	}{
+		{[]int32{-1, -1, -1, -1}, 0},
+		{[]int32{0, -1, -1, -1}, 0},
+		{[]int32{1, -1, -1, -1}, 1},
+		{[]int32{1, 1, 0, 1}, 2},
+		{[]int32{3, 2, 1, 1}, 1},
+		{[]int32{2, 2, 1, 1}, 0},
+	} {
+		p := newSockPool("127.0.0.1:1", nil, nil)
+		for i, n := range c.inflight {
+			if n < 0 {
+				continue
+			}
+			a, b := net.Pipe()
+			defer a.Close()
+			defer b.Close()
+			l := newPipeLink(a, bufio.NewReader(a))
+			l.inflight.Store(n)
+			p.links[i].Store(l)
+		}
+		if got := p.pick(); got != c.want {
+			t.Errorf("in flight %v: pick %d, want %d", c.inflight, got, c.want)
+		}
 	}
 }

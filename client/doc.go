@@ -124,16 +124,22 @@
 // unary; so does Config.UnaryCalls.
 //
 // Before the stream, a call tries the node's call socket (callsocket.go,
-// docs/design/20261128_call_socket.md): the same calls and answers framed
-// by a length on a bare connection (TLS with ALPN cairn-calls/1 on a
-// secure store), one call at a time per connection, written and read by
-// the calling goroutine. A pool per node keeps up to 64 idle connections.
-// The rules above hold on it too: a call that ends without its answer
-// closes its connection (so the node cancels it), a write sent on a
-// connection that breaks is maybe applied, and an end frame's status says
-// whether the call ran. A connection that lay idle for over a millisecond
-// is checked before a call is written on it, so a node that was killed
-// while the client was quiet costs a new connection, not an unknown
+// callpipe.go, docs/design/20261128_call_socket.md and
+// docs/design/20261129_pipelined_call_socket.md): the same calls and
+// answers framed by a length on a bare connection (TLS with ALPN
+// cairn-calls/1 on a secure store). Every goroutine that calls a node
+// shares its two links. The calls that queue while one is written go in
+// the next write together, and one waiting caller at a time reads the
+// answers and hands each to its caller, so a lone caller writes and reads
+// its own call, and many callers share each system call. The rules above
+// hold on it too: a caller that gives up leaves the link to the others (a
+// cancelled call may still run), a write sent on a link that breaks is
+// maybe applied, one not yet sent is made again on a new link, and an end
+// frame's status says whether the calls ran. A link that read nothing for
+// 100 ms, and nothing since a call that reached its deadline left, is
+// closed: its node is gone or cut off. A link that lay idle for over a
+// millisecond is checked before a call is written on it, so a node that
+// was killed while the client was quiet costs a new link, not an unknown
 // outcome. A node without the socket (one run with --no-http, or an older
 // one) is called on the stream, and tried again a minute later.
 // Config.NoCallSocket keeps calls on the stream.

@@ -9,6 +9,8 @@
 #   TARGET=cluster BEFORE_PROPS="-p cairn.update=rmw" AFTER_PROPS="" scripts/store-ab.sh
 #   # a 3-node cluster whose nodes take every core, or their share (the default):
 #   TARGET=cluster WORKLOAD=c BEFORE_ENV="GOMAXPROCS=2" AFTER_ENV="" scripts/store-ab.sh
+#   # two builds (say, two commits), each serving and benchmarking its side:
+#   BEFORE_BIN=/tmp/cairn-old AFTER_BIN=bin/cairn scripts/store-ab.sh
 #
 # Each run: a fresh store (TARGET=lite: `cairn lite`; TARGET=cluster: `cairn
 # cluster start`, 3 nodes, RF 3, 2 shards), started with the side's
@@ -20,16 +22,20 @@
 # the client share the machine, as in make bench-replication.
 #
 # Environment (default): REPS (2), TARGET (lite), WORKLOAD (a), DURATION
-# (15), RECORDS (50000), THREADS (16), BIN (bin/cairn), BASE_PORT (5700),
-# OUT (results/store-ab).
+# (15), RECORDS (50000), THREADS (16), BIN (bin/cairn), BEFORE_BIN and
+# AFTER_BIN (BIN), BASE_PORT (5700), OUT (results/store-ab).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPS=${REPS:-2} TARGET=${TARGET:-lite} WORKLOAD=${WORKLOAD:-a} DURATION=${DURATION:-15}
 RECORDS=${RECORDS:-50000} THREADS=${THREADS:-16} BIN=${BIN:-bin/cairn} BASE_PORT=${BASE_PORT:-5700}
 OUT=${OUT:-results/store-ab}
 BEFORE_PROPS=${BEFORE_PROPS:-} AFTER_PROPS=${AFTER_PROPS:-} BEFORE_ENV=${BEFORE_ENV:-} AFTER_ENV=${AFTER_ENV:-}
+BEFORE_BIN=${BEFORE_BIN:-$BIN} AFTER_BIN=${AFTER_BIN:-$BIN}
 case $TARGET in lite | cluster) ;; *) echo "store-ab.sh: TARGET=$TARGET: want lite or cluster" >&2; exit 2 ;; esac
-[ -x "$BIN" ] || { echo "store-ab.sh: no $BIN: run make build first" >&2; exit 2; }
+for b in "$BEFORE_BIN" "$AFTER_BIN"; do
+	[ -x "$b" ] || { echo "store-ab.sh: no $b: run make build first" >&2; exit 2; }
+done
+BIN=$BEFORE_BIN # stop's, until a side sets it
 hz=$(getconf CLK_TCK)
 root=$(mktemp -d -t cairn-store-ab.XXXXXX)
 pids="" lite_pid=""
@@ -65,8 +71,9 @@ ticks() { # user+system ticks of the given pids
 	echo "$t"
 }
 
-run_one() { # side env props rep
+run_one() { # side env props rep bin
 	local side=$1 envs=$2 props=$3 rep=$4 f s0 s1 c tput ops
+	BIN=$5
 	f="$OUT/$side-$rep"
 	start "$envs"
 	# shellcheck disable=SC2086
@@ -91,19 +98,19 @@ run_one() { # side env props rep
 }
 
 echo "== $TARGET, workload $WORKLOAD, $RECORDS records, $THREADS threads, ${DURATION}s runs, $REPS pairs"
-echo "== before: env [$BEFORE_ENV] props [$BEFORE_PROPS]; after: env [$AFTER_ENV] props [$AFTER_PROPS]"
+echo "== before: $BEFORE_BIN env [$BEFORE_ENV] props [$BEFORE_PROPS]; after: $AFTER_BIN env [$AFTER_ENV] props [$AFTER_PROPS]"
 for rep in $(seq "$REPS"); do
 	if [ $((rep % 2)) = 1 ]; then
-		run_one before "$BEFORE_ENV" "$BEFORE_PROPS" "$rep"
-		run_one after "$AFTER_ENV" "$AFTER_PROPS" "$rep"
+		run_one before "$BEFORE_ENV" "$BEFORE_PROPS" "$rep" "$BEFORE_BIN"
+		run_one after "$AFTER_ENV" "$AFTER_PROPS" "$rep" "$AFTER_BIN"
 	else
-		run_one after "$AFTER_ENV" "$AFTER_PROPS" "$rep"
-		run_one before "$BEFORE_ENV" "$BEFORE_PROPS" "$rep"
+		run_one after "$AFTER_ENV" "$AFTER_PROPS" "$rep" "$AFTER_BIN"
+		run_one before "$BEFORE_ENV" "$BEFORE_PROPS" "$rep" "$BEFORE_BIN"
 	fi
 done
 awk -F'\t' 'NR > 1 {n[$2]++; t[$2] += $3; s[$2] += $4; c[$2] += $5}
 	END {
 		for (k in n) printf "mean %s: %.0f ops/s, server %.1f us/op, client %.1f us/op\n", k, t[k] / n[k], s[k] / n[k], c[k] / n[k]
 		if (n["before"] && n["after"])
-			printf "after / before: throughput x%.3f, server CPU/op x%.3f\n", (t["after"] / n["after"]) / (t["before"] / n["before"]), (s["after"] / n["after"]) / (s["before"] / n["before"])
+			printf "after / before: throughput x%.3f, server CPU/op x%.3f, client CPU/op x%.3f\n", (t["after"] / n["after"]) / (t["before"] / n["before"]), (s["after"] / n["after"]) / (s["before"] / n["before"]), (c["after"] / n["after"]) / (c["before"] / n["before"])
 	}' "$OUT/summary.tsv"

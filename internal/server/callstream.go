@@ -10,10 +10,15 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/cairndb/cairn/api/cairnpb"
 	"github.com/cairndb/cairn/internal/replica"
 )
+
+// maxAnswerBatch bounds the answers combined in one message (see
+// callSession): the rest wait for the next.
+const maxAnswerBatch = 1 << 20
 
 // CallStream serves cairnpb.KVStream: KV's calls multiplexed on one
 // long-lived stream per client connection, each answered by the KV
@@ -141,6 +146,7 @@ type callsStream interface {
 // sent was answered).
 func (cs *CallStream) session(stream callsStream) error {
 	s := &callSession{cs: cs, stream: stream}
+	s.sent.L = &s.outMu
 	recvErr := make(chan error, 1)
 	go func() { recvErr <- s.receive() }()
 	var err error
@@ -149,8 +155,7 @@ func (cs *CallStream) session(stream callsStream) error {
 	case <-cs.closing:
 		err = errStreamClosing
 	}
-	s.stop()
-	if err == errStreamClosing && s.lost {
+	if s.stop() && err == errStreamClosing {
 		err = errAnswerLost
 	}
 	if errors.Is(err, io.EOF) {
@@ -159,17 +164,28 @@ func (cs *CallStream) session(stream callsStream) error {
 	return err
 }
 
-// callSession is one stream's state: its calls in flight and the lock that
-// orders their answers' sends (a stream allows one sender at a time).
+// callSession is one stream's state: its calls in flight and the queue of
+// their answers (a stream allows one sender at a time).
+//
+// Answers are sent by combining: a call that finishes while another
+// call's goroutine is sending queues its answer and returns; the sender,
+// once its send is done, sends everything queued as one message (a few
+// calls' answers in one write, as gRPC's writer batches frames). So a
+// stream has at most one sender, and an answer queued is sent before the
+// sender stops.
 type callSession struct {
-	cs     *CallStream
-	stream callsStream
-	token  string     // the stream's token (receive's goroutine only)
-	sendMu sync.Mutex // orders sends; guards lost
-	lost   bool       // an answer failed to send
-	mu     sync.Mutex // guards closed and the WaitGroup's Add
-	closed bool
-	wg     sync.WaitGroup
+	cs      *CallStream
+	stream  callsStream
+	token   string     // the stream's token (receive's goroutine only)
+	outMu   sync.Mutex // guards out, spare, sending and lost
+	out     []*cairnpb.StreamAnswer
+	spare   []*cairnpb.StreamAnswer // out's previous backing array, reused
+	sending bool                    // a goroutine is sending out
+	sent    sync.Cond               // signalled (on outMu) when sending ends
+	lost    bool                    // an answer failed to send
+	mu      sync.Mutex              // guards closed and the WaitGroup's Add
+	closed  bool
+	wg      sync.WaitGroup
 }
 
 // receive reads requests and starts their calls until the stream ends or
@@ -207,22 +223,70 @@ func (s *callSession) start(c *cairnpb.StreamCall, tok string) bool {
 	return true
 }
 
-// stop takes no more calls and waits until those started have answered.
-func (s *callSession) stop() {
+// stop takes no more calls, waits until those started have answered and
+// their answers were sent, and reports whether an answer was lost.
+func (s *callSession) stop() (lost bool) {
 	s.mu.Lock()
 	s.closed = true
 	s.mu.Unlock()
 	s.wg.Wait()
+	s.outMu.Lock()
+	defer s.outMu.Unlock()
+	for s.sending {
+		s.sent.Wait()
+	}
+	return s.lost
 }
 
-// answer sends a. A failed send means the stream is ending (the receiving
-// side notices) or the answer could not be sent; either way it is lost.
+// answer sends a, with the answers that queued while it was sent (see
+// callSession). A failed send means the stream is ending (the receiving
+// side notices) or the answers could not be sent; either way they are lost.
 func (s *callSession) answer(a *cairnpb.StreamAnswer) {
-	s.sendMu.Lock()
-	defer s.sendMu.Unlock()
-	if err := s.stream.Send(&cairnpb.CallsResponse{Answers: []*cairnpb.StreamAnswer{a}}); err != nil {
-		s.lost = true
+	s.outMu.Lock()
+	defer s.outMu.Unlock()
+	s.out = append(s.out, a)
+	if s.sending {
+		return // the sender sends it next
 	}
+	s.sending = true
+	for len(s.out) > 0 {
+		batch := s.out
+		s.out = s.spare[:0]
+		s.outMu.Unlock()
+		err := s.send(batch)
+		clear(batch)
+		s.outMu.Lock()
+		s.spare = batch[:0]
+		if err != nil {
+			s.lost = true
+		}
+	}
+	s.sending = false
+	s.sent.Broadcast()
+}
+
+// send sends answers in messages of at most maxAnswerBatch bytes (a single
+// larger answer goes alone), so one write stays bounded.
+func (s *callSession) send(answers []*cairnpb.StreamAnswer) error {
+	var err error
+	for len(answers) > 0 {
+		n, size := 1, 0
+		if len(answers) > 1 {
+			size = proto.Size(answers[0])
+			for n < len(answers) {
+				size += proto.Size(answers[n])
+				if size > maxAnswerBatch {
+					break
+				}
+				n++
+			}
+		}
+		if e := s.stream.Send(&cairnpb.CallsResponse{Answers: answers[:n]}); e != nil && err == nil {
+			err = e
+		}
+		answers = answers[n:]
+	}
+	return err
 }
 
 // serve answers c, if the check (Authorize) admits it under token tok. A

@@ -28,8 +28,9 @@
 // A Server is safe for concurrent use by gRPC's handler goroutines; it keeps
 // no per-request state. A CallStream runs each call on one of its
 // long-lived workers, or on a goroutine of its own when all are busy; one
-// goroutine per stream takes the calls, and a lock orders the
-// answers' sends. Close ends every stream once the calls it took are
+// goroutine per stream takes the calls, and their answers are sent by
+// combining: one call's goroutine at a time sends every answer queued, in
+// one message. Close ends every stream once the calls it took are
 // answered; a call socket then gets an end frame and is closed, and a
 // call socket's client closing its connection cancels its calls in flight.
 package server
