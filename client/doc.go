@@ -127,11 +127,12 @@
 // callpipe.go, docs/design/20261128_call_socket.md and
 // docs/design/20261129_pipelined_call_socket.md): the same calls and
 // answers framed by a length on a bare connection (TLS with ALPN
-// cairn-calls/1 on a secure store). Every goroutine that calls a node
-// shares its two links. The calls that queue while one is written go in
-// the next write together, and one waiting caller at a time reads the
-// answers and hands each to its caller, so a lone caller writes and reads
-// its own call, and many callers share each system call. The rules above
+// cairn-calls/1 on a secure store), up to four per node. A call takes a
+// link with nothing in flight; when all four are busy, it shares one of
+// the first two. On a shared link, the calls that queue while one is
+// written go in the next write together, and one waiting caller at a time
+// reads the answers and hands each to its caller: a lone caller writes and
+// reads its own call, and many callers share each system call. The rules above
 // hold on it too: a caller that gives up leaves the link to the others (a
 // cancelled call may still run), a write sent on a link that breaks is
 // maybe applied, one not yet sent is made again on a new link, and an end
