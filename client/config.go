@@ -61,10 +61,13 @@ type Config struct {
 	UnaryCalls bool
 	// NoCallSocket keeps calls on the gRPC call stream. By default the
 	// calls that the stream would carry go on the node's call socket
-	// instead: a bare connection per concurrent call, which the calling
-	// goroutine writes and reads itself, without HTTP/2 and gRPC's
-	// goroutines between (docs/design/20261128_call_socket.md; lite,
-	// workload A: about 1.1x the throughput, see docs/benchmarks.md). A
+	// instead: up to four bare connections per node, each used by one
+	// calling goroutine at a time while few call, and two of them shared,
+	// pipelined, when more do; the callers write and read them themselves,
+	// without HTTP/2 and gRPC's goroutines between
+	// (docs/design/20261128_call_socket.md and
+	// docs/design/20261129_pipelined_call_socket.md; one thread on lite A
+	// ran about 1.3x the stream's throughput, see docs/benchmarks.md). A
 	// node without the socket is called on the stream.
 	NoCallSocket bool
 	// ConnectTimeout bounds how long a request to a replicated store waits
