@@ -89,6 +89,7 @@ type pipeLink struct {
 	err        error // why the link broke; nil while it works
 	spareBuf   []byte
 	spareCalls []*pipeCall
+	req        cairnpb.CallsRequest // enqueue's wrapper of one call, reused
 }
 
 // pipeCall is one call on a link.
@@ -197,7 +198,9 @@ func (l *pipeLink) enqueue(r *cairnpb.StreamCall, pc *pipeCall, token func() str
 		l.frameStart = len(l.pending)
 		l.pending = append(l.pending, 0, 0, 0, 0)
 	}
-	b, err := proto.MarshalOptions{}.MarshalAppend(l.pending, &cairnpb.CallsRequest{Calls: []*cairnpb.StreamCall{r}})
+	l.req.Calls = append(l.req.Calls[:0], r)
+	b, err := proto.MarshalOptions{}.MarshalAppend(l.pending, &l.req)
+	l.req.Calls[0] = nil
 	switch {
 	case err != nil:
 		err = status.Errorf(codes.InvalidArgument, "encoding the call: %v", err)
@@ -339,9 +342,10 @@ func (l *pipeLink) readUntil(ctx context.Context, pc *pipeCall) (res pipeResult,
 			l.shut(err)
 			continue // the break gave pc its outcome
 		}
-		l.lastRead.Store(l.now())
+		at := l.now()
+		l.lastRead.Store(at)
 		l.mu.Lock()
-		l.lastUsed = l.now()
+		l.lastUsed = at
 		for _, a := range resp.GetAnswers() {
 			if a.GetId() == 0 {
 				l.breakLocked(&endFrame{answerError(a)})
