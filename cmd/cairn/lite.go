@@ -50,6 +50,7 @@ starting on an existing root with different values is refused.`,
 	f.IntVar(&cfg.Limits.MaxValueBytes, "max-value-bytes", cfg.Limits.MaxValueBytes, "largest value, in bytes")
 	f.IntVar(&cfg.Limits.MaxComponents, "max-components", cfg.Limits.MaxComponents, "most components in a key")
 	f.BoolVar(&cfg.Insecure, "insecure", false, "serve plaintext even on a non-loopback --host (refused otherwise: anyone who reaches the port could read, write and administer the store)")
+	f.DurationVar(&cfg.Replica.GroupWait, "sync-group-wait", cfg.Replica.GroupWait, "group commit: the longest a SYNC write's group waits for writers on their way, so that one fsync carries them; it waits at most one recent fsync's time, and stops after a quarter of this with no arrival (0: off)")
 	f.BoolVar(&cfg.Secure, "secure", false, "secure mode: TLS 1.3 only, with ROOT/security (made on first start: a store CA, this node's certificate and the login file ROOT/security/client.security)")
 	addNodeTuningFlags(f, nodeTuning{
 		cacheBytes: &cfg.CacheBytes, rowCacheBytes: &cfg.RowCacheBytes, minFreeBytes: &cfg.MinFreeBytes, shutdownGrace: &cfg.ShutdownGrace,

@@ -106,11 +106,14 @@ func DefaultLiteConfig(root string) LiteConfig {
 		Root: root, Host: "127.0.0.1", Port: 5000, Store: "kvstore", Partitions: 10,
 		CacheBytes: 256 << 20, RowCacheBytes: storage.DefaultRowCacheBytes, MinFreeBytes: 64 << 20, Limits: keys.DefaultLimits(),
 		ShutdownGrace: 5 * time.Second, Version: "dev", StreamWorkers: 128, GCPercent: 800,
-		Scrub: ScrubConfig{Interval: DefaultScrubInterval},
+		Scrub: ScrubConfig{Interval: DefaultScrubInterval}, Replica: replica.DefaultConfig(),
 	}
 }
 
 var storeNameRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]{0,63}$`)
+
+// MaxGroupWait bounds LiteConfig.Replica.GroupWait (--sync-group-wait).
+const MaxGroupWait = 100 * time.Millisecond
 
 // maxStreamWorkers bounds LiteConfig.StreamWorkers.
 const maxStreamWorkers = 1 << 16
@@ -137,6 +140,8 @@ func (c LiteConfig) Validate() error {
 		return fmt.Errorf("row-cache-bytes: %d is below the row cache's minimum of 32MiB (0 turns it off)", c.RowCacheBytes)
 	case c.StreamWorkers < 0 || c.StreamWorkers > maxStreamWorkers:
 		return fmt.Errorf("stream-workers: %d is not between 0 and %d", c.StreamWorkers, maxStreamWorkers)
+	case c.Replica.GroupWait < 0 || c.Replica.GroupWait > MaxGroupWait:
+		return fmt.Errorf("sync-group-wait: %v is not between 0 (off) and %v", c.Replica.GroupWait, MaxGroupWait)
 	}
 	if err := c.Scrub.validate(); err != nil {
 		return err

@@ -2,6 +2,7 @@ package replica
 
 import (
 	"runtime"
+	"time"
 
 	"github.com/cairndb/cairn/internal/storage"
 )
@@ -26,6 +27,9 @@ func (l *Local) applyLoop() {
 			// the next requests) propose first: one commit carries them too.
 			runtime.Gosched()
 			group = l.fill(group)
+		}
+		if l.wait.wants(group) {
+			group = l.waitMore(group)
 		}
 		l.commitGroup(group)
 		if l.failed.Load() {
@@ -66,6 +70,7 @@ func (l *Local) commitGroup(group []*proposal) {
 		taken++
 	}
 	if taken > 0 {
+		start := time.Now()
 		if err := b.Commit(mode); err != nil {
 			l.failed.Store(true)
 			for _, p := range group {
@@ -73,6 +78,10 @@ func (l *Local) commitGroup(group []*proposal) {
 			}
 			l.cfg.Fatal(err)
 			return
+		}
+		if mode == storage.Sync {
+			// The writers in flight: this group's, and those queued during its commit.
+			l.wait.committed(len(group)+len(l.proposals), time.Since(start))
 		}
 		l.publish(next)
 		l.groups.Add(1)

@@ -21,6 +21,12 @@ var ErrClosed = errors.New("replica: shutting down")
 type Config struct {
 	// MaxGroup bounds the commands committed in one batch. Default 512.
 	MaxGroup int
+	// GroupWait bounds how long a durable (Sync) group waits for writers on
+	// their way, so that one fsync carries them (group_wait.go). A group
+	// waits at most as long as a recent durable commit took, never more
+	// than this, and gives up after a quarter of this without an arrival.
+	// DefaultConfig sets 1ms; zero or less turns the wait off.
+	GroupWait time.Duration
 	// SweepInterval is how often expired records are reclaimed. Default 1s.
 	SweepInterval time.Duration
 	// SweepBatch bounds the records one Expire command removes. Default 1000.
@@ -35,7 +41,7 @@ type Config struct {
 
 // DefaultConfig returns the defaults.
 func DefaultConfig() Config {
-	return Config{MaxGroup: 512, SweepInterval: time.Second, SweepBatch: 1000}
+	return Config{MaxGroup: 512, GroupWait: time.Millisecond, SweepInterval: time.Second, SweepBatch: 1000}
 }
 
 // Local is a shard with one replica.
@@ -51,6 +57,7 @@ type Local struct {
 	wg        sync.WaitGroup
 	closeOnce sync.Once
 	failed    atomic.Bool
+	wait      *groupWait // the apply loop's own
 
 	applied  atomic.Uint64
 	groups   atomic.Uint64 // groups committed, for Stats (stats.go)
@@ -92,6 +99,7 @@ func OpenLocal(e *storage.Engine, meta storage.StoreMeta, cfg Config) (*Local, e
 		closing:   make(chan struct{}),
 		stopped:   make(chan struct{}),
 		advanced:  make(chan struct{}),
+		wait:      newGroupWait(cfg.GroupWait),
 	}
 	l.applied.Store(idx)
 	l.wg.Add(2)

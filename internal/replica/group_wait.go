@@ -1,0 +1,112 @@
+package replica
+
+import (
+	"time"
+
+	"github.com/cairndb/cairn/internal/storage"
+)
+
+// groupWait holds a durable group open for the writers on their way, so
+// that one fsync carries them all (commit_delay in PostgreSQL,
+// binlog_group_commit_sync_delay in MySQL; docs/design/20261129_group_wait.md).
+//
+// Closed-loop writers come back together: the writers a fsync answered
+// send their next writes at once. Without a wait the first of them starts
+// the next group alone, the others arrive during its fsync and wait for
+// the one after, and the groups alternate between one writer and the rest:
+// every write waits for about two fsyncs.
+//
+// The rule, for a group that asks for Sync and holds fewer proposals than
+// expect:
+//
+//	wait for the next proposal, at most gap (Config.GroupWait / 4) since
+//	the last one arrived, and at most limit since the wait began (limit =
+//	the recent durable commit's duration, capped by Config.GroupWait);
+//	stop as soon as the group holds expect proposals
+//
+//	after a durable commit, with seen = len(group) + the proposals queued
+//	during it (the writers in flight):
+//	                   expect = seen                if the wait ran out
+//	                   expect = max(expect, seen)   otherwise
+//
+// Counting the queued proposals merges two cohorts of writers that take
+// turns, each arriving during the other's fsync, into one group. A lone
+// writer (expect 1) never waits, and a writer that left costs one wait at
+// most. A wait costs a group at most one commit's duration, which is what
+// its late writers would otherwise wait for in full, after the commit
+// under way.
+// Only the apply loop's goroutine uses a groupWait.
+type groupWait struct {
+	max    time.Duration // Config.GroupWait; 0 turns the wait off
+	gap    time.Duration // the longest pause between arrivals to wait out
+	expect int
+	commit time.Duration // moving average of a durable commit (WAL write and fsync)
+	timer  *time.Timer
+	waited bool // the last wait ran out
+}
+
+func newGroupWait(max time.Duration) *groupWait {
+	t := time.NewTimer(time.Hour)
+	t.Stop()
+	return &groupWait{max: max, gap: max / 4, timer: t}
+}
+
+// wants reports whether group should wait for more proposals.
+func (w *groupWait) wants(group []*proposal) bool {
+	if w.max <= 0 || len(group) >= w.expect || w.commit == 0 {
+		return false
+	}
+	for _, p := range group {
+		if p.sync == storage.Sync {
+			return true
+		}
+	}
+	return false
+}
+
+// limit is how long a group may wait in all.
+func (w *groupWait) limit() time.Duration { return min(w.commit, w.max) }
+
+// committed records the writers in flight at a durable commit's end (its
+// group's and those queued during it) and the commit's duration.
+func (w *groupWait) committed(seen int, took time.Duration) {
+	if w.commit == 0 {
+		w.commit = took
+	} else {
+		w.commit += (took - w.commit) / 8
+	}
+	if w.waited {
+		w.expect = seen
+	} else {
+		w.expect = max(w.expect, seen)
+	}
+	w.waited = false
+}
+
+// waitMore adds proposals to group as they arrive, by the rule above, and
+// returns the group. It returns early when the replica closes; the loop
+// then commits what it took and drains the rest.
+func (l *Local) waitMore(group []*proposal) []*proposal {
+	w := l.wait
+	end := time.Now().Add(w.limit())
+	for len(group) < w.expect && len(group) < l.cfg.MaxGroup {
+		left := time.Until(end)
+		if left <= 0 {
+			w.waited = true
+			return group
+		}
+		w.timer.Reset(min(left, w.gap))
+		select {
+		case p := <-l.proposals:
+			w.timer.Stop()
+			group = l.fill(append(group, p))
+		case <-w.timer.C:
+			w.waited = true
+			return group
+		case <-l.closing:
+			w.timer.Stop()
+			return group
+		}
+	}
+	return group
+}
