@@ -52,6 +52,13 @@
 // apply loop does the same before it commits a group short of MaxGroup.
 // Nothing waits when no goroutine is runnable.
 //
+// Local's durable (Sync) groups also wait, briefly, for the writers on
+// their way (group_wait.go, docs/design/20261129_group_wait.md): up to
+// one recent commit's duration and Config.GroupWait, for as many writers
+// as the last commits saw in flight, so that closed-loop writers share
+// one fsync instead of taking turns in two groups. The loop applies each
+// proposal as it takes it, so the wait overlaps the group's work.
+//
 // The proposals a drain takes reach raft as one MsgProp (raft_propose.go),
 // so they leave in one MsgApp per follower rather than one each, and a
 // follower that stepped several appends before its Ready answers them with

@@ -51,17 +51,10 @@ func newGroupWait(max time.Duration) *groupWait {
 	return &groupWait{max: max, gap: max / 4, timer: t}
 }
 
-// wants reports whether group should wait for more proposals.
-func (w *groupWait) wants(group []*proposal) bool {
-	if w.max <= 0 || len(group) >= w.expect || w.commit == 0 {
-		return false
-	}
-	for _, p := range group {
-		if p.sync == storage.Sync {
-			return true
-		}
-	}
-	return false
+// wants reports whether a group of size proposals, committed with mode,
+// should wait for more.
+func (w *groupWait) wants(size int, mode storage.SyncMode) bool {
+	return w.max > 0 && mode == storage.Sync && size < w.expect && w.commit > 0
 }
 
 // limit is how long a group may wait in all.
@@ -83,30 +76,30 @@ func (w *groupWait) committed(seen int, took time.Duration) {
 	w.waited = false
 }
 
-// waitMore adds proposals to group as they arrive, by the rule above, and
-// returns the group. It returns early when the replica closes; the loop
-// then commits what it took and drains the rest.
-func (l *Local) waitMore(group []*proposal) []*proposal {
+// waitMore adds proposals to g as they arrive, by the rule above. It
+// returns early when the replica closes; the loop then commits what it
+// took and drains the rest.
+func (l *Local) waitMore(g *group) {
 	w := l.wait
 	end := time.Now().Add(w.limit())
-	for len(group) < w.expect && len(group) < l.cfg.MaxGroup {
+	for len(g.members) < w.expect && len(g.members) < l.cfg.MaxGroup {
 		left := time.Until(end)
 		if left <= 0 {
 			w.waited = true
-			return group
+			return
 		}
 		w.timer.Reset(min(left, w.gap))
 		select {
 		case p := <-l.proposals:
 			w.timer.Stop()
-			group = l.fill(append(group, p))
+			g.add(p)
+			l.fill(g)
 		case <-w.timer.C:
 			w.waited = true
-			return group
+			return
 		case <-l.closing:
 			w.timer.Stop()
-			return group
+			return
 		}
 	}
-	return group
 }

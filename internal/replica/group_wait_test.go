@@ -9,30 +9,22 @@ import (
 	"github.com/cairndb/cairn/internal/storage"
 )
 
-func syncProposals(n int, mode storage.SyncMode) []*proposal {
-	ps := make([]*proposal, n)
-	for i := range ps {
-		ps[i] = &proposal{sync: mode}
-	}
-	return ps
-}
-
 // TestGroupWaitRule: no wait before a durable commit has been timed, for a
 // group without a Sync write, or for a group as large as the writers seen
 // in flight; the wait is bounded by the recent commit and by GroupWait;
 // a wait that ran out lowers the writers expected to those seen.
 func TestGroupWaitRule(t *testing.T) {
 	w := newGroupWait(time.Millisecond)
-	if w.wants(syncProposals(1, storage.Sync)) {
+	if w.wants(1, storage.Sync) {
 		t.Fatal("waits before any durable commit was timed")
 	}
 	w.committed(8, 800*time.Microsecond)
 	switch {
-	case !w.wants(syncProposals(1, storage.Sync)):
+	case !w.wants(1, storage.Sync):
 		t.Fatal("a durable group of 1 does not wait with 8 writers in flight")
-	case w.wants(syncProposals(3, storage.WriteNoSync)):
+	case w.wants(3, storage.WriteNoSync):
 		t.Fatal("a group without a Sync write waits")
-	case w.wants(syncProposals(8, storage.Sync)):
+	case w.wants(8, storage.Sync):
 		t.Fatal("a group of all 8 writers waits")
 	case w.limit() != 800*time.Microsecond || w.gap != 250*time.Microsecond:
 		t.Fatalf("limit %v, gap %v; want the commit's 800µs and a quarter of GroupWait", w.limit(), w.gap)
@@ -52,7 +44,7 @@ func TestGroupWaitRule(t *testing.T) {
 	}
 	off := newGroupWait(0)
 	off.commit, off.expect = time.Millisecond, 8
-	if off.wants(syncProposals(1, storage.Sync)) {
+	if off.wants(1, storage.Sync) {
 		t.Fatal("GroupWait 0 waits")
 	}
 }
