@@ -169,8 +169,8 @@ func classify(e *Error, write bool) next {
 // Attempts that follow a leader hint or move to another replica go at once;
 // after a round in which every reachable replica failed, or a transient
 // error, the client backs off as in cairn lite.
-func (c *Client) callCluster(ctx context.Context, o options, rt route, fn attempt) error {
-	ctx, cancel := context.WithTimeout(ctx, o.timeout)
+func (c *Client) callCluster(parent context.Context, o options, rt route, fn attempt) error {
+	ctx, cancel := context.WithTimeout(parent, o.timeout)
 	defer cancel()
 	avoid := make(map[topology.NodeID]bool)
 	var seen tried // made on the first failure: success allocates nothing for it
@@ -227,7 +227,7 @@ func (c *Client) callCluster(ctx context.Context, o options, rt route, fn attemp
 		h.TopologySeq = t.Seq
 		kv, err := p.readyKV(ctx, c.cfg.ConnectTimeout)
 		if err == nil {
-			err = c.attempt(ctx, rt, &sent, kv, h, fn, n)
+			err = c.attempt(parent, ctx, rt, &sent, kv, h, fn, n)
 		}
 		if err == nil {
 			p.markOK()
@@ -292,17 +292,20 @@ func (c *Client) callCluster(ctx context.Context, o options, rt route, fn attemp
 	}
 }
 
-// attempt runs fn once against node n. The header keeps the operation's
-// deadline, so a server's consistency wait is not cut short; a bounded
-// read's attempt is cut by the client after its share of the time left,
-// and fails as Unavailable (the node did not answer: try another).
-func (c *Client) attempt(ctx context.Context, rt route, sent *atomic.Bool, kv cairnpb.KVClient,
+// attempt runs fn once against node n, within the operation's ctx (made
+// from parent). The header keeps the operation's deadline, so a server's
+// consistency wait is not cut short; a bounded read's attempt is cut by
+// the client after its share of the time left, and fails as Unavailable
+// (the node did not answer: try another). That attempt's context is made
+// from parent, with a deadline before ctx's: it ends when ctx would, and
+// costs no registration among ctx's children.
+func (c *Client) attempt(parent, ctx context.Context, rt route, sent *atomic.Bool, kv cairnpb.KVClient,
 	h *cairnpb.RequestHeader, fn attempt, n topology.Node) error {
 	actx, cancel := ctx, context.CancelFunc(func() {})
 	var share time.Duration
 	if dl, ok := ctx.Deadline(); ok && rt.bounded {
 		share = time.Until(dl) / attemptShare
-		actx, cancel = context.WithTimeout(ctx, share)
+		actx, cancel = context.WithTimeout(parent, share)
 	}
 	defer cancel()
 	err := fn(callContext(actx, sent), kv, h)
