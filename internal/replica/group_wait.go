@@ -10,11 +10,12 @@ import (
 // that one fsync carries them all (commit_delay in PostgreSQL,
 // binlog_group_commit_sync_delay in MySQL; docs/design/20261129_group_wait.md).
 //
-// Closed-loop writers come back together: the writers a fsync answered
-// send their next writes at once. Without a wait the first of them starts
-// the next group alone, the others arrive during its fsync and wait for
-// the one after, and the groups alternate between one writer and the rest:
-// every write waits for about two fsyncs.
+// Closed-loop writers come back together: the writers an fsync answered
+// send their next writes at once. Without a wait the loop takes what
+// queued during the last fsync, and the writers just answered arrive
+// during the next one and wait for the one after: they split into two
+// cohorts that take turns (8 writers: 3.7 per fsync), and every write
+// waits for about two fsyncs.
 //
 // The rule, for a group that asks for Sync and holds fewer proposals than
 // expect:
@@ -34,8 +35,7 @@ import (
 // writer (expect 1) never waits, and a writer that left costs one wait at
 // most. A wait costs a group at most one commit's duration, which is what
 // its late writers would otherwise wait for in full, after the commit
-// under way.
-// Only the apply loop's goroutine uses a groupWait.
+// under way. Only the apply loop's goroutine uses a groupWait.
 type groupWait struct {
 	max    time.Duration // Config.GroupWait; 0 turns the wait off
 	gap    time.Duration // the longest pause between arrivals to wait out
