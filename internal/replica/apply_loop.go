@@ -31,7 +31,7 @@ func (l *Local) applyLoop() {
 			l.fill(g)
 		}
 		if l.wait.wants(len(g.members), g.mode) {
-			l.waitMore(g)
+			g.ranOut = l.waitMore(g)
 		}
 		l.commit(g)
 		if l.failed.Load() {
@@ -50,14 +50,15 @@ type group struct {
 	results []outcome
 	next    uint64 // the index of the last proposal applied
 	mode    storage.SyncMode
-	taken   int // members applied (the others' contexts had ended)
+	taken   int  // members applied (the others' contexts had ended)
+	ranOut  bool // the group's wait for more writers ran out (group_wait.go)
 }
 
 // open starts an empty group after the applied index.
 func (l *Local) open(g *group) {
 	g.b = l.e.NewBatch(l.meta.Origin)
 	g.members, g.results = g.members[:0], g.results[:0]
-	g.next, g.mode, g.taken = l.applied.Load(), storage.NoSync, 0
+	g.next, g.mode, g.taken, g.ranOut = l.applied.Load(), storage.NoSync, 0, false
 }
 
 // add applies p at the next index, unless its context has ended: then it
@@ -101,7 +102,7 @@ func (l *Local) commit(g *group) {
 		}
 		if g.mode == storage.Sync {
 			// The writers in flight: this group's, and those queued during its commit.
-			l.wait.committed(len(g.members)+len(l.proposals), time.Since(start))
+			l.wait.committed(len(g.members)+len(l.proposals), time.Since(start), g.ranOut)
 		}
 		l.publish(g.next)
 		l.groups.Add(1)

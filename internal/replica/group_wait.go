@@ -42,7 +42,6 @@ type groupWait struct {
 	expect int
 	commit time.Duration // moving average of a durable commit (WAL write and fsync)
 	timer  *time.Timer
-	waited bool // the last wait ran out
 }
 
 func newGroupWait(max time.Duration) *groupWait {
@@ -61,32 +60,32 @@ func (w *groupWait) wants(size int, mode storage.SyncMode) bool {
 func (w *groupWait) limit() time.Duration { return min(w.commit, w.max) }
 
 // committed records the writers in flight at a durable commit's end (its
-// group's and those queued during it) and the commit's duration.
-func (w *groupWait) committed(seen int, took time.Duration) {
+// group's and those queued during it), the commit's duration, and whether
+// the group's wait ran out.
+func (w *groupWait) committed(seen int, took time.Duration, ranOut bool) {
 	if w.commit == 0 {
 		w.commit = took
 	} else {
 		w.commit += (took - w.commit) / 8
 	}
-	if w.waited {
+	if ranOut {
 		w.expect = seen
 	} else {
 		w.expect = max(w.expect, seen)
 	}
-	w.waited = false
 }
 
-// waitMore adds proposals to g as they arrive, by the rule above. It
-// returns early when the replica closes; the loop then commits what it
-// took and drains the rest.
-func (l *Local) waitMore(g *group) {
+// waitMore adds proposals to g as they arrive, by the rule above, and
+// reports whether the wait ran out before expect arrived. It returns early
+// when the replica closes; the loop then commits what it took and drains
+// the rest.
+func (l *Local) waitMore(g *group) (ranOut bool) {
 	w := l.wait
 	end := time.Now().Add(w.limit())
 	for len(g.members) < w.expect && len(g.members) < l.cfg.MaxGroup {
 		left := time.Until(end)
 		if left <= 0 {
-			w.waited = true
-			return
+			return true
 		}
 		w.timer.Reset(min(left, w.gap))
 		select {
@@ -95,11 +94,11 @@ func (l *Local) waitMore(g *group) {
 			g.add(p)
 			l.fill(g)
 		case <-w.timer.C:
-			w.waited = true
-			return
+			return true
 		case <-l.closing:
 			w.timer.Stop()
-			return
+			return false
 		}
 	}
+	return false
 }

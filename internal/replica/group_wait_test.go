@@ -18,7 +18,7 @@ func TestGroupWaitRule(t *testing.T) {
 	if w.wants(1, storage.Sync) {
 		t.Fatal("waits before any durable commit was timed")
 	}
-	w.committed(8, 800*time.Microsecond)
+	w.committed(8, 800*time.Microsecond, false)
 	switch {
 	case !w.wants(1, storage.Sync):
 		t.Fatal("a durable group of 1 does not wait with 8 writers in flight")
@@ -29,16 +29,15 @@ func TestGroupWaitRule(t *testing.T) {
 	case w.limit() != 800*time.Microsecond || w.gap != 250*time.Microsecond:
 		t.Fatalf("limit %v, gap %v; want the commit's 800µs and a quarter of GroupWait", w.limit(), w.gap)
 	}
-	w.committed(8, 8*time.Millisecond)
+	w.committed(8, 8*time.Millisecond, false)
 	if w.commit != 1700*time.Microsecond || w.limit() != time.Millisecond {
 		t.Fatalf("commit average %v, limit %v; want 1.7ms and GroupWait's 1ms", w.commit, w.limit())
 	}
-	w.waited = true
-	w.committed(3, time.Millisecond)
+	w.committed(3, time.Millisecond, true)
 	if w.expect != 3 {
 		t.Fatalf("after a wait that ran out with 3 writers seen, expect %d", w.expect)
 	}
-	w.committed(5, time.Millisecond)
+	w.committed(5, time.Millisecond, false)
 	if w.expect != 5 {
 		t.Fatalf("after 5 writers seen, expect %d", w.expect)
 	}
